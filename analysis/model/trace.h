@@ -1,0 +1,102 @@
+// The in-memory model every importer fills and every analysis reads: GPU activity
+// (kernels, memcpy, memset), host launch API calls, and host ranges (operators, NVTX,
+// annotations). The live path (CUPTI + NVTX records from the agent), Kineto JSON and
+// Nsight Systems exports all become a Trace, so one mapping implementation serves all.
+//
+// Times are int64 nanoseconds on one clock per trace (CLOCK_REALTIME for live capture;
+// Kineto's µs text parsed exactly to ns). Durations are never negative: importers reject
+// such input before it gets here.
+#ifndef OPMAP_ANALYSIS_MODEL_TRACE_H_
+#define OPMAP_ANALYSIS_MODEL_TRACE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/model/string_table.h"
+
+namespace opmap::analysis {
+
+inline constexpr int64_t kNone = -1;  // "not present" for ids, counts and sizes
+
+enum class GpuEventKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
+
+// One interval of GPU activity on one device and stream.
+struct GpuEvent {
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  StringId name = kEmptyString;
+  GpuEventKind kind = GpuEventKind::kKernel;
+  int32_t device = 0;
+  int64_t stream = 0;
+  int64_t process = kNone;      // pid of the launching process when known
+  int64_t correlation = kNone;  // links to ApiCall::correlation of the launch
+  int64_t external_id = kNone;  // framework's external correlation id (Kineto "External id")
+  int64_t graph_id = kNone;     // CUDA graph id when launched from a graph
+  int64_t graph_node_id = kNone;
+  std::array<int32_t, 3> grid = {0, 0, 0};   // 0 = unknown
+  std::array<int32_t, 3> block = {0, 0, 0};
+  int32_t registers_per_thread = -1;  // -1 = unknown
+  int64_t shared_memory_bytes = kNone;
+  int64_t bytes = kNone;  // memcpy/memset size
+
+  int64_t end_ns() const { return start_ns + dur_ns; }
+};
+
+enum class ApiKind : uint8_t { kRuntime = 0, kDriver = 1 };
+
+// A host-side CUDA/HIP API call (cudaLaunchKernel, cuLaunchKernel, cudaGraphLaunch, ...).
+struct ApiCall {
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  StringId name = kEmptyString;
+  ApiKind kind = ApiKind::kRuntime;
+  int64_t process = kNone;
+  int64_t thread = kNone;
+  int64_t correlation = kNone;
+  int64_t external_id = kNone;
+
+  int64_t end_ns() const { return start_ns + dur_ns; }
+};
+
+// What a host range is. Operators are kCpuOp (ATen ops) and kNvtx operator ranges;
+// annotations (ProfilerStep#N, record_function) may hold launches directly.
+enum class RangeKind : uint8_t {
+  kCpuOp = 0,           // Kineto cpu_op / Operator
+  kUserAnnotation = 1,  // Kineto user_annotation (record_function, ProfilerStep#N)
+  kNvtx = 2,            // NVTX push/pop or start/end range
+  kPythonFunction = 3,  // Kineto python_function (incl. "nn.Module: X_k")
+};
+
+struct Range {
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  StringId name = kEmptyString;
+  RangeKind kind = RangeKind::kCpuOp;
+  int64_t process = kNone;
+  int64_t thread = kNone;
+  int64_t external_id = kNone;
+  StringId input_dims = kEmptyString;  // raw "Input Dims" JSON text, for FLOPs from shapes
+
+  int64_t end_ns() const { return start_ns + dur_ns; }
+};
+
+// Facts about the source the trace came from.
+struct TraceInfo {
+  std::string format;            // "kineto-json", "nsys-sqlite", "live"
+  std::vector<std::string> gpu_names;
+  int64_t process = kNone;       // main process pid when the source names one
+};
+
+struct Trace {
+  TraceInfo info;
+  StringTable strings;
+  std::vector<GpuEvent> gpu_events;
+  std::vector<ApiCall> api_calls;
+  std::vector<Range> ranges;
+};
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_MODEL_TRACE_H_
