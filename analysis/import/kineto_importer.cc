@@ -1,0 +1,441 @@
+#include "analysis/import/kineto_importer.h"
+
+#include <simdjson.h>
+
+#include <charconv>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "analysis/import/decimal.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/import/gzip.h"
+
+namespace opmap::analysis {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+// What an event is, from its `cat`. 2021 traces use capitalised categories.
+enum class Category {
+  kIgnored, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kCpuOp, kUserAnnotation,
+  kPythonFunction,
+};
+
+Category CategoryOf(std::string_view cat) {
+  if (cat == "kernel" || cat == "Kernel") return Category::kKernel;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::kMemcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return Category::kMemset;
+  if (cat == "cuda_runtime" || cat == "Runtime") return Category::kRuntime;
+  if (cat == "cuda_driver" || cat == "Driver") return Category::kDriver;
+  if (cat == "cpu_op" || cat == "Operator") return Category::kCpuOp;
+  if (cat == "user_annotation") return Category::kUserAnnotation;
+  if (cat == "python_function") return Category::kPythonFunction;
+  return Category::kIgnored;
+}
+
+bool IsGpu(Category c) {
+  return c == Category::kKernel || c == Category::kMemcpy || c == Category::kMemset;
+}
+
+// The fields of one event we care about, captured in whatever order they appear.
+struct RawEvent {
+  std::string_view ph, cat, name_token, ts, dur;
+  int64_t pid = kNone, tid = kNone;
+  std::string_view tid_text;  // non-numeric tid ("stream 7", "PyTorch Profiler")
+  bool pid_numeric = false;
+  int64_t external_id = kNone, correlation = kNone, device = kNone, stream = kNone;
+  int64_t registers = -1, shared_memory = kNone, bytes = kNone;
+  std::array<int32_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
+  std::string_view input_dims;
+};
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||
+                        s.back() == '\t' || s.back() == ',' )) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// Strips the quotes of a raw string token; returns false when it holds escapes.
+bool UnquotePlain(std::string_view token, std::string_view* out) {
+  token = Trim(token);
+  if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
+  token = token.substr(1, token.size() - 2);
+  if (token.find('\\') != std::string_view::npos) return false;
+  *out = token;
+  return true;
+}
+
+bool ParseIntText(std::string_view s, int64_t* out) {
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    s.remove_prefix(2);
+    base = 16;
+  }
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, base);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Reads an integer that may be written as a number (int or float) or a numeric string
+// (ROCm writes "0x0"). Leaves `out` untouched when the value is something else.
+void ReadLooseInt(od::value v, int64_t* out) {
+  od::json_type type;
+  if (v.type().get(type)) return;
+  if (type == od::json_type::number) {
+    std::string_view tok = Trim(v.raw_json_token());
+    int64_t i;
+    if (ParseIntText(tok, &i)) {
+      *out = i;
+      return;
+    }
+    double d;
+    if (!v.get_double().get(d)) *out = static_cast<int64_t>(d);
+  } else if (type == od::json_type::string) {
+    std::string_view s;
+    if (!v.get_string().get(s)) {
+      int64_t i;
+      if (ParseIntText(s, &i)) *out = i;
+    }
+  }
+}
+
+void ReadDim3(od::value v, std::array<int32_t, 3>* out) {
+  od::array arr;
+  if (v.get_array().get(arr)) return;
+  size_t k = 0;
+  for (auto elem : arr) {
+    int64_t x;
+    if (elem.get_int64().get(x) || k >= 3) return;
+    (*out)[k++] = static_cast<int32_t>(x);
+  }
+}
+
+simdjson::error_code ReadArgs(od::value v, RawEvent* ev) {
+  od::object args;
+  if (auto err = v.get_object().get(args)) return err;
+  for (auto field_result : args) {
+    od::field field;
+    if (auto err = std::move(field_result).get(field)) return err;
+    od::raw_json_string key = field.key();
+    od::value val = field.value();
+    if (key == "External id" || key == "external id") {
+      ReadLooseInt(val, &ev->external_id);
+    } else if (key == "correlation") {
+      ReadLooseInt(val, &ev->correlation);
+    } else if (key == "device") {
+      ReadLooseInt(val, &ev->device);
+    } else if (key == "stream") {
+      ReadLooseInt(val, &ev->stream);
+    } else if (key == "registers per thread") {
+      ReadLooseInt(val, &ev->registers);
+    } else if (key == "shared memory") {
+      ReadLooseInt(val, &ev->shared_memory);
+    } else if (key == "bytes") {
+      ReadLooseInt(val, &ev->bytes);
+    } else if (key == "grid") {
+      ReadDim3(val, &ev->grid);
+    } else if (key == "block") {
+      ReadDim3(val, &ev->block);
+    } else if (key == "Input Dims") {
+      od::array dims;
+      if (!val.get_array().get(dims)) {
+        std::string_view raw;
+        if (!dims.raw_json().get(raw)) ev->input_dims = Trim(raw);
+      }
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+simdjson::error_code ReadEvent(od::object obj, RawEvent* ev) {
+  for (auto field_result : obj) {
+    od::field field;
+    if (auto err = std::move(field_result).get(field)) return err;
+    od::raw_json_string key = field.key();
+    od::value val = field.value();
+    if (key == "ph") {
+      if (auto err = val.get_string().get(ev->ph)) return err;
+    } else if (key == "cat") {
+      if (auto err = val.get_string().get(ev->cat)) return err;
+    } else if (key == "name") {
+      ev->name_token = val.raw_json_token();
+    } else if (key == "ts") {
+      ev->ts = Trim(val.raw_json_token());
+    } else if (key == "dur") {
+      ev->dur = Trim(val.raw_json_token());
+    } else if (key == "pid") {
+      int64_t pid = kNone;
+      ReadLooseInt(val, &pid);
+      ev->pid = pid;
+      ev->pid_numeric = pid != kNone;
+    } else if (key == "tid") {
+      od::json_type type;
+      if (auto err = val.type().get(type)) return err;
+      if (type == od::json_type::string) {
+        if (auto err = val.get_string().get(ev->tid_text)) return err;
+        int64_t t;
+        if (ParseIntText(ev->tid_text, &t)) ev->tid = t;
+      } else {
+        ReadLooseInt(val, &ev->tid);
+      }
+    } else if (key == "args") {
+      od::json_type type;
+      if (auto err = val.type().get(type)) return err;
+      if (type == od::json_type::object) {
+        if (auto err = ReadArgs(val, ev)) return err;
+      }
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+class Importer {
+ public:
+  Importer(std::string& json, const KinetoImportOptions& options)
+      : json_(json), options_(options) {}
+
+  absl::StatusOr<Trace> Run() {
+    trace_.info.format = "kineto-json";
+    od::parser parser;
+    od::document doc;
+    simdjson::padded_string_view view(json_.data(), json_.size(), json_.capacity());
+    if (auto err = parser.iterate(view).get(doc)) return JsonError(err, nullptr);
+    od::json_type type;
+    if (auto err = doc.type().get(type)) return JsonError(err, &doc);
+    bool saw_events = false;
+    if (type == od::json_type::array) {
+      // A bare Chrome-trace array of events.
+      od::array events;
+      if (auto err = doc.get_array().get(events)) return JsonError(err, &doc);
+      RETURN_IF_ERROR(ReadEvents(events, &doc));
+      saw_events = true;
+    } else if (type == od::json_type::object) {
+      od::object root;
+      if (auto err = doc.get_object().get(root)) return JsonError(err, &doc);
+      for (auto field_result : root) {
+        od::field field;
+        if (auto err = std::move(field_result).get(field)) return JsonError(err, &doc);
+        od::raw_json_string key = field.key();
+        if (key == "traceEvents") {
+          od::array events;
+          if (auto err = field.value().get_array().get(events)) {
+            return JsonError(err, &doc, "field \"traceEvents\" is not an array");
+          }
+          RETURN_IF_ERROR(ReadEvents(events, &doc));
+          saw_events = true;
+        } else if (key == "deviceProperties") {
+          ReadDeviceProperties(field.value());
+        }
+      }
+    } else {
+      return absl::InvalidArgumentError(
+          "invalid trace: the JSON document is neither an object nor an array (byte 0)");
+    }
+    if (!saw_events) {
+      return absl::InvalidArgumentError(
+          "invalid trace: no \"traceEvents\" array in the top-level object");
+    }
+    if (trace_.gpu_events.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "empty trace: %d events but no GPU events (kernel, gpu_memcpy, gpu_memset)",
+          event_index_));
+    }
+    return std::move(trace_);
+  }
+
+ private:
+  size_t Offset(od::document* doc) const {
+    const char* at = nullptr;
+    if (doc == nullptr || doc->current_location().get(at)) return json_.size();
+    return static_cast<size_t>(at - json_.data());
+  }
+
+  absl::Status JsonError(simdjson::error_code err, od::document* doc,
+                         std::string_view what = "") const {
+    std::string detail = what.empty() ? simdjson::error_message(err) : std::string(what);
+    if (event_index_ > 0 || in_events_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "invalid JSON at byte %d (in traceEvents[%d]): %s", Offset(doc), event_index_,
+          detail));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrFormat("invalid JSON at byte %d: %s", Offset(doc), detail));
+  }
+
+  absl::Status EventError(const RawEvent& ev, std::string_view what) const {
+    std::string_view name;
+    if (!UnquotePlain(ev.name_token, &name)) name = ev.name_token;
+    if (name.size() > 80) name = name.substr(0, 80);
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid event traceEvents[%d] (cat \"%s\", name \"%s\"): %s", event_index_, ev.cat,
+        name, what));
+  }
+
+  void ReadDeviceProperties(od::value v) {
+    od::array arr;
+    if (v.get_array().get(arr)) return;
+    for (auto elem : arr) {
+      od::object obj;
+      if (elem.get_object().get(obj)) return;
+      std::string_view name;
+      if (!obj.find_field_unordered("name").get_string().get(name)) {
+        trace_.info.gpu_names.emplace_back(name);
+      }
+    }
+  }
+
+  absl::Status ReadEvents(od::array events, od::document* doc) {
+    in_events_ = true;
+    for (auto elem : events) {
+      od::object obj;
+      if (auto err = elem.get_object().get(obj)) {
+        return JsonError(err, doc, absl::StrFormat("traceEvents[%d] is not an object",
+                                                   event_index_));
+      }
+      RawEvent ev;
+      if (auto err = ReadEvent(obj, &ev)) return JsonError(err, doc);
+      RETURN_IF_ERROR(AddEvent(ev));
+      ++event_index_;
+      if (options_.progress && (event_index_ & 0x3fff) == 0) {
+        options_.progress(Offset(doc), json_.size());
+      }
+    }
+    in_events_ = false;
+    if (options_.progress) options_.progress(json_.size(), json_.size());
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<StringId> InternName(const RawEvent& ev) {
+    std::string_view plain;
+    if (UnquotePlain(ev.name_token, &plain)) return trace_.strings.Intern(plain);
+    // Rare: escapes in the name. Unescape with a tiny parse of the token alone.
+    std::string_view tok = Trim(ev.name_token);
+    if (tok.empty()) return EventError(ev, "missing field \"name\"");
+    simdjson::padded_string padded(tok);
+    od::parser p;
+    od::document d;
+    std::string_view s;
+    if (p.iterate(padded).get(d) || d.get_string().get(s)) {
+      return EventError(ev, "field \"name\" is not a string");
+    }
+    return trace_.strings.Intern(s);
+  }
+
+  absl::StatusOr<int64_t> Micros(const RawEvent& ev, std::string_view text,
+                                 std::string_view field) {
+    if (text.empty()) return EventError(ev, absl::StrFormat("missing field \"%s\"", field));
+    std::string_view t = text;
+    if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+    std::optional<int64_t> ns = MicrosTextToNanos(t);
+    if (!ns) {
+      return EventError(ev, absl::StrFormat("field \"%s\" is not a number: %s", field, text));
+    }
+    return *ns;
+  }
+
+  int64_t ThreadOf(const RawEvent& ev) {
+    if (ev.tid != kNone) return ev.tid;
+    if (ev.tid_text.empty()) return kNone;
+    // Non-numeric thread names get a stable id of their own, far from real tids.
+    return -1000 - static_cast<int64_t>(trace_.strings.Intern(ev.tid_text));
+  }
+
+  absl::Status AddEvent(const RawEvent& ev) {
+    if (ev.ph != "X") return absl::OkStatus();
+    Category cat = CategoryOf(ev.cat);
+    if (cat == Category::kIgnored) return absl::OkStatus();
+    ASSIGN_OR_RETURN(int64_t start, Micros(ev, ev.ts, "ts"));
+    ASSIGN_OR_RETURN(int64_t dur, Micros(ev, ev.dur, "dur"));
+    if (dur < 0) return EventError(ev, absl::StrFormat("negative duration: dur = %s", ev.dur));
+    ASSIGN_OR_RETURN(StringId name, InternName(ev));
+    if (IsGpu(cat)) {
+      GpuEvent g;
+      g.start_ns = start;
+      g.dur_ns = dur;
+      g.name = name;
+      g.kind = cat == Category::kKernel   ? GpuEventKind::kKernel
+               : cat == Category::kMemcpy ? GpuEventKind::kMemcpy
+                                          : GpuEventKind::kMemset;
+      g.device = static_cast<int32_t>(ev.device != kNone ? ev.device : ev.pid);
+      if (ev.device == kNone && !ev.pid_numeric) {
+        return EventError(ev, "missing field \"args.device\" (and pid is not numeric)");
+      }
+      g.stream = ev.stream != kNone ? ev.stream : ev.tid;
+      if (g.stream == kNone) {
+        // 2021 traces name the stream in the tid: "stream 7".
+        int64_t s;
+        if (ev.tid_text.rfind("stream ", 0) == 0 && ParseIntText(ev.tid_text.substr(7), &s)) {
+          g.stream = s;
+        } else {
+          return EventError(ev, "missing field \"args.stream\"");
+        }
+      }
+      g.correlation = ev.correlation;
+      g.external_id = ev.external_id;
+      g.grid = ev.grid;
+      g.block = ev.block;
+      g.registers_per_thread = static_cast<int32_t>(ev.registers);
+      g.shared_memory_bytes = ev.shared_memory;
+      g.bytes = ev.bytes;
+      trace_.gpu_events.push_back(g);
+    } else if (cat == Category::kRuntime || cat == Category::kDriver) {
+      ApiCall a;
+      a.start_ns = start;
+      a.dur_ns = dur;
+      a.name = name;
+      a.kind = cat == Category::kRuntime ? ApiKind::kRuntime : ApiKind::kDriver;
+      a.process = ev.pid;
+      a.thread = ThreadOf(ev);
+      a.correlation = ev.correlation;
+      a.external_id = ev.external_id;
+      if (trace_.info.process == kNone) trace_.info.process = ev.pid;
+      trace_.api_calls.push_back(a);
+    } else {
+      Range r;
+      r.start_ns = start;
+      r.dur_ns = dur;
+      r.name = name;
+      r.kind = cat == Category::kCpuOp            ? RangeKind::kCpuOp
+               : cat == Category::kUserAnnotation ? RangeKind::kUserAnnotation
+                                                  : RangeKind::kPythonFunction;
+      r.process = ev.pid;
+      r.thread = ThreadOf(ev);
+      r.external_id = ev.external_id;
+      if (!ev.input_dims.empty()) r.input_dims = trace_.strings.Intern(ev.input_dims);
+      trace_.ranges.push_back(r);
+    }
+    return absl::OkStatus();
+  }
+
+  std::string& json_;
+  const KinetoImportOptions& options_;
+  Trace trace_;
+  size_t event_index_ = 0;
+  bool in_events_ = false;
+};
+
+}  // namespace
+
+size_t KinetoRequiredPadding() { return simdjson::SIMDJSON_PADDING; }
+
+absl::StatusOr<Trace> ImportKinetoJson(std::string& json, const KinetoImportOptions& options) {
+  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING) {
+    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+  }
+  return Importer(json, options).Run();
+}
+
+absl::StatusOr<Trace> ImportKinetoBytes(std::string bytes, const KinetoImportOptions& options) {
+  if (LooksGzipped(bytes)) {
+    absl::StatusOr<std::string> text = Gunzip(bytes, simdjson::SIMDJSON_PADDING);
+    if (!text.ok()) return text.status();
+    std::string().swap(bytes);  // free the compressed copy before parsing
+    return ImportKinetoJson(*text, options);
+  }
+  return ImportKinetoJson(bytes, options);
+}
+
+}  // namespace opmap::analysis

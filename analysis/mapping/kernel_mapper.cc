@@ -1,0 +1,187 @@
+#include "analysis/mapping/kernel_mapper.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace opmap::analysis {
+namespace {
+
+// Operator ranges of one thread, sorted so that an enclosing range precedes what it
+// encloses: by start ascending, then end descending.
+struct ThreadRanges {
+  std::vector<int32_t> order;
+};
+
+using ThreadKey = std::pair<int64_t, int64_t>;  // (process, thread)
+
+// For every API call, the innermost operator range on its thread that encloses it
+// [range.start <= api.start && api.end <= range.end], found by one sweep per thread.
+std::vector<int32_t> InnermostEnclosing(const Trace& trace) {
+  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> ranges_by_thread;
+  for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {
+    const Range& r = trace.ranges[i];
+    if (!IsOperatorRange(r.kind)) continue;
+    ranges_by_thread[{r.process, r.thread}].push_back(i);
+  }
+  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> apis_by_thread;
+  for (int32_t i = 0; i < static_cast<int32_t>(trace.api_calls.size()); ++i) {
+    const ApiCall& a = trace.api_calls[i];
+    apis_by_thread[{a.process, a.thread}].push_back(i);
+  }
+  std::vector<int32_t> enclosing(trace.api_calls.size(), -1);
+  for (auto& [key, apis] : apis_by_thread) {
+    auto it = ranges_by_thread.find(key);
+    if (it == ranges_by_thread.end()) continue;
+    std::vector<int32_t>& ranges = it->second;
+    std::sort(ranges.begin(), ranges.end(), [&](int32_t x, int32_t y) {
+      const Range& a = trace.ranges[x];
+      const Range& b = trace.ranges[y];
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      if (a.end_ns() != b.end_ns()) return a.end_ns() > b.end_ns();
+      return x < y;  // identical extents: the later-recorded one counts as inner
+    });
+    std::sort(apis.begin(), apis.end(), [&](int32_t x, int32_t y) {
+      return trace.api_calls[x].start_ns < trace.api_calls[y].start_ns;
+    });
+    // Sweep: `open` holds ranges that started at or before the current API call and may
+    // still enclose it, outermost first.
+    std::vector<int32_t> open;
+    size_t next = 0;
+    for (int32_t api_index : apis) {
+      const ApiCall& api = trace.api_calls[api_index];
+      while (next < ranges.size() && trace.ranges[ranges[next]].start_ns <= api.start_ns) {
+        const Range& incoming = trace.ranges[ranges[next]];
+        // Ranges that ended before this one starts can't enclose anything later.
+        while (!open.empty() && trace.ranges[open.back()].end_ns() < incoming.start_ns) {
+          open.pop_back();
+        }
+        open.push_back(ranges[next++]);
+      }
+      while (!open.empty() && trace.ranges[open.back()].end_ns() < api.start_ns) {
+        open.pop_back();
+      }
+      // Improperly nested ranges may leave a non-enclosing range on top: walk down.
+      for (auto r = open.rbegin(); r != open.rend(); ++r) {
+        const Range& range = trace.ranges[*r];
+        if (range.start_ns <= api.start_ns && api.end_ns() <= range.end_ns()) {
+          enclosing[api_index] = *r;
+          break;
+        }
+      }
+    }
+  }
+  return enclosing;
+}
+
+bool IsGraphLaunch(std::string_view api_name) {
+  return api_name.find("GraphLaunch") != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string_view MappingRuleName(MappingRule rule) {
+  switch (rule) {
+    case MappingRule::kGraphNode: return "graph_node";
+    case MappingRule::kExternalId: return "external_id";
+    case MappingRule::kLaunchNesting: return "launch_nesting";
+    case MappingRule::kGraphLaunch: return "graph_launch";
+    case MappingRule::kUnmapped: return "unmapped";
+  }
+  return "unmapped";
+}
+
+std::string_view UnmappedReasonName(UnmappedReason reason) {
+  switch (reason) {
+    case UnmappedReason::kNone: return "none";
+    case UnmappedReason::kNoLaunchRecord: return "no_launch_record";
+    case UnmappedReason::kLaunchOutsideRanges: return "launch_outside_ranges";
+    case UnmappedReason::kLaunchOutsideWindow: return "launch_outside_window";
+  }
+  return "none";
+}
+
+bool IsOperatorRange(RangeKind kind) {
+  return kind == RangeKind::kCpuOp || kind == RangeKind::kUserAnnotation ||
+         kind == RangeKind::kNvtx;
+}
+
+std::vector<int32_t> MappingResult::LaunchApiIndex() const {
+  std::vector<int32_t> out(events.size());
+  for (size_t i = 0; i < events.size(); ++i) out[i] = events[i].launch_api;
+  return out;
+}
+
+MappingResult MapGpuEvents(const Trace& trace) {
+  MappingResult result;
+  result.events.resize(trace.gpu_events.size());
+
+  absl::flat_hash_map<int64_t, int32_t> api_by_correlation;
+  api_by_correlation.reserve(trace.api_calls.size());
+  for (int32_t i = 0; i < static_cast<int32_t>(trace.api_calls.size()); ++i) {
+    const ApiCall& a = trace.api_calls[i];
+    if (a.correlation == kNone) continue;
+    if (!api_by_correlation.emplace(a.correlation, i).second) ++result.duplicate_correlations;
+  }
+  absl::flat_hash_map<int64_t, int32_t> range_by_external_id;
+  for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {
+    const Range& r = trace.ranges[i];
+    if (r.external_id == kNone || !IsOperatorRange(r.kind)) continue;
+    auto [it, inserted] = range_by_external_id.emplace(r.external_id, i);
+    // An id on two ranges names neither: leave such kernels to launch nesting.
+    if (!inserted) it->second = -1;
+  }
+  std::vector<int32_t> enclosing = InnermostEnclosing(trace);
+
+  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
+    const GpuEvent& g = trace.gpu_events[i];
+    EventMapping& m = result.events[i];
+    if (g.correlation != kNone) {
+      auto it = api_by_correlation.find(g.correlation);
+      if (it != api_by_correlation.end()) {
+        const ApiCall& api = trace.api_calls[it->second];
+        if (g.process == kNone || api.process == kNone || g.process == api.process) {
+          m.launch_api = it->second;
+        }
+      }
+    }
+    // Rule 2: external id, cross-checked against the launch when we have one. Some
+    // Kineto versions write the correlation id as "External id"; the check keeps such a
+    // number from naming an unrelated operator.
+    if (g.external_id != kNone) {
+      auto it = range_by_external_id.find(g.external_id);
+      if (it != range_by_external_id.end() && it->second >= 0) {
+        const Range& r = trace.ranges[it->second];
+        bool consistent = true;
+        if (m.launch_api >= 0) {
+          const ApiCall& api = trace.api_calls[m.launch_api];
+          consistent = r.process == api.process && r.thread == api.thread &&
+                       r.start_ns <= api.start_ns && api.end_ns() <= r.end_ns();
+        }
+        if (consistent) {
+          m.range = it->second;
+          m.rule = MappingRule::kExternalId;
+        }
+      }
+    }
+    if (m.range < 0 && m.launch_api >= 0) {
+      int32_t r = enclosing[m.launch_api];
+      if (r >= 0) {
+        m.range = r;
+        m.rule = IsGraphLaunch(trace.strings.Get(trace.api_calls[m.launch_api].name))
+                     ? MappingRule::kGraphLaunch
+                     : MappingRule::kLaunchNesting;
+      } else {
+        m.reason = UnmappedReason::kLaunchOutsideRanges;
+      }
+    } else if (m.range < 0) {
+      m.reason = UnmappedReason::kNoLaunchRecord;
+    }
+    ++result.by_rule[static_cast<int>(m.rule)];
+    if (m.rule == MappingRule::kUnmapped) ++result.unmapped_by_reason[static_cast<int>(m.reason)];
+  }
+  return result;
+}
+
+}  // namespace opmap::analysis
