@@ -1,0 +1,100 @@
+#include "analysis/report/json_writer.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace opmap::analysis {
+
+void AppendJsonEscaped(std::string_view s, std::string* out) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        if (c < 0x20) {
+          absl::StrAppendFormat(out, "\\u%04x", c);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void JsonWriter::Separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!has_element_.empty()) {
+    if (has_element_.back()) out_.push_back(',');
+    has_element_.back() = true;
+  }
+}
+
+JsonWriter& JsonWriter::BeginObject() {
+  Separate();
+  out_.push_back('{');
+  has_element_.push_back(false);
+  return *this;
+}
+JsonWriter& JsonWriter::EndObject() {
+  out_.push_back('}');
+  has_element_.pop_back();
+  return *this;
+}
+JsonWriter& JsonWriter::BeginArray() {
+  Separate();
+  out_.push_back('[');
+  has_element_.push_back(false);
+  return *this;
+}
+JsonWriter& JsonWriter::EndArray() {
+  out_.push_back(']');
+  has_element_.pop_back();
+  return *this;
+}
+JsonWriter& JsonWriter::Key(std::string_view key) {
+  Separate();
+  AppendJsonEscaped(key, &out_);
+  out_.push_back(':');
+  after_key_ = true;
+  return *this;
+}
+JsonWriter& JsonWriter::String(std::string_view value) {
+  Separate();
+  AppendJsonEscaped(value, &out_);
+  return *this;
+}
+JsonWriter& JsonWriter::Int(int64_t value) {
+  Separate();
+  absl::StrAppend(&out_, value);
+  return *this;
+}
+JsonWriter& JsonWriter::Double(double value, int decimals) {
+  Separate();
+  if (!std::isfinite(value)) {
+    out_.append("null");
+  } else {
+    absl::StrAppendFormat(&out_, "%.*f", decimals, value);
+  }
+  return *this;
+}
+JsonWriter& JsonWriter::Bool(bool value) {
+  Separate();
+  out_.append(value ? "true" : "false");
+  return *this;
+}
+JsonWriter& JsonWriter::Null() {
+  Separate();
+  out_.append("null");
+  return *this;
+}
+
+}  // namespace opmap::analysis

@@ -1,0 +1,71 @@
+// TraceSummary: what `opmap analyze` reports for one trace — per-device time breakdown,
+// per-operator / per-layer-type / per-kernel-name GPU time with exact percentiles, the
+// mapping rule tally, idle-time categories and launch statistics. Definitions:
+// shared/METRICS.md. Names are copied out of the trace so a summary stands alone.
+#ifndef OPMAP_ANALYSIS_SUMMARY_TRACE_SUMMARY_H_
+#define OPMAP_ANALYSIS_SUMMARY_TRACE_SUMMARY_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/mapping/kernel_mapper.h"
+#include "analysis/model/trace.h"
+#include "analysis/stats/quantiles.h"
+#include "analysis/taxonomy/layer_taxonomy.h"
+#include "analysis/timeline/device_breakdown.h"
+#include "analysis/timeline/idle_time.h"
+#include "analysis/timeline/launch_stats.h"
+
+namespace opmap::analysis {
+
+// Percentiles here are exact on one trace (numpy-style linear interpolation), in ns.
+struct OperatorStats {
+  std::string name;
+  LayerType layer_type = LayerType::kOther;
+  bool layer_type_from_name = false;  // operator-name rule matched (else kernel majority)
+  int64_t count = 0;                  // operator instances that ran GPU work
+  int64_t kernel_count = 0;           // GPU events mapped to those instances
+  int64_t gpu_time_ns = 0;            // sum of their durations
+  stats::Percentiles instance_gpu_time_ns;   // over per-instance summed GPU time
+};
+
+struct KernelStats {
+  std::string name;
+  LayerType layer_type = LayerType::kOther;  // the type holding most of its GPU time
+  int64_t count = 0;
+  int64_t gpu_time_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  stats::Percentiles duration_ns;
+};
+
+struct LayerTypeStats {
+  LayerType layer_type = LayerType::kOther;
+  int64_t count = 0;  // GPU events
+  int64_t gpu_time_ns = 0;
+  double share = 0;  // of the trace's summed GPU event time
+};
+
+struct TraceSummary {
+  TraceInfo info;
+  int64_t gpu_event_count = 0;
+  int64_t gpu_time_ns = 0;  // summed durations (not a union: see devices for unions)
+  std::vector<DeviceBreakdown> devices;
+  std::vector<OperatorStats> operators;      // GPU time, descending
+  std::vector<LayerTypeStats> layer_types;   // GPU time, descending
+  std::vector<KernelStats> kernels;          // GPU time, descending
+  std::array<int64_t, kMappingRuleCount> by_rule = {};
+  std::array<int64_t, kUnmappedReasonCount> unmapped_by_reason = {};
+  int64_t layer_type_source_operator = 0;     // events typed by their operator
+  int64_t layer_type_source_kernel_name = 0;  // events typed by their own name (inferred)
+  std::vector<StreamIdleTime> idle_time;
+  LaunchStatsSummary launch_stats;
+};
+
+TraceSummary Summarize(const Trace& trace, const MappingResult& mapping);
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_SUMMARY_TRACE_SUMMARY_H_

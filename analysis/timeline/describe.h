@@ -1,0 +1,39 @@
+// Descriptive statistics of integer-ns samples, as pandas `Series.describe()` computes
+// them (what HTA prints): count, mean, sample standard deviation, min, quantiles by
+// linear interpolation between closest ranks (numpy's default "linear" method), max.
+// Exact on one trace: every sample is kept; for mergeable sketches see analysis/stats.
+#ifndef OPMAP_ANALYSIS_TIMELINE_DESCRIBE_H_
+#define OPMAP_ANALYSIS_TIMELINE_DESCRIBE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace opmap::analysis {
+
+// All values in the unit of the samples (ns here). With count == 0 every field is 0;
+// with count == 1 stddev is 0 (pandas prints NaN).
+struct DescriptiveStats {
+  int64_t count = 0;
+  double mean = 0;
+  double stddev = 0;  // sample standard deviation (divides by n - 1), like pandas
+  double min = 0;
+  double p25 = 0;
+  double p50 = 0;
+  double p75 = 0;
+  double p95 = 0;
+  double p99 = 0;
+  double max = 0;
+};
+
+// Quantile q in [0, 1] of ascending `sorted` samples: position h = q * (n - 1), then
+// linear interpolation between sorted[floor(h)] and sorted[floor(h) + 1]. 0 when empty.
+double LinearQuantile(absl::Span<const int64_t> sorted, double q);
+
+// Sorts its copy of `values`.
+DescriptiveStats Describe(std::vector<int64_t> values);
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_TIMELINE_DESCRIBE_H_

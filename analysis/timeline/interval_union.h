@@ -1,0 +1,33 @@
+// Union of half-open [start, end) intervals in integer nanoseconds: the one piece of
+// interval algebra behind busy / compute time (METRICS.md: "never summed durations").
+// Sort by start, then one sweep. Intervals with end <= start contribute nothing.
+//
+//   std::vector<Interval> v = {{0, 10}, {5, 20}, {30, 40}};
+//   UnionLength(absl::MakeSpan(v));  // 30 (v is left sorted)
+//
+// Thread-compatible: no shared state.
+#ifndef OPMAP_ANALYSIS_TIMELINE_INTERVAL_UNION_H_
+#define OPMAP_ANALYSIS_TIMELINE_INTERVAL_UNION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace opmap::analysis {
+
+struct Interval {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;  // exclusive
+};
+
+// Length of the union. Sorts `intervals` by start in place (that is the only change).
+int64_t UnionLength(absl::Span<Interval> intervals);
+
+// The union as disjoint intervals, sorted by start. Touching intervals ([0,5) and [5,9))
+// merge into one; empty and inverted intervals are dropped.
+std::vector<Interval> MergeIntervals(std::vector<Interval> intervals);
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_TIMELINE_INTERVAL_UNION_H_

@@ -1,0 +1,155 @@
+#include "cli/analyze_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "analysis/import/kineto_importer.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "analysis/report/analyze_report.h"
+#include "analysis/summary/trace_summary.h"
+#include "cli/read_file.h"
+
+namespace opmap::cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--quiet]
+
+Analyzes PyTorch-profiler (Kineto) traces (.json or .json.gz) offline: per-device time
+breakdown (span/busy/idle/compute/non-compute), GPU time and p50/p95/p99 per operator,
+layer type and kernel, kernel-to-operator mapping by rule, idle-time categories per
+stream and CUDA launch statistics. Definitions: docs/metrics.md.
+
+options:
+  --format F   table (default), json (one JSON object per trace, one per line), or csv
+  --top N      show the N heaviest operators and kernels (default: 20 for table, all
+               for json and csv)
+  --quiet      no progress line on stderr
+  -h, --help   this text
+
+exit codes: 0 ok, 2 bad usage or bad input (the message names the file and the byte
+offset or event index), 1 internal error.
+)";
+
+enum class Format { kTable, kJson, kCsv };
+
+struct Args {
+  std::vector<std::string> traces;
+  Format format = Format::kTable;
+  int top = -1;
+  bool quiet = false;
+};
+
+int UsageError(const std::string& msg) {
+  std::cerr << "opmap analyze: " << msg << "\n" << "run 'opmap analyze --help' for usage\n";
+  return 2;
+}
+
+// Prints a progress line once a file has taken over a second to parse.
+class Progress {
+ public:
+  Progress(const std::string& file, bool enabled)
+      : file_(file), enabled_(enabled), tty_(isatty(2)),
+        start_(std::chrono::steady_clock::now()) {}
+  ~Progress() {
+    if (shown_ && tty_) std::fprintf(stderr, "\n");
+  }
+  void Update(size_t done, size_t total) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (shown_ && !tty_ && now - last_ < std::chrono::seconds(5) && done < total) return;
+    last_ = now;
+    shown_ = true;
+    double pct = total ? 100.0 * done / total : 100.0;
+    std::fprintf(stderr, "%sopmap analyze: %s: parsed %.0f%% (%.1f of %.1f MB)%s",
+                 tty_ ? "\r" : "", file_.c_str(), pct, done / 1e6, total / 1e6,
+                 tty_ ? "" : "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  std::string file_;
+  bool enabled_, tty_, shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace
+
+int RunAnalyze(const std::vector<std::string>& argv) {
+  Args args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    auto value = [&](const char* flag) -> const std::string* {
+      if (i + 1 >= argv.size()) return nullptr;
+      (void)flag;
+      return &argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return 0;
+    } else if (a == "--format") {
+      const std::string* v = value("--format");
+      if (!v) return UsageError("--format needs a value: table, json or csv");
+      if (*v == "table") args.format = Format::kTable;
+      else if (*v == "json") args.format = Format::kJson;
+      else if (*v == "csv") args.format = Format::kCsv;
+      else return UsageError("unknown --format '" + *v + "' (expected table, json or csv)");
+    } else if (a == "--top") {
+      const std::string* v = value("--top");
+      if (!v || !absl::SimpleAtoi(*v, &args.top) || args.top < 0) {
+        return UsageError("--top needs a non-negative integer");
+      }
+    } else if (a == "--quiet" || a == "-q") {
+      args.quiet = true;
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return UsageError("unknown option '" + a + "'");
+    } else {
+      args.traces.push_back(a);
+    }
+  }
+  if (args.traces.empty()) return UsageError("no trace given");
+  int top = args.top >= 0 ? args.top : (args.format == Format::kTable ? 20 : 0);
+
+  bool first = true;
+  for (const std::string& path : args.traces) {
+    absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+    if (!bytes.ok()) {
+      std::cerr << "opmap analyze: " << path << ": " << bytes.status().message() << "\n";
+      return 2;
+    }
+    Progress progress(path, !args.quiet);
+    analysis::KinetoImportOptions options;
+    options.progress = [&](size_t done, size_t total) { progress.Update(done, total); };
+    absl::StatusOr<analysis::Trace> trace =
+        analysis::ImportKinetoBytes(std::move(*bytes), options);
+    if (!trace.ok()) {
+      std::cerr << "opmap analyze: " << path << ": " << trace.status().message() << "\n";
+      return 2;
+    }
+    analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);
+    analysis::TraceSummary summary = analysis::Summarize(*trace, mapping);
+    analysis::ReportOptions report{path, top};
+    switch (args.format) {
+      case Format::kJson:
+        std::cout << analysis::RenderAnalyzeJson(summary, report) << "\n";
+        break;
+      case Format::kCsv:
+        std::cout << analysis::RenderAnalyzeCsv(summary, report, first);
+        break;
+      case Format::kTable:
+        if (!first) std::cout << "\n";
+        std::cout << analysis::RenderAnalyzeTable(summary, report);
+        break;
+    }
+    first = false;
+  }
+  std::cout.flush();
+  return std::cout.good() ? 0 : 1;
+}
+
+}  // namespace opmap::cli

@@ -1,0 +1,38 @@
+// opmap: the command-line front end. Each subcommand lives in its own file.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/analyze_command.h"
+
+namespace {
+
+constexpr char kUsage[] = R"(usage: opmap COMMAND [ARGS...]
+
+opmap maps what ML inference processes run on GPUs back to the operators and layers of
+the model: latency percentiles, time breakdowns and bottlenecks.
+
+commands:
+  analyze TRACE...   offline analysis of PyTorch-profiler (Kineto) traces
+  help               this text
+
+run 'opmap COMMAND --help' for a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "analyze") return opmap::cli::RunAnalyze(args);
+  if (command == "help" || command == "-h" || command == "--help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << "opmap: unknown command '" << command << "'\n" << kUsage;
+  return 2;
+}

@@ -1,0 +1,54 @@
+#include "analysis/timeline/describe.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace opmap::analysis {
+namespace {
+
+TEST(DescribeTest, EmptyIsAllZero) {
+  DescriptiveStats s = Describe({});
+  EXPECT_EQ(s.count, 0);
+  EXPECT_EQ(s.mean, 0);
+  EXPECT_EQ(s.p50, 0);
+  EXPECT_EQ(s.max, 0);
+}
+
+TEST(DescribeTest, SingleValueHasZeroStddev) {
+  DescriptiveStats s = Describe({42});
+  EXPECT_EQ(s.count, 1);
+  EXPECT_EQ(s.mean, 42);
+  EXPECT_EQ(s.stddev, 0);
+  EXPECT_EQ(s.min, 42);
+  EXPECT_EQ(s.p25, 42);
+  EXPECT_EQ(s.p99, 42);
+  EXPECT_EQ(s.max, 42);
+}
+
+// pandas.Series([4, 1, 3, 2]).describe(percentiles=[.25, .5, .75, .95, .99])
+TEST(DescribeTest, MatchesPandasLinearInterpolation) {
+  DescriptiveStats s = Describe({4, 1, 3, 2});
+  EXPECT_EQ(s.count, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_NEAR(s.stddev, 1.2909944487358056, 1e-12);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.p25, 1.75);
+  EXPECT_DOUBLE_EQ(s.p50, 2.5);
+  EXPECT_DOUBLE_EQ(s.p75, 3.25);
+  EXPECT_NEAR(s.p95, 3.85, 1e-12);
+  EXPECT_NEAR(s.p99, 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+}
+
+TEST(LinearQuantileTest, EndpointsAndInterior) {
+  std::vector<int64_t> v = {10, 20, 40};
+  EXPECT_DOUBLE_EQ(LinearQuantile(v, 0), 10);
+  EXPECT_DOUBLE_EQ(LinearQuantile(v, 1), 40);
+  EXPECT_DOUBLE_EQ(LinearQuantile(v, 0.5), 20);
+  EXPECT_DOUBLE_EQ(LinearQuantile(v, 0.75), 30);
+  EXPECT_DOUBLE_EQ(LinearQuantile({}, 0.5), 0);
+}
+
+}  // namespace
+}  // namespace opmap::analysis
