@@ -11,6 +11,7 @@
 #include "analysis/import/decimal.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/import/gzip.h"
+#include "analysis/import/json_error_locator.h"
 
 namespace opmap::analysis {
 namespace {
@@ -256,13 +257,22 @@ class Importer {
   absl::Status JsonError(simdjson::error_code err, od::document* doc,
                          std::string_view what = "") const {
     std::string detail = what.empty() ? simdjson::error_message(err) : std::string(what);
-    if (event_index_ > 0 || in_events_) {
+    size_t offset = Offset(doc);
+    // simdjson can't say where a syntax error is (its first stage rejects the whole
+    // document); an exact scan of the text on this error path can.
+    if (err != simdjson::INCORRECT_TYPE) {
+      JsonErrorLocation located = LocateJsonError(json_);
+      if (located.found) {
+        offset = located.offset;
+        detail = located.what;
+      }
+    }
+    if (in_events_) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "invalid JSON at byte %d (in traceEvents[%d]): %s", Offset(doc), event_index_,
-          detail));
+          "invalid JSON at byte %d (in traceEvents[%d]): %s", offset, event_index_, detail));
     }
     return absl::InvalidArgumentError(
-        absl::StrFormat("invalid JSON at byte %d: %s", Offset(doc), detail));
+        absl::StrFormat("invalid JSON at byte %d: %s", offset, detail));
   }
 
   absl::Status EventError(const RawEvent& ev, std::string_view what) const {
