@@ -66,13 +66,17 @@ constexpr std::array<uint8_t, 1 << kCellBits> kCellStart = [] {
   return t;
 }();
 
-// ceil(log2(v) * 64) - 1 for finite v > 0, against the rounded boundaries.
-int32_t Index6(double v) {
-  const uint64_t bits = std::bit_cast<uint64_t>(v);
-  const int exp_bits = static_cast<int>(bits >> 52);
-  // Subnormal: scaling by 2^64 is exact and makes it normal.
-  if (exp_bits == 0) return Index6(v * 0x1p64) - 64 * 64;
-  const int32_t base = (exp_bits - 1023) * 64;
+// ceil(log2(v) * 64) - 1 for finite v > 0, against the rounded boundaries. Not
+// recursive, so that it inlines into Add.
+inline int32_t Index6(double v) {
+  uint64_t bits = std::bit_cast<uint64_t>(v);
+  int32_t base = -1023 * 64;
+  if ((bits >> 52) == 0) [[unlikely]] {
+    // Subnormal: scaling by 2^64 is exact and makes it normal.
+    bits = std::bit_cast<uint64_t>(v * 0x1p64);
+    base -= 64 * 64;
+  }
+  base += static_cast<int32_t>(bits >> 52) * 64;
   const uint64_t mant = bits & kMantissaMask;
   if (mant == 0) return base - 1;  // a power of two closes the bin below it
   const int k = kCellStart[mant >> kCellShift];
@@ -163,7 +167,10 @@ absl::StatusOr<DDSketch> DDSketch::WithScale(int scale) {
   return DDSketch(scale);
 }
 
-int32_t DDSketch::IndexOf(double v) const { return Index6(v) >> (kMaxScale - scale_); }
+int32_t DDSketch::IndexOf(double v) const {
+  if (!(v > 0.0) || !std::isfinite(v)) return std::numeric_limits<int32_t>::min();
+  return Index6(v) >> (kMaxScale - scale_);
+}
 
 double DDSketch::BinValue(int32_t index) const {
   const int32_t e = index >> scale_;  // floor division, also for negative indices
@@ -187,7 +194,7 @@ void DDSketch::Add(double v, uint64_t count) {
     zero_count_ += count;
     return;
   }
-  const int32_t index = IndexOf(v);
+  const int32_t index = Index6(v) >> (kMaxScale - scale_);
   const int64_t pos = int64_t{index} - offset_;
   if (pos >= 0 && pos < static_cast<int64_t>(bins_.size())) {
     bins_[static_cast<size_t>(pos)] += count;

@@ -101,8 +101,12 @@ class DDSketch {
   int32_t offset() const { return offset_; }
   const std::vector<uint64_t>& bins() const { return bins_; }
 
-  // The bin index of v > 0 at this sketch's scale, and the value reported for a bin.
+  // The bin index of a finite v > 0 at this sketch's scale; INT32_MIN for any other
+  // v. Valid indices run from IndexOf(denorm_min) to IndexOf(DBL_MAX).
   int32_t IndexOf(double v) const;
+  // The value reported for a bin: 2γ^(i+1)/(γ+1). Below DBL_MIN it loses precision
+  // (subnormal) and for the top bin of the double range it may be inf; Quantile
+  // clamps to [min, max], so neither reaches a caller through it.
   double BinValue(int32_t index) const;
 
   // Compact little-endian encoding; layout in analysis/stats/README.md. Deserialize

@@ -3,20 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace opmap::analysis {
+#include "analysis/stats/quantiles.h"
 
-double LinearQuantile(absl::Span<const int64_t> sorted, double q) {
-  if (sorted.empty()) return 0;
-  q = std::clamp(q, 0.0, 1.0);
-  const double h = q * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(h));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double t = h - static_cast<double>(lo);
-  const double a = static_cast<double>(sorted[lo]);
-  const double b = static_cast<double>(sorted[hi]);
-  // numpy's _lerp: interpolate from the nearer end so that t == 1 gives b exactly.
-  return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
-}
+namespace opmap::analysis {
 
 DescriptiveStats Describe(std::vector<int64_t> values) {
   DescriptiveStats s;
@@ -36,11 +25,13 @@ DescriptiveStats Describe(std::vector<int64_t> values) {
   }
   s.min = static_cast<double>(values.front());
   s.max = static_cast<double>(values.back());
-  s.p25 = LinearQuantile(values, 0.25);
-  s.p50 = LinearQuantile(values, 0.50);
-  s.p75 = LinearQuantile(values, 0.75);
-  s.p95 = LinearQuantile(values, 0.95);
-  s.p99 = LinearQuantile(values, 0.99);
+  // One quantile definition for all of opmap: analysis/stats.
+  const std::vector<double> sorted(values.begin(), values.end());
+  s.p25 = stats::ExactQuantile(sorted, 0.25);
+  s.p50 = stats::ExactQuantile(sorted, 0.50);
+  s.p75 = stats::ExactQuantile(sorted, 0.75);
+  s.p95 = stats::ExactQuantile(sorted, 0.95);
+  s.p99 = stats::ExactQuantile(sorted, 0.99);
   return s;
 }
 

@@ -27,10 +27,6 @@ struct DescriptiveStats {
   double max = 0;
 };
 
-// Quantile q in [0, 1] of ascending `sorted` samples: position h = q * (n - 1), then
-// linear interpolation between sorted[floor(h)] and sorted[floor(h) + 1]. 0 when empty.
-double LinearQuantile(absl::Span<const int64_t> sorted, double q);
-
 // Sorts its copy of `values`.
 DescriptiveStats Describe(std::vector<int64_t> values);
 

@@ -41,13 +41,12 @@ TEST(DescribeTest, MatchesPandasLinearInterpolation) {
   EXPECT_DOUBLE_EQ(s.max, 4);
 }
 
-TEST(LinearQuantileTest, EndpointsAndInterior) {
-  std::vector<int64_t> v = {10, 20, 40};
-  EXPECT_DOUBLE_EQ(LinearQuantile(v, 0), 10);
-  EXPECT_DOUBLE_EQ(LinearQuantile(v, 1), 40);
-  EXPECT_DOUBLE_EQ(LinearQuantile(v, 0.5), 20);
-  EXPECT_DOUBLE_EQ(LinearQuantile(v, 0.75), 30);
-  EXPECT_DOUBLE_EQ(LinearQuantile({}, 0.5), 0);
+TEST(DescribeTest, QuantilesInterpolateBetweenClosestRanks) {
+  DescriptiveStats s = Describe({40, 10, 20});
+  EXPECT_DOUBLE_EQ(s.min, 10);
+  EXPECT_DOUBLE_EQ(s.p50, 20);
+  EXPECT_DOUBLE_EQ(s.p75, 30);
+  EXPECT_DOUBLE_EQ(s.max, 40);
 }
 
 }  // namespace
