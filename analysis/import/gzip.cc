@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -19,11 +20,13 @@ absl::StatusOr<std::string> Gunzip(std::string_view compressed, size_t tail_padd
     return absl::InvalidArgumentError("not a gzip stream (bad magic at byte 0)");
   }
   // ISIZE is the uncompressed size mod 2^32 of the last member: a hint, not a promise.
+  // In a truncated file these are 4 arbitrary bytes: never trust more than deflate's
+  // maximum ratio (1032:1) allows.
   size_t hint = 0;
   if (compressed.size() >= 18) {
     uint32_t isize;
     std::memcpy(&isize, compressed.data() + compressed.size() - 4, 4);
-    hint = isize;
+    hint = std::min<size_t>(isize, compressed.size() * 1032);
   }
   std::string out;
   out.reserve(hint + tail_padding);
@@ -41,7 +44,9 @@ absl::StatusOr<std::string> Gunzip(std::string_view compressed, size_t tail_padd
     if (out.capacity() - out.size() < tail_padding + (1 << 16)) {
       out.reserve(out.capacity() * 2 + (1 << 20));
     }
-    size_t room = out.capacity() - out.size() - tail_padding;
+    // Zero-fill (resize) at most 16 MiB ahead of what inflate has written: reserved but
+    // untouched capacity costs no memory.
+    size_t room = std::min<size_t>(out.capacity() - out.size() - tail_padding, size_t{1} << 24);
     size_t old = out.size();
     // resize_and_overwrite is C++23; resize zero-fills, which is cheap next to inflate.
     out.resize(old + room);

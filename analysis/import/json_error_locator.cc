@@ -1,10 +1,33 @@
 #include "analysis/import/json_error_locator.h"
 
 #include <cctype>
+#include <cstdint>
 #include <vector>
 
 namespace opmap::analysis {
 namespace {
+
+// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlongs,
+// surrogates or code points past U+10FFFF); 0 when it is not one.
+size_t Utf8Length(std::string_view s) {
+  const unsigned char c = s[0];
+  size_t n;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
+  else return 0;
+  if (s.size() < n) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    const unsigned char d = s[i];
+    if ((d & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (d & 0x3F);
+  }
+  static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
 
 class Scanner {
  public:
@@ -139,6 +162,15 @@ class Scanner {
       if (c < 0x20) {
         what_ = "control character in string";
         return false;
+      }
+      if (c >= 0x80) {
+        size_t n = Utf8Length(s_.substr(pos_));
+        if (n == 0) {
+          what_ = "invalid UTF-8 in string";
+          return false;
+        }
+        pos_ += n;
+        continue;
       }
       ++pos_;
     }

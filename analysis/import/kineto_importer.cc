@@ -235,6 +235,10 @@ class Importer {
       return absl::InvalidArgumentError(
           "invalid trace: the JSON document is neither an object nor an array (byte 0)");
     }
+    // On-Demand stops where the caller stops: check that nothing follows the document
+    // (values the importer skips are checked for structure by simdjson stage 1 only).
+    const char* rest = nullptr;
+    if (!doc.current_location().get(rest)) return JsonError(simdjson::TRAILING_CONTENT, &doc);
     if (!saw_events) {
       return absl::InvalidArgumentError(
           "invalid trace: no \"traceEvents\" array in the top-level object");

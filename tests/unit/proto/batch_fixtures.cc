@@ -80,6 +80,7 @@ Batch MakeFullBatch(int n) {
     m->add_graph_node_id(u);
     m->add_host_pageable(u % 4 == 0);
     m->add_dst_device((u + 1) % 8);
+    m->add_name_id(u % 7);
   }
 
   LaunchApiColumns* l = b.mutable_launches();
@@ -109,6 +110,7 @@ Batch MakeFullBatch(int n) {
     r->add_external_id(uint64_t{u} * 3);
     r->add_flops(u % 3 == 0 ? kNaN : 2.0 * 4096 * 4096 * (u + 0.1));
     r->add_bytes(u % 5 == 0 ? kNaN : u * 0.1);
+    r->add_input_dims_id(u % 11);
   }
 
   CounterSamples* c = b.mutable_counters();

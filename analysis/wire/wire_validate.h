@@ -1,0 +1,31 @@
+// Pieces of ValidateBatch that SessionAssembler::ApplyStringDelta reuses. Internal to
+// analysis/wire.
+#ifndef OPMAP_ANALYSIS_WIRE_WIRE_VALIDATE_H_
+#define OPMAP_ANALYSIS_WIRE_WIRE_VALIDATE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "analysis/wire/batch_codec.h"
+#include "opmap/v1/ingest.pb.h"
+#include "opmap/v1/telemetry.pb.h"
+
+namespace opmap::analysis::wire_internal {
+
+// InvalidArgument "<path>: <what>" ("batch: <what>" when the path is "", i.e. the whole
+// batch), with `code` as a payload for RejectionCodeFor; sets `*field` to `path`.
+absl::Status Reject(opmap::v1::RejectionCode code, const std::string& path,
+                    std::string_view what, std::string* field);
+
+// agent_id and session_id non-empty, seq >= 1.
+absl::Status ValidateIdentity(const opmap::v1::Batch& batch, std::string* field);
+
+// The delta continues a table of `known_strings` strings (id 0 = "" first) within limits.
+absl::Status ValidateStrings(const opmap::v1::StringTableDelta& delta, uint32_t known_strings,
+                             const BatchLimits& limits, std::string* field);
+
+}  // namespace opmap::analysis::wire_internal
+
+#endif  // OPMAP_ANALYSIS_WIRE_WIRE_VALIDATE_H_
