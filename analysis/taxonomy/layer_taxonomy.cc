@@ -2,13 +2,14 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "re2/re2.h"
 
 namespace opmap::analysis {
 namespace {
@@ -55,21 +56,12 @@ constexpr Rule kOperatorNameRules[] = {
     {LayerType::kMemcpy, R"(^aten::(copy_|_to_copy|to|contiguous|clone|cat|stack)$|memcpy)"},
 };
 
-// How the rules run, all decided by measurement on the 429 distinct kernel names of
-// shared/traces (same classification for every variant; times for all 429):
-// - Case-insensitive search is done by lowercasing the name (ASCII) and matching patterns
-//   that are all lowercase (checked below). std::regex::icase gives the same answers —
-//   the tests check its lookahead too — but translates every character through the
-//   locale: 2-3x slower.
-// - libstdc++'s default executor backtracks recursively, one stack frame per character a
-//   `.*` consumes (rows 1 and 6): it segfaults on an 8 MiB stack between 20k and 100k
-//   characters, real kernel names reach 5k, and collector threads may have small stacks.
-//   Patterns with `*` therefore use __polynomial (a libstdc++ extension): its Thompson-NFA
-//   executor walks the input in a loop, supports row 1's lookahead, and only rejects
-//   back-references, which no rule uses. Patterns without `*` keep the faster default:
-//   one attempt there consumes at most a few dozen characters, so recursion stays shallow.
-// - nosubs: only whether a row matches matters, never what a group captured.
-// Result: ~0.25 ms per distinct name, against ~0.9 ms with icase and __polynomial for all.
+// How the rules run. Names are lowercased (ASCII) and matched against the lowercase
+// patterns (checked below) with RE2: linear time in the name's length, no recursion (real
+// kernel names reach 5k characters; std::regex's backtracking executor overflowed the
+// stack on `.*` and spent 90% of `opmap analyze` on traces with long names). RE2 has no
+// lookahead, so a leading `^(?!LITERAL)` — row 1's `^(?!triton_)` — is taken off the
+// pattern and checked as "does not start with LITERAL" before the rest is matched.
 constexpr bool IsLowercaseAscii(const char* pattern) {
   for (; *pattern != '\0'; ++pattern) {
     if (*pattern >= 'A' && *pattern <= 'Z') return false;
@@ -87,17 +79,10 @@ constexpr bool AllLowercase(const Rule (&rules)[N]) {
 static_assert(AllLowercase(kKernelNameRules) && AllLowercase(kOperatorNameRules),
               "names are lowercased before matching, so patterns must be lowercase");
 
-std::regex::flag_type FlagsFor(std::string_view pattern) {
-  std::regex::flag_type flags = std::regex::ECMAScript | std::regex::nosubs;
-#if defined(__GLIBCXX__)
-  if (pattern.find('*') != std::string_view::npos) flags |= std::regex_constants::__polynomial;
-#endif
-  return flags;
-}
-
 struct CompiledRule {
   LayerType type;
-  std::regex regex;
+  std::string excluded_prefix;  // from a leading `^(?!LITERAL)`; "" = none
+  std::unique_ptr<re2::RE2> regex;
 };
 
 template <size_t N>
@@ -105,19 +90,35 @@ std::vector<CompiledRule>* Compile(const Rule (&rules)[N]) {
   auto* compiled = new std::vector<CompiledRule>();
   compiled->reserve(N);
   for (const Rule& rule : rules) {
-    try {
-      compiled->push_back({rule.type, std::regex(rule.pattern, FlagsFor(rule.pattern))});
-    } catch (const std::exception& e) {
+    std::string pattern = rule.pattern;
+    std::string excluded;
+    constexpr std::string_view kLookahead = "^(?!";
+    if (pattern.rfind(kLookahead, 0) == 0) {
+      size_t close = pattern.find(')', kLookahead.size());
+      excluded = pattern.substr(kLookahead.size(), close - kLookahead.size());
+      pattern = "^" + pattern.substr(close + 1);
+    }
+    re2::RE2::Options options;
+    options.set_never_capture(true);
+    // Byte semantics, as std::regex had: `.` matches any byte, so names holding
+    // invalid UTF-8 classify like any other.
+    options.set_encoding(re2::RE2::Options::EncodingLatin1);
+    options.set_log_errors(false);
+    auto regex = std::make_unique<re2::RE2>(pattern, options);
+    if (!regex->ok()) {
       // The patterns are constants covered by tests: failing here is a build defect.
-      std::fprintf(stderr, "opmap taxonomy: bad rule /%s/: %s\n", rule.pattern, e.what());
+      std::fprintf(stderr, "opmap taxonomy: bad rule /%s/: %s\n", rule.pattern,
+                   regex->error().c_str());
       std::abort();
     }
+    compiled->push_back({rule.type, std::move(excluded), std::move(regex)});
   }
   return compiled;
 }
 
 // Built on first use; function-local statics are initialised once, thread-safely.
-// Never destroyed, so classification stays valid during static destruction.
+// Never destroyed, so classification stays valid during static destruction. RE2 objects
+// are safe to use from several threads at once.
 const std::vector<CompiledRule>& KernelNameRules() {
   static const std::vector<CompiledRule>* const rules = Compile(kKernelNameRules);
   return *rules;
@@ -128,8 +129,8 @@ const std::vector<CompiledRule>& OperatorNameRules() {
   return *rules;
 }
 
-// ASCII lowercasing, like the "C" locale's tolower that icase would apply; bytes >= 0x80
-// are left alone (no pattern literal can match them either way).
+// ASCII lowercasing, like the "C" locale's tolower that a case-insensitive match applies;
+// bytes >= 0x80 are left alone (no pattern literal can match them either way).
 std::string LowercaseAscii(std::string_view text) {
   std::string lower(text);
   for (char& c : lower) {
@@ -141,10 +142,10 @@ std::string LowercaseAscii(std::string_view text) {
 // The index of the first rule that matches `text` (already lowercased), or rules.size().
 size_t FirstMatch(const std::vector<CompiledRule>& rules, const std::string& text) {
   for (size_t i = 0; i < rules.size(); ++i) {
-    try {
-      if (std::regex_search(text, rules[i].regex)) return i;
-    } catch (...) {
-      // Only allocation failure can get here; an unmatched row is the safe answer.
+    const CompiledRule& rule = rules[i];
+    if (!rule.excluded_prefix.empty() && text.rfind(rule.excluded_prefix, 0) == 0) continue;
+    if (re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *rule.regex)) {
+      return i;
     }
   }
   return rules.size();
