@@ -4,6 +4,9 @@
 #include <vector>
 
 #include "cli/analyze_command.h"
+#include "cli/export_command.h"
+#include "cli/import_command.h"
+#include "cli/query_command.h"
 
 namespace {
 
@@ -14,6 +17,9 @@ the model: latency percentiles, time breakdowns and bottlenecks.
 
 commands:
   analyze TRACE...   offline analysis of PyTorch-profiler (Kineto) traces
+  import TRACE...    send traces to a collector, exactly as an agent would
+  query WHAT         latency percentiles, time breakdown or top kernels from a collector
+  export             a collector's events as a Chrome-trace / Perfetto JSON file
   help               this text
 
 run 'opmap COMMAND --help' for a command's options.
@@ -29,6 +35,9 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "analyze") return opmap::cli::RunAnalyze(args);
+  if (command == "import") return opmap::cli::RunImport(args);
+  if (command == "query") return opmap::cli::RunQuery(args);
+  if (command == "export") return opmap::cli::RunExport(args);
   if (command == "help" || command == "-h" || command == "--help") {
     std::cout << kUsage;
     return 0;

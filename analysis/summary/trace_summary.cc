@@ -1,50 +1,13 @@
 #include "analysis/summary/trace_summary.h"
 
 #include <algorithm>
-#include <memory>
-#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/summary/event_layer_types.h"
 
 namespace opmap::analysis {
 namespace {
-
-constexpr int kLayerTypeCount = static_cast<int>(LayerType::kOther) + 1;
-using LayerTimes = std::array<int64_t, kLayerTypeCount>;
-
-LayerType Heaviest(const LayerTimes& times) {
-  int best = static_cast<int>(LayerType::kOther);
-  int64_t best_time = -1;
-  for (int t = 0; t < kLayerTypeCount; ++t) {
-    if (times[t] > best_time) {
-      best = t;
-      best_time = times[t];
-    }
-  }
-  return static_cast<LayerType>(best);
-}
-
-// Kernel-type (compute or not) per distinct (name, is-memory-event): a trace has few
-// distinct names, and the regexes behind the answer are not cheap.
-class ComputeFlags {
- public:
-  explicit ComputeFlags(const Trace& trace) : trace_(trace) {}
-  bool IsCompute(const GpuEvent& g) {
-    bool memory = g.kind != GpuEventKind::kKernel;
-    auto key = std::make_pair(g.name, memory);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    bool compute =
-        ClassifyKernelType(trace_.strings.Get(g.name), memory) == KernelType::kComputation;
-    cache_.emplace(key, compute);
-    return compute;
-  }
-
- private:
-  const Trace& trace_;
-  absl::flat_hash_map<std::pair<StringId, bool>, bool> cache_;
-};
 
 template <typename T>
 void SortByGpuTime(std::vector<T>& rows) {
@@ -62,11 +25,9 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
   s.gpu_event_count = static_cast<int64_t>(trace.gpu_events.size());
   s.by_rule = mapping.by_rule;
   s.unmapped_by_reason = mapping.unmapped_by_reason;
-  LayerClassifier classifier;
-  auto kernel_type = [&](StringId id) {
-    return classifier.ClassifyKernel(id, trace.strings.Get(id));
-  };
-  ComputeFlags compute_flags(trace);
+  // Every event's layer type and compute flag, and every operator's layer type: shared
+  // with BuildRollup (event_layer_types.h) so analyze and the collector agree.
+  const EventLayerTypes event_types = ClassifyGpuEvents(trace, mapping);
 
   // Per operator instance (range): summed GPU time and kernel count.
   struct Instance {
@@ -74,31 +35,16 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
     int64_t kernels = 0;
   };
   absl::flat_hash_map<int32_t, Instance> instances;
-  // Per operator name: GPU time by the kernels' own name types, to type operators
-  // that no operator-name rule matches.
-  absl::flat_hash_map<StringId, LayerTimes> op_kernel_types;
-  // A bool array (not vector<bool>) so it can be viewed as a span.
-  std::unique_ptr<bool[]> is_compute(new bool[trace.gpu_events.size()]);
   for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
     const GpuEvent& g = trace.gpu_events[i];
     s.gpu_time_ns += g.dur_ns;
-    is_compute[i] = compute_flags.IsCompute(g);
     int32_t r = mapping.events[i].range;
     if (r < 0) continue;
     Instance& inst = instances[r];
     inst.gpu_time_ns += g.dur_ns;
     ++inst.kernels;
-    op_kernel_types[trace.ranges[r].name][static_cast<int>(kernel_type(g.name))] += g.dur_ns;
   }
-  s.devices = ComputeDeviceBreakdown(
-      trace, absl::Span<const bool>(is_compute.get(), trace.gpu_events.size()));
-
-  // Operator layer types: the operator-name rule first, else the heaviest kernel type.
-  absl::flat_hash_map<StringId, std::pair<LayerType, bool>> op_type;
-  for (const auto& [name, times] : op_kernel_types) {
-    std::optional<LayerType> by_name = classifier.ClassifyOperator(name, trace.strings.Get(name));
-    op_type[name] = by_name ? std::make_pair(*by_name, true) : std::make_pair(Heaviest(times), false);
-  }
+  s.devices = ComputeDeviceBreakdown(trace, event_types.compute_flags());
 
   // Operators, grouped by name.
   struct OpAccumulator {
@@ -116,7 +62,9 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
   }
   for (auto& [name, acc] : ops) {
     acc.stats.name = std::string(trace.strings.Get(name));
-    std::tie(acc.stats.layer_type, acc.stats.layer_type_from_name) = op_type[name];
+    const OperatorLayerType& op_type = event_types.operator_types.at(name);
+    acc.stats.layer_type = op_type.layer_type;
+    acc.stats.layer_type_from_name = op_type.from_name;
     acc.stats.instance_gpu_time_ns = stats::ExactPercentiles(std::move(acc.instance_times));
     s.operators.push_back(std::move(acc.stats));
   }
@@ -130,16 +78,14 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
   };
   absl::flat_hash_map<StringId, KernelAccumulator> kernels;
   LayerTimes layer_time = {};
-  std::array<int64_t, kLayerTypeCount> layer_count = {};
+  std::array<int64_t, kNumLayerTypes> layer_count = {};
   for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
     const GpuEvent& g = trace.gpu_events[i];
     int32_t r = mapping.events[i].range;
-    LayerType t;
+    const LayerType t = event_types.layer_type[i];
     if (r >= 0) {
-      t = op_type[trace.ranges[r].name].first;
       ++s.layer_type_source_operator;
     } else {
-      t = kernel_type(g.name);
       ++s.layer_type_source_kernel_name;
     }
     layer_time[static_cast<int>(t)] += g.dur_ns;
@@ -154,13 +100,13 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
   }
   for (auto& [name, acc] : kernels) {
     acc.stats.name = std::string(trace.strings.Get(name));
-    acc.stats.layer_type = Heaviest(acc.types);
+    acc.stats.layer_type = HeaviestLayerType(acc.types);
     acc.stats.duration_ns = stats::ExactPercentiles(std::move(acc.durations));
     s.kernels.push_back(std::move(acc.stats));
   }
   SortByGpuTime(s.kernels);
 
-  for (int t = 0; t < kLayerTypeCount; ++t) {
+  for (int t = 0; t < kNumLayerTypes; ++t) {
     if (layer_count[t] == 0) continue;
     LayerTypeStats row;
     row.layer_type = static_cast<LayerType>(t);

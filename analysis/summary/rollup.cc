@@ -1,0 +1,104 @@
+#include "analysis/summary/rollup.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "analysis/summary/event_layer_types.h"
+#include "analysis/taxonomy/layer_taxonomy.h"
+
+namespace opmap::analysis {
+namespace {
+
+struct Accumulator {
+  int64_t count = 0;
+  int64_t sum_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  stats::DDSketch sketch;
+
+  void Add(int64_t v) {
+    if (count == 0 || v < min_ns) min_ns = v;
+    if (count == 0 || v > max_ns) max_ns = v;
+    ++count;
+    sum_ns += v;
+    sketch.Add(static_cast<double>(v));
+  }
+};
+
+RollupRow ToRow(RollupSubject subject, LayerType type, std::string_view op,
+                std::string_view kernel, Accumulator acc) {
+  RollupRow row;
+  row.subject = subject;
+  row.layer_type = std::string(LayerTypeName(type));
+  row.operator_name = std::string(op);
+  row.kernel_name = std::string(kernel);
+  row.count = acc.count;
+  row.sum_ns = acc.sum_ns;
+  row.min_ns = acc.min_ns;
+  row.max_ns = acc.max_ns;
+  row.sketch = std::move(acc.sketch);
+  return row;
+}
+
+}  // namespace
+
+SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
+  SessionRollup out;
+  const size_t n = trace.gpu_events.size();
+  out.by_rule = mapping.by_rule;
+  out.gpu_event_count = static_cast<int64_t>(n);
+  // The same per-event layer types and compute flags as Summarize, so totals agree.
+  const EventLayerTypes types = ClassifyGpuEvents(trace, mapping);
+  out.devices = ComputeDeviceBreakdown(trace, types.compute_flags());
+
+  // (layer type, operator name, kernel name) → durations. Unmapped events have the
+  // empty operator name (StringId 0).
+  using KernelKey = std::tuple<LayerType, StringId, StringId>;
+  absl::flat_hash_map<KernelKey, Accumulator> kernels;
+  // Operator instance (range index) → its kernels' summed GPU time.
+  absl::flat_hash_map<int32_t, int64_t> instances;
+  int64_t first = std::numeric_limits<int64_t>::max();
+  int64_t last = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < n; ++i) {
+    const GpuEvent& g = trace.gpu_events[i];
+    out.gpu_time_ns += g.dur_ns;
+    first = std::min(first, g.start_ns);
+    last = std::max(last, g.end_ns());
+    const int32_t r = mapping.events[i].range;
+    const StringId op = r >= 0 ? trace.ranges[r].name : kEmptyString;
+    kernels[KernelKey(types.layer_type[i], op, g.name)].Add(g.dur_ns);
+    if (r >= 0) instances[r] += g.dur_ns;
+  }
+  if (n > 0) {
+    out.first_start_ns = first;
+    out.last_end_ns = last;
+  }
+
+  absl::flat_hash_map<StringId, Accumulator> operators;
+  for (const auto& [r, gpu_time_ns] : instances) {
+    operators[trace.ranges[r].name].Add(gpu_time_ns);
+  }
+
+  out.rows.reserve(kernels.size() + operators.size());
+  for (auto& [key, acc] : kernels) {
+    const auto& [type, op, kernel] = key;
+    out.rows.push_back(ToRow(RollupSubject::kKernel, type, trace.strings.Get(op),
+                             trace.strings.Get(kernel), std::move(acc)));
+  }
+  for (auto& [op, acc] : operators) {
+    out.rows.push_back(ToRow(RollupSubject::kOperatorGpu,
+                             types.operator_types.at(op).layer_type, trace.strings.Get(op),
+                             "", std::move(acc)));
+  }
+  // Deterministic order (hash maps have none): subject, GPU time descending, then keys.
+  std::sort(out.rows.begin(), out.rows.end(), [](const RollupRow& a, const RollupRow& b) {
+    return std::tie(a.subject, b.sum_ns, a.layer_type, a.operator_name, a.kernel_name) <
+           std::tie(b.subject, a.sum_ns, b.layer_type, b.operator_name, b.kernel_name);
+  });
+  return out;
+}
+
+}  // namespace opmap::analysis

@@ -1,0 +1,227 @@
+#include "cli/export_command.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/grpc_client.h"
+#include "cli/selection_flags.h"
+#include "opmap/v1/query.grpc.pb.h"
+
+namespace opmap::cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: opmap export --collector HOST:PORT --out FILE [options]
+
+Writes the events a collector stores as one Chrome-trace JSON document (loads in Perfetto
+and chrome://tracing, and back into `opmap analyze`). FILE is replaced atomically: the
+document goes to a temporary file next to it, which is renamed over FILE only once the
+collector has sent all of it.
+
+options:
+  --out FILE            where to write (required)
+  --session S           only the capture session S (its session id, as `opmap import`
+                        prints it)
+  --agent A             only sessions of agent A
+  --max-events N        at most N events (default: the collector's limit); a cut export
+                        says so
+  --quiet               no summary line
+  -h, --help            this text
+
+)";
+
+constexpr char kExitCodes[] = R"(
+exit codes: 0 ok; 2 bad usage, FILE not writable, or the collector refused the call
+(UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT); 1 the collector is unreachable
+(UNAVAILABLE) or another failure.
+)";
+
+int UsageError(const std::string& msg) {
+  std::cerr << "opmap export: " << msg << "\n" << "run 'opmap export --help' for usage\n";
+  return 2;
+}
+
+// A temporary file next to the target, removed unless committed.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path) : path_(std::move(path)) {}
+  ~AtomicFile() {
+    if (fd_ >= 0) close(fd_);
+    if (!tmp_.empty() && !committed_) unlink(tmp_.c_str());
+  }
+  std::string Open() {
+    tmp_ = path_ + ".tmp.XXXXXX";
+    fd_ = mkstemp(tmp_.data());
+    if (fd_ < 0) {
+      std::string err = std::strerror(errno);
+      tmp_.clear();
+      return err;
+    }
+    // mkstemp makes 0600; give the file what a plain create would (0666 & ~umask).
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd_, 0666 & ~mask);
+    return "";
+  }
+  // Back to empty (a retry on the next collector).
+  std::string Reset() {
+    if (ftruncate(fd_, 0) != 0 || lseek(fd_, 0, SEEK_SET) != 0) return std::strerror(errno);
+    size_ = 0;
+    return "";
+  }
+  std::string Write(const std::string& data) {
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = write(fd_, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return std::strerror(errno);
+      done += static_cast<size_t>(n);
+    }
+    size_ += data.size();
+    return "";
+  }
+  std::string Commit() {
+    if (fsync(fd_) != 0) return std::strerror(errno);
+    if (close(fd_) != 0) {
+      fd_ = -1;
+      return std::strerror(errno);
+    }
+    fd_ = -1;
+    if (rename(tmp_.c_str(), path_.c_str()) != 0) return std::strerror(errno);
+    committed_ = true;
+    return "";
+  }
+  uint64_t size() const { return size_; }
+
+ private:
+  std::string path_, tmp_;
+  int fd_ = -1;
+  bool committed_ = false;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
+
+int RunExport(const std::vector<std::string>& argv) {
+  ConnectionFlags connection;
+  SelectionFlags selection;
+  std::string out, session, agent;
+  uint64_t max_events = 0;
+  bool quiet = false;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    std::string error;
+    if (ParseConnectionFlag(argv, &i, &connection, &error) ||
+        ParseSelectionFlag(argv, &i, &selection, &error)) {
+      if (!error.empty()) return UsageError(error);
+      continue;
+    }
+    auto value = [&]() -> const std::string* {
+      if (i + 1 >= argv.size() || argv[i + 1].empty()) return nullptr;
+      return &argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage << kConnectionUsage << kSelectionUsage << kExitCodes;
+      return 0;
+    } else if (a == "--out" || a == "-o" || a == "--session" || a == "--agent") {
+      const std::string* v = value();
+      if (!v) return UsageError(a + " needs a value");
+      (a == "--session" ? session : a == "--agent" ? agent : out) = *v;
+    } else if (a == "--max-events") {
+      const std::string* v = value();
+      if (!v || !absl::SimpleAtoi(*v, &max_events)) {
+        return UsageError("--max-events needs a non-negative integer");
+      }
+    } else if (a == "--quiet" || a == "-q") {
+      quiet = true;
+    } else {
+      return UsageError("unexpected argument '" + a + "'");
+    }
+  }
+  if (out.empty()) return UsageError("--out FILE is required");
+  opmap::v1::ExportTraceRequest req;
+  std::string error;
+  opmap::v1::TimeRange range;
+  bool has_range = false;
+  if (!MakeTimeRange(selection, &range, &has_range, &error)) return UsageError(error);
+  if (has_range) *req.mutable_range() = range;
+  *req.mutable_filter() = selection.filter;
+  req.set_agent_id(agent);
+  req.set_session_id(session);
+  req.set_max_events(max_events);
+  if (!connection.timeout_given) connection.timeout = absl::Minutes(10);
+  absl::StatusOr<std::unique_ptr<CollectorClient>> client = CollectorClient::Create(connection);
+  if (!client.ok()) return UsageError(std::string(client.status().message()));
+
+  AtomicFile file(out);
+  if (std::string err = file.Open(); !err.empty()) {
+    std::cerr << "opmap export: " << out << ": cannot create a temporary file next to it: "
+              << err << "\n";
+    return 2;
+  }
+  opmap::v1::TraceChunk last;
+  grpc::Status status;
+  std::string endpoint;
+  for (size_t e = 0; e < (*client)->endpoint_count(); ++e) {
+    endpoint = (*client)->endpoint(e);
+    if (std::string err = file.Reset(); !err.empty()) {
+      std::cerr << "opmap export: " << out << ": " << err << "\n";
+      return 2;
+    }
+    grpc::ClientContext context;
+    (*client)->PrepareContext(&context, (*client)->timeout());
+    auto stub = opmap::v1::Query::NewStub((*client)->NewChannel(e));
+    std::unique_ptr<grpc::ClientReader<opmap::v1::TraceChunk>> reader =
+        stub->ExportTrace(&context, req);
+    opmap::v1::TraceChunk chunk;
+    bool got_data = false;
+    std::string write_error;
+    while (reader->Read(&chunk)) {
+      got_data = true;
+      if (write_error.empty()) write_error = file.Write(chunk.data());
+      if (!write_error.empty()) {
+        context.TryCancel();
+        break;
+      }
+      if (chunk.last()) last = chunk;
+    }
+    status = reader->Finish();
+    if (!write_error.empty()) {
+      std::cerr << "opmap export: " << out << ": write failed: " << write_error << "\n";
+      return 2;
+    }
+    if (status.ok() || got_data || status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+  }
+  if (!status.ok()) {
+    std::cerr << "opmap export: " << StatusLine(status) << AuthHint(status, **client)
+              << " (collector " << endpoint << ")\n";
+    return ExitCodeFor(status);
+  }
+  if (!last.last()) {
+    std::cerr << "opmap export: the collector ended the export without its last chunk "
+                 "(collector "
+              << endpoint << "); " << out << " left unchanged\n";
+    return 1;
+  }
+  if (std::string err = file.Commit(); !err.empty()) {
+    std::cerr << "opmap export: " << out << ": " << err << "\n";
+    return 2;
+  }
+  if (!quiet) {
+    std::cout << absl::StrFormat("exported %d events (%d bytes) to %s%s\n", last.events(),
+                                 file.size(), out,
+                                 last.truncated() ? " (truncated: --max-events or the "
+                                                    "collector's limit reached)"
+                                                  : "");
+  }
+  return 0;
+}
+
+}  // namespace opmap::cli

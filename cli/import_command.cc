@@ -1,0 +1,347 @@
+#include "cli/import_command.h"
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/import/kineto_importer.h"
+#include "analysis/report/json_writer.h"
+#include "analysis/wire/batch_codec.h"
+#include "cli/grpc_client.h"
+#include "cli/ingest_sender.h"
+#include "cli/read_file.h"
+
+#ifndef OPMAP_VERSION
+#define OPMAP_VERSION "0.0.0"
+#endif
+
+namespace opmap::cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: opmap import TRACE... --collector HOST:PORT [--token T | --token-file F] [options]
+
+Sends PyTorch-profiler (Kineto) traces (.json or .json.gz) to a collector through Ingest,
+exactly as an agent does: batches with sequence numbers, kept until the collector acks
+them as durable, resent after a reconnect (the collector drops what it already holds).
+Each trace becomes one capture session of agent "opmap-import@<this host>" whose id is
+"import-" + SHA-256 of the file's bytes and of the options that shape the batches
+(--batch-records, --host, --model, --revision, --label): importing the same file again
+with the same options is deduplicated and stored once.
+
+options:
+  --host H            Resource.host of the imported events (default: none)
+  --model M           model name (Resource.model_name)
+  --revision R        model revision (Resource.model_revision)
+  --label k=v         a job label; repeatable
+  --batch-records N   records (kernels, memory ops, launches, ranges) per batch
+                      (default 20000)
+  --window N          unacknowledged batches in flight at most (default 64)
+  --retry-for D       keep reconnecting (backoff 100 ms doubling to 5 s, with jitter)
+                      while nothing is acknowledged for up to D (default 120s)
+  --format F          text (default) or json (one object per trace, one per line)
+  --quiet             no progress or reconnect lines on stderr
+  -h, --help          this text
+
+)";
+
+constexpr char kExitCodes[] = R"(
+exit codes: 0 every batch stored; 2 bad usage, bad input, refused by the collector
+(UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT) or a batch rejected (each rejection
+is printed with the field it names); 1 the collector stayed unreachable for --retry-for,
+or an internal error.
+)";
+
+struct Args {
+  std::vector<std::string> traces;
+  ConnectionFlags connection;
+  std::string host, model, revision;
+  std::map<std::string, std::string> labels;
+  size_t batch_records = 20000;
+  size_t window = 64;
+  absl::Duration retry_for = absl::Seconds(120);
+  bool json = false;
+  bool quiet = false;
+};
+
+int UsageError(const std::string& msg) {
+  std::cerr << "opmap import: " << msg << "\n" << "run 'opmap import --help' for usage\n";
+  return 2;
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "localhost";
+  return buf;
+}
+
+// Everything besides the file's bytes that changes what the batches hold.
+std::string CanonicalOptions(const Args& args) {
+  std::string s = absl::StrCat("version=", OPMAP_VERSION, "\nbatch_records=",
+                               args.batch_records, "\nhost=", args.host, "\nmodel=",
+                               args.model, "\nrevision=", args.revision, "\n");
+  for (const auto& [k, v] : args.labels) {  // std::map: sorted
+    absl::StrAppend(&s, "label=", k.size(), ":", k, "=", v.size(), ":", v, "\n");
+  }
+  return s;
+}
+
+opmap::v1::Resource MakeResource(const Args& args, const analysis::Trace& trace) {
+  opmap::v1::Resource r;
+  r.set_host(args.host);
+  r.set_model_name(args.model);
+  r.set_model_revision(args.revision);
+  for (const auto& [k, v] : args.labels) (*r.mutable_labels())[k] = v;
+  if (trace.info.process > 0 && trace.info.process <= 0xffffffffLL) {
+    r.set_pid(static_cast<uint32_t>(trace.info.process));
+  }
+  r.set_framework("pytorch");  // Kineto traces come from the PyTorch profiler
+  r.set_agent_version(absl::StrCat("opmap-import ", OPMAP_VERSION));
+  for (size_t i = 0; i < trace.info.gpu_names.size(); ++i) {
+    opmap::v1::Gpu* g = r.add_gpus();
+    g->set_device(static_cast<uint32_t>(i));
+    g->set_name(trace.info.gpu_names[i]);
+  }
+  return r;
+}
+
+// A progress line once an import has run for a second: in place on a terminal, every
+// 5 s otherwise.
+class Progress {
+ public:
+  Progress(const std::string& file, bool enabled)
+      : file_(file), enabled_(enabled), tty_(isatty(2)), start_(absl::Now()) {}
+  ~Progress() { Finish(); }
+  void Update(const SenderProgress& p, size_t total) {
+    if (!enabled_) return;
+    absl::Time now = absl::Now();
+    if (now - start_ < absl::Seconds(1)) return;
+    if (!tty_ && now - last_ < absl::Seconds(5) && p.settled < static_cast<int64_t>(total)) {
+      return;
+    }
+    last_ = now;
+    shown_ = true;
+    double pct = total ? 100.0 * p.settled / total : 100.0;
+    std::fprintf(stderr, "%sopmap import: %s: %d/%d batches acknowledged (%.0f%%)%s%s",
+                 tty_ ? "\r" : "", file_.c_str(), static_cast<int>(p.settled),
+                 static_cast<int>(total), pct,
+                 p.reconnects ? absl::StrFormat(", %d reconnects", p.reconnects).c_str() : "",
+                 tty_ ? "" : "\n");
+    std::fflush(stderr);
+  }
+  // Ends an in-place line before another line is printed.
+  void Finish() {
+    if (shown_ && tty_) std::fprintf(stderr, "\n");
+    shown_ = false;
+  }
+
+ private:
+  std::string file_;
+  bool enabled_, tty_, shown_ = false;
+  absl::Time start_, last_ = absl::InfinitePast();
+};
+
+const char* RejectionCodeName(int code) {
+  switch (code) {
+    case opmap::v1::REJECTION_CODE_INVALID_VALUE: return "INVALID_VALUE";
+    case opmap::v1::REJECTION_CODE_COLUMN_LENGTH: return "COLUMN_LENGTH";
+    case opmap::v1::REJECTION_CODE_UNKNOWN_STRING_ID: return "UNKNOWN_STRING_ID";
+    case opmap::v1::REJECTION_CODE_STRING_TABLE_GAP: return "STRING_TABLE_GAP";
+    case opmap::v1::REJECTION_CODE_MISSING_IDENTITY: return "MISSING_IDENTITY";
+    case opmap::v1::REJECTION_CODE_TOO_LARGE: return "TOO_LARGE";
+    default: return "UNSPECIFIED";
+  }
+}
+
+// Imports one file; returns the exit code for it.
+// A refusal or an unreachable collector sets *stop: it would apply to every file.
+int ImportOne(const std::string& path, const Args& args, CollectorClient* client,
+              const std::string& agent_id, bool* stop) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) {
+    std::cerr << "opmap import: " << path << ": " << bytes.status().message() << "\n";
+    return 2;
+  }
+  const std::string session_id = ImportSessionId(*bytes, CanonicalOptions(args));
+  absl::StatusOr<analysis::Trace> trace = analysis::ImportKinetoBytes(std::move(*bytes));
+  if (!trace.ok()) {
+    std::cerr << "opmap import: " << path << ": " << trace.status().message() << "\n";
+    return 2;
+  }
+  analysis::BatchingOptions batching;
+  batching.agent_id = agent_id;
+  batching.session_id = session_id;
+  batching.resource = MakeResource(args, *trace);
+  batching.max_records_per_batch = args.batch_records;
+  absl::StatusOr<std::vector<opmap::v1::Batch>> batches =
+      analysis::TraceToBatches(*trace, batching);
+  if (!batches.ok()) {
+    std::cerr << "opmap import: " << path << ": " << batches.status().message() << "\n";
+    return 2;
+  }
+  const size_t total = batches->size();
+  const int64_t gpu_events = static_cast<int64_t>(trace->gpu_events.size());
+  const int64_t records = gpu_events + static_cast<int64_t>(trace->api_calls.size()) +
+                          static_cast<int64_t>(trace->ranges.size());
+  *trace = analysis::Trace();  // the batches hold everything now
+
+  Progress progress(path, !args.quiet);
+  SenderOptions options;
+  options.window = args.window;
+  options.retry_for = args.retry_for;
+  options.progress = [&](const SenderProgress& p) { progress.Update(p, total); };
+  options.on_rejection = [&](const std::string&, const std::string&,
+                             const opmap::v1::Rejection& r) {
+    progress.Finish();
+    std::cerr << absl::StrFormat("opmap import: %s: batch %d rejected: %s%s%s (%s)\n", path,
+                                 r.seq(), r.field(), r.field().empty() ? "" : ": ",
+                                 r.message(), RejectionCodeName(r.code()));
+  };
+  if (!args.quiet) {
+    options.log = [&](const std::string& line) {
+      progress.Finish();
+      std::cerr << "opmap import: " << path << ": " << line << "\n";
+    };
+  }
+  size_t next = 0;
+  IngestSender sender(client, options);
+  SenderResult result = sender.Run([&](opmap::v1::Batch* out) {
+    if (next >= batches->size()) return false;
+    *out = std::move((*batches)[next++]);
+    return true;
+  });
+  progress.Finish();
+  if (!result.status.ok()) {
+    std::cerr << "opmap import: " << path << ": " << StatusLine(result.status)
+              << AuthHint(result.status, *client) << "\n";
+    *stop = true;
+    return ExitCodeFor(result.status) == 2 ? 2 : 1;
+  }
+  const SenderProgress& p = result.progress;
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (args.json) {
+    analysis::JsonWriter w;
+    w.BeginObject()
+        .Field("file", path)
+        .Field("agent_id", agent_id)
+        .Field("session_id", session_id)
+        .Field("batches", static_cast<int64_t>(total))
+        .Field("gpu_events", gpu_events)
+        .Field("records", records)
+        .Field("rejected_batches", p.rejected)
+        .Field("resent_batches", p.resent)
+        .Field("reconnects", p.reconnects)
+        .Field("seconds", seconds)
+        .EndObject();
+    std::cout << w.str() << "\n";
+  } else {
+    std::cout << absl::StrFormat("imported %s: %d batches, %d GPU events, session %s", path,
+                                 total, gpu_events, session_id);
+    if (p.rejected) std::cout << absl::StrFormat(" (%d batches rejected)", p.rejected);
+    if (p.reconnects) {
+      std::cout << absl::StrFormat(" (%d reconnects, %d batches resent)", p.reconnects,
+                                   p.resent);
+    }
+    std::cout << "\n";
+  }
+  std::cout.flush();
+  return p.rejected ? 2 : 0;
+}
+
+}  // namespace
+
+std::string ImportSessionId(std::string_view file_bytes, std::string_view options) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  static constexpr char kSep[] = "\0opmap-import\0";
+  bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
+            EVP_DigestUpdate(ctx, file_bytes.data(), file_bytes.size()) == 1 &&
+            EVP_DigestUpdate(ctx, kSep, sizeof(kSep) - 1) == 1 &&
+            EVP_DigestUpdate(ctx, options.data(), options.size()) == 1 &&
+            EVP_DigestFinal_ex(ctx, digest, &len) == 1;
+  EVP_MD_CTX_free(ctx);
+  if (!ok || len < 16) {
+    std::cerr << "opmap import: SHA-256 unavailable in libcrypto\n";
+    std::abort();
+  }
+  std::string id = "import-";
+  for (unsigned int i = 0; i < 16; ++i) absl::StrAppend(&id, absl::Hex(digest[i], absl::kZeroPad2));
+  return id;
+}
+
+int RunImport(const std::vector<std::string>& argv) {
+  Args args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    std::string error;
+    if (ParseConnectionFlag(argv, &i, &args.connection, &error)) {
+      if (!error.empty()) return UsageError(error);
+      continue;
+    }
+    auto value = [&]() -> const std::string* {
+      if (i + 1 >= argv.size()) return nullptr;
+      return &argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage << kConnectionUsage << kExitCodes;
+      return 0;
+    } else if (a == "--host" || a == "--model" || a == "--revision") {
+      const std::string* v = value();
+      if (!v) return UsageError(a + " needs a value");
+      (a == "--host" ? args.host : a == "--model" ? args.model : args.revision) = *v;
+    } else if (a == "--label") {
+      const std::string* v = value();
+      size_t eq = v ? v->find('=') : std::string::npos;
+      if (eq == std::string::npos || eq == 0) return UsageError("--label needs KEY=VALUE");
+      args.labels[v->substr(0, eq)] = v->substr(eq + 1);
+    } else if (a == "--batch-records" || a == "--window") {
+      const std::string* v = value();
+      uint64_t n = 0;
+      if (!v || !absl::SimpleAtoi(*v, &n) || n == 0 || n > 1'000'000) {
+        return UsageError(a + " needs an integer from 1 to 1000000");
+      }
+      (a == "--window" ? args.window : args.batch_records) = n;
+    } else if (a == "--retry-for") {
+      const std::string* v = value();
+      if (!v || !ParseDurationFlag(*v, &args.retry_for)) {
+        return UsageError("--retry-for needs a duration such as 120s or 10m");
+      }
+    } else if (a == "--format") {
+      const std::string* v = value();
+      if (v && (*v == "text" || *v == "table")) args.json = false;
+      else if (v && *v == "json") args.json = true;
+      else return UsageError("--format needs text or json");
+    } else if (a == "--quiet" || a == "-q") {
+      args.quiet = true;
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return UsageError("unknown option '" + a + "'");
+    } else {
+      args.traces.push_back(a);
+    }
+  }
+  if (args.traces.empty()) return UsageError("no trace given");
+  absl::StatusOr<std::unique_ptr<CollectorClient>> client =
+      CollectorClient::Create(args.connection);
+  if (!client.ok()) return UsageError(std::string(client.status().message()));
+
+  const std::string agent_id = "opmap-import@" + Hostname();
+  int exit_code = 0;
+  for (const std::string& path : args.traces) {
+    bool stop = false;
+    int rc = ImportOne(path, args, client->get(), agent_id, &stop);
+    if (stop) return rc;
+    exit_code = std::max(exit_code, rc);
+  }
+  return exit_code;
+}
+
+}  // namespace opmap::cli

@@ -1,0 +1,540 @@
+#include "cli/query_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "analysis/report/json_writer.h"
+#include "analysis/stats/ddsketch.h"
+#include "cli/grpc_client.h"
+#include "cli/selection_flags.h"
+#include "opmap/v1/query.grpc.pb.h"
+
+namespace opmap::cli {
+namespace {
+
+using analysis::JsonWriter;
+
+constexpr char kUsage[] = R"(usage: opmap query latency|breakdown|kernels --collector HOST:PORT [options]
+
+Asks a collector about the events it stores (imported traces and live agents alike).
+
+  latency    percentiles of kernel durations (--of kernel) or of operator instances'
+             summed GPU time (--of operator), grouped by --group-by; from the collector's
+             mergeable DDSketches (the header states their relative error)
+  breakdown  per GPU: span, busy, idle, compute and non-compute time (interval unions)
+  kernels    the heaviest kernels by summed GPU time, with p50/p99 and share
+
+options:
+  --format F            table (default), json (one object) or csv
+  --of S                latency: kernel (default) or operator
+  --group-by LIST       latency: comma-separated keys, in order, from operator,
+                        layer_type, kernel, host, revision, module, request (default:
+                        one row for everything selected)
+  --quantiles LIST      latency: each in [0,1] (default 0.5,0.95,0.99)
+  --limit N             latency: rows at most, largest total first (default: collector's)
+  --top N               kernels: rows at most (default 20)
+  -h, --help            this text
+
+)";
+
+constexpr char kExitCodes[] = R"(
+exit codes: 0 ok; 2 bad usage, or the collector refused the call (UNAUTHENTICATED,
+PERMISSION_DENIED, INVALID_ARGUMENT); 1 the collector is unreachable (UNAVAILABLE) or
+another failure. Errors print one line with the gRPC code and message.
+)";
+
+enum class Format { kTable, kJson, kCsv };
+
+struct Args {
+  std::string what;  // latency | breakdown | kernels
+  ConnectionFlags connection;
+  SelectionFlags selection;
+  Format format = Format::kTable;
+  opmap::v1::LatencySubject subject = opmap::v1::LATENCY_SUBJECT_KERNEL;
+  std::vector<opmap::v1::GroupBy> group_by;
+  std::vector<std::string> group_names;
+  std::vector<double> quantiles = {0.5, 0.95, 0.99};
+  uint32_t limit = 0;
+  uint32_t top = 20;
+  bool latency_flag = false, kernels_flag = false;
+  bool has_range = false;
+};
+
+int UsageError(const std::string& msg) {
+  std::cerr << "opmap query: " << msg << "\n" << "run 'opmap query --help' for usage\n";
+  return 2;
+}
+
+bool ParseGroupBy(std::string_view name, opmap::v1::GroupBy* out, std::string* canonical) {
+  struct Entry {
+    const char* name;
+    opmap::v1::GroupBy value;
+  };
+  static constexpr Entry kGroups[] = {
+      {"operator", opmap::v1::GROUP_BY_OPERATOR}, {"layer_type", opmap::v1::GROUP_BY_LAYER_TYPE},
+      {"kernel", opmap::v1::GROUP_BY_KERNEL},     {"host", opmap::v1::GROUP_BY_HOST},
+      {"revision", opmap::v1::GROUP_BY_REVISION}, {"module", opmap::v1::GROUP_BY_MODULE},
+      {"request", opmap::v1::GROUP_BY_REQUEST},
+  };
+  std::string n(name);
+  std::replace(n.begin(), n.end(), '-', '_');
+  for (const Entry& e : kGroups) {
+    if (n == e.name) {
+      *out = e.value;
+      *canonical = e.name;
+      return true;
+    }
+  }
+  return false;
+}
+
+// "p50", "p95", "p99.9".
+std::string QuantileName(double q) { return absl::StrFormat("p%g", q * 100); }
+
+// Exact µs with 3 decimals from integer ns.
+std::string UsFromNs(int64_t ns) {
+  std::string sign = ns < 0 ? "-" : "";
+  uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return absl::StrFormat("%s%d.%03d", sign, a / 1000, a % 1000);
+}
+std::string UsFromNs(double ns) {
+  if (!std::isfinite(ns)) return "unavailable";
+  return absl::StrFormat("%.3f", ns / 1000.0);
+}
+
+std::string Shorten(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  return s.substr(0, width - 3) + "...";
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string AccuracyText(double alpha) {
+  if (alpha <= 0) return "percentiles exact";
+  return absl::StrFormat("percentiles from DDSketch, relative error ≤ %.2f%%", alpha * 100);
+}
+
+// Prints `unavailable: <reason>` lines (stdout for tables, stderr for CSV so it stays
+// one table); JSON carries them in its own array.
+void PrintUnavailable(const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list,
+                      Format format) {
+  if (format == Format::kJson) return;
+  std::ostream& out = format == Format::kCsv ? std::cerr : std::cout;
+  for (const opmap::v1::Unavailable& u : list) {
+    out << "unavailable: " << (u.what().empty() ? "" : u.what() + ": ") << u.reason() << "\n";
+  }
+}
+
+void UnavailableJson(JsonWriter& w,
+                     const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list) {
+  w.Key("unavailable").BeginArray();
+  for (const opmap::v1::Unavailable& u : list) {
+    w.BeginObject().Field("what", u.what()).Field("reason", u.reason()).EndObject();
+  }
+  w.EndArray();
+}
+
+// A simple aligned table: text columns left, numbers right.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header, std::vector<bool> numeric)
+      : header_(std::move(header)), numeric_(std::move(numeric)) {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const {
+    std::vector<size_t> width(header_.size());
+    for (size_t c = 0; c < header_.size(); ++c) {
+      width[c] = header_[c].size();
+      for (const auto& r : rows_) width[c] = std::max(width[c], r[c].size());
+    }
+    std::string out;
+    auto line = [&](const std::vector<std::string>& r) {
+      std::string l;
+      for (size_t c = 0; c < r.size(); ++c) {
+        if (c) l += "  ";
+        std::string pad(width[c] - r[c].size(), ' ');
+        l += numeric_[c] ? pad + r[c] : r[c] + (c + 1 < r.size() ? pad : "");
+      }
+      out += l + "\n";
+    };
+    line(header_);
+    for (const auto& r : rows_) line(r);
+    return out;
+  }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<bool> numeric_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+int CallFailed(const grpc::Status& status, const CollectorClient& client,
+               const std::string& endpoint) {
+  std::cerr << "opmap query: " << StatusLine(status) << AuthHint(status, client)
+            << " (collector " << endpoint << ")\n";
+  return ExitCodeFor(status);
+}
+
+int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+  opmap::v1::LatencyRequest req;
+  if (args.has_range) *req.mutable_range() = range;
+  *req.mutable_filter() = args.selection.filter;
+  req.set_subject(args.subject);
+  for (opmap::v1::GroupBy g : args.group_by) req.add_group_by(g);
+  for (double q : args.quantiles) req.add_quantiles(q);
+  req.set_limit(args.limit);
+  opmap::v1::LatencyResponse resp;
+  std::string endpoint;
+  grpc::Status status = client.CallWithFailover(
+      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
+        return opmap::v1::Query::NewStub(ch)
+            ->LatencyPercentiles(&ctx, req, &resp);
+      },
+      &endpoint);
+  if (!status.ok()) return CallFailed(status, client, endpoint);
+
+  const char* subject = args.subject == opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU ? "operator"
+                                                                                : "kernel";
+  double alpha = resp.rows().empty() ? 0 : resp.rows(0).relative_accuracy();
+  for (const auto& r : resp.rows()) alpha = std::max(alpha, r.relative_accuracy());
+  std::vector<std::string> keys = args.group_names;
+
+  if (args.format == Format::kJson) {
+    JsonWriter w;
+    w.BeginObject().Field("query", "latency").Field("of", subject);
+    w.Key("group_by").BeginArray();
+    for (const auto& k : keys) w.String(k);
+    w.EndArray();
+    w.Key("quantiles").BeginArray();
+    for (double q : args.quantiles) w.Double(q, 6);
+    w.EndArray();
+    w.Field("relative_accuracy", alpha, 9);
+    w.Key("rows").BeginArray();
+    for (const auto& r : resp.rows()) {
+      w.BeginObject();
+      for (size_t k = 0; k < keys.size(); ++k) {
+        w.Field(keys[k], k < static_cast<size_t>(r.key_size()) ? r.key(k) : "");
+      }
+      w.Field("count", static_cast<int64_t>(r.count()))
+          .Field("total_us", r.sum_ns() / 1000.0)
+          .Field("min_us", r.min_ns() / 1000.0)
+          .Field("max_us", r.max_ns() / 1000.0);
+      for (size_t q = 0; q < args.quantiles.size(); ++q) {
+        w.Key(QuantileName(args.quantiles[q]) + "_us");
+        if (q < static_cast<size_t>(r.quantile_ns_size())) {
+          w.Double(r.quantile_ns(q) / 1000.0);
+        } else {
+          w.Null();
+        }
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("truncated").Bool(resp.truncated());
+    UnavailableJson(w, resp.unavailable());
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return std::cout.good() ? 0 : 1;
+  }
+
+  std::vector<std::string> header = keys;
+  std::vector<bool> numeric(keys.size(), false);
+  for (const char* h : {"count", "total_us", "min_us"}) header.push_back(h), numeric.push_back(true);
+  for (double q : args.quantiles) header.push_back(QuantileName(q) + "_us"), numeric.push_back(true);
+  header.push_back("max_us"), numeric.push_back(true);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : resp.rows()) {
+    std::vector<std::string> row;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      std::string v = k < static_cast<size_t>(r.key_size()) ? r.key(k) : "";
+      row.push_back(args.format == Format::kTable
+                        ? Shorten(v, keys[k] == "kernel" ? 60 : 40)
+                        : CsvField(v));
+    }
+    row.push_back(absl::StrCat(r.count()));
+    row.push_back(UsFromNs(r.sum_ns()));
+    row.push_back(UsFromNs(r.min_ns()));
+    for (size_t q = 0; q < args.quantiles.size(); ++q) {
+      row.push_back(q < static_cast<size_t>(r.quantile_ns_size()) ? UsFromNs(r.quantile_ns(q))
+                                                                   : "unavailable");
+    }
+    row.push_back(UsFromNs(r.max_ns()));
+    rows.push_back(std::move(row));
+  }
+  if (args.format == Format::kCsv) {
+    std::cout << absl::StrJoin(header, ",") << "\n";
+    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
+  } else {
+    const std::string what = absl::StrFormat(
+        "latency of %s, %s",
+        args.subject == opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU ? "operator instances' GPU time"
+                                                                : "GPU event durations",
+        keys.empty() ? "all selected" : "by " + absl::StrJoin(keys, ", "));
+    if (rows.empty()) {
+      std::cout << what << ": no rows\n";
+    } else {
+      std::cout << absl::StrFormat("%s: %d rows%s; %s\n", what, resp.rows_size(),
+                                   resp.truncated() ? " (truncated by --limit)" : "",
+                                   AccuracyText(alpha));
+      Table t(header, numeric);
+      for (auto& row : rows) t.Add(std::move(row));
+      std::cout << t.Render();
+    }
+  }
+  PrintUnavailable(resp.unavailable(), args.format);
+  std::cout.flush();
+  return std::cout.good() ? 0 : 1;
+}
+
+int Breakdown(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+  opmap::v1::TimeBreakdownRequest req;
+  if (args.has_range) *req.mutable_range() = range;
+  *req.mutable_filter() = args.selection.filter;
+  opmap::v1::TimeBreakdownResponse resp;
+  std::string endpoint;
+  grpc::Status status = client.CallWithFailover(
+      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
+        return opmap::v1::Query::NewStub(ch)
+            ->TimeBreakdown(&ctx, req, &resp);
+      },
+      &endpoint);
+  if (!status.ok()) return CallFailed(status, client, endpoint);
+
+  if (args.format == Format::kJson) {
+    JsonWriter w;
+    w.BeginObject().Field("query", "breakdown");
+    w.Key("devices").BeginArray();
+    for (const auto& d : resp.devices()) {
+      w.BeginObject()
+          .Field("host", d.host())
+          .Field("gpu_uuid", d.gpu_uuid())
+          .Field("gpu_name", d.gpu_name())
+          .Field("span_us", d.span_ns() / 1000.0)
+          .Field("busy_us", d.busy_ns() / 1000.0)
+          .Field("idle_us", d.idle_ns() / 1000.0)
+          .Field("compute_us", d.compute_ns() / 1000.0)
+          .Field("non_compute_us", d.non_compute_ns() / 1000.0)
+          .Field("kernel_count", static_cast<int64_t>(d.kernel_count()))
+          .EndObject();
+    }
+    w.EndArray();
+    UnavailableJson(w, resp.unavailable());
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return std::cout.good() ? 0 : 1;
+  }
+  std::vector<std::string> header = {"host",    "gpu_uuid", "gpu_name",   "span_us",
+                                     "busy_us", "idle_us",  "compute_us", "non_compute_us",
+                                     "events"};
+  std::vector<bool> numeric = {false, false, false, true, true, true, true, true, true};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& d : resp.devices()) {
+    auto text = [&](const std::string& s) {
+      return args.format == Format::kCsv ? CsvField(s) : s.empty() ? "-" : s;
+    };
+    rows.push_back({text(d.host()), text(d.gpu_uuid()), text(d.gpu_name()),
+                    UsFromNs(d.span_ns()), UsFromNs(d.busy_ns()), UsFromNs(d.idle_ns()),
+                    UsFromNs(d.compute_ns()), UsFromNs(d.non_compute_ns()),
+                    absl::StrCat(d.kernel_count())});
+  }
+  if (args.format == Format::kCsv) {
+    std::cout << absl::StrJoin(header, ",") << "\n";
+    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
+  } else {
+    if (rows.empty()) {
+      std::cout << "GPU time per device (interval unions): no devices\n";
+    } else {
+      std::cout << absl::StrFormat("GPU time per device (interval unions): %d devices\n",
+                                   resp.devices_size());
+      Table t(header, numeric);
+      for (auto& row : rows) t.Add(std::move(row));
+      std::cout << t.Render();
+    }
+  }
+  PrintUnavailable(resp.unavailable(), args.format);
+  std::cout.flush();
+  return std::cout.good() ? 0 : 1;
+}
+
+int Kernels(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+  opmap::v1::TopKernelsRequest req;
+  if (args.has_range) *req.mutable_range() = range;
+  *req.mutable_filter() = args.selection.filter;
+  req.set_limit(args.top);
+  opmap::v1::TopKernelsResponse resp;
+  std::string endpoint;
+  grpc::Status status = client.CallWithFailover(
+      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
+        return opmap::v1::Query::NewStub(ch)
+            ->TopKernels(&ctx, req, &resp);
+      },
+      &endpoint);
+  if (!status.ok()) return CallFailed(status, client, endpoint);
+  // TopKernels rows carry no α: the collector's kernel sketches are at the default scale.
+  const double alpha = stats::DDSketch::kRelativeAccuracy;
+
+  if (args.format == Format::kJson) {
+    JsonWriter w;
+    w.BeginObject().Field("query", "kernels").Field("relative_accuracy", alpha, 9);
+    w.Key("rows").BeginArray();
+    for (const auto& k : resp.rows()) {
+      w.BeginObject()
+          .Field("name", k.name())
+          .Field("layer_type", k.layer_type())
+          .Field("count", static_cast<int64_t>(k.count()))
+          .Field("total_us", k.total_ns() / 1000.0)
+          .Field("min_us", k.min_ns() / 1000.0)
+          .Field("max_us", k.max_ns() / 1000.0)
+          .Field("p50_us", k.p50_ns() / 1000.0)
+          .Field("p99_us", k.p99_ns() / 1000.0)
+          .Field("share", k.share_of_gpu_time(), 6)
+          .EndObject();
+    }
+    w.EndArray();
+    UnavailableJson(w, resp.unavailable());
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return std::cout.good() ? 0 : 1;
+  }
+  std::vector<std::string> header = {"name",   "layer_type", "count",  "total_us", "share",
+                                     "min_us", "p50_us",     "p99_us", "max_us"};
+  std::vector<bool> numeric = {false, false, true, true, true, true, true, true, true};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& k : resp.rows()) {
+    bool csv = args.format == Format::kCsv;
+    rows.push_back({csv ? CsvField(k.name()) : Shorten(k.name(), 60),
+                    csv ? CsvField(k.layer_type()) : k.layer_type(), absl::StrCat(k.count()),
+                    UsFromNs(k.total_ns()),
+                    csv ? absl::StrFormat("%.6f", k.share_of_gpu_time())
+                        : absl::StrFormat("%.2f%%", 100 * k.share_of_gpu_time()),
+                    UsFromNs(k.min_ns()), UsFromNs(k.p50_ns()), UsFromNs(k.p99_ns()),
+                    UsFromNs(k.max_ns())});
+  }
+  if (args.format == Format::kCsv) {
+    std::cout << absl::StrJoin(header, ",") << "\n";
+    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
+  } else {
+    if (rows.empty()) {
+      std::cout << "top kernels by GPU time: no rows\n";
+    } else {
+      std::cout << absl::StrFormat("top %d kernels by GPU time; %s\n", resp.rows_size(),
+                                   AccuracyText(alpha));
+      Table t(header, numeric);
+      for (auto& row : rows) t.Add(std::move(row));
+      std::cout << t.Render();
+    }
+  }
+  PrintUnavailable(resp.unavailable(), args.format);
+  std::cout.flush();
+  return std::cout.good() ? 0 : 1;
+}
+
+}  // namespace
+
+int RunQuery(const std::vector<std::string>& argv) {
+  Args args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    std::string error;
+    if (ParseConnectionFlag(argv, &i, &args.connection, &error) ||
+        ParseSelectionFlag(argv, &i, &args.selection, &error)) {
+      if (!error.empty()) return UsageError(error);
+      continue;
+    }
+    auto value = [&]() -> const std::string* {
+      if (i + 1 >= argv.size()) return nullptr;
+      return &argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage << kConnectionUsage << kSelectionUsage << kExitCodes;
+      return 0;
+    } else if (a == "--format") {
+      const std::string* v = value();
+      if (v && *v == "table") args.format = Format::kTable;
+      else if (v && *v == "json") args.format = Format::kJson;
+      else if (v && *v == "csv") args.format = Format::kCsv;
+      else return UsageError("--format needs table, json or csv");
+    } else if (a == "--of") {
+      const std::string* v = value();
+      args.latency_flag = true;
+      if (v && *v == "kernel") args.subject = opmap::v1::LATENCY_SUBJECT_KERNEL;
+      else if (v && *v == "operator") args.subject = opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU;
+      else return UsageError("--of needs kernel or operator");
+    } else if (a == "--group-by") {
+      const std::string* v = value();
+      if (!v) return UsageError("--group-by needs a list, e.g. operator,layer_type");
+      args.latency_flag = true;
+      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
+        opmap::v1::GroupBy g;
+        std::string name;
+        if (!ParseGroupBy(std::string_view(part.data(), part.size()), &g, &name)) {
+          return UsageError(absl::StrCat(
+              "--group-by: unknown key '", part,
+              "' (expected operator, layer_type, kernel, host, revision, module, request)"));
+        }
+        args.group_by.push_back(g);
+        args.group_names.push_back(name);
+      }
+    } else if (a == "--quantiles") {
+      const std::string* v = value();
+      if (!v) return UsageError("--quantiles needs a list, e.g. 0.5,0.99");
+      args.latency_flag = true;
+      args.quantiles.clear();
+      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
+        double q;
+        if (!absl::SimpleAtod(part, &q) || !(q >= 0 && q <= 1)) {
+          return UsageError(absl::StrCat("--quantiles: '", part, "' is not in [0, 1]"));
+        }
+        args.quantiles.push_back(q);
+      }
+      if (args.quantiles.empty()) return UsageError("--quantiles needs at least one value");
+    } else if (a == "--limit" || a == "--top") {
+      const std::string* v = value();
+      uint32_t n;
+      if (!v || !absl::SimpleAtoi(*v, &n)) return UsageError(a + " needs a non-negative integer");
+      if (a == "--limit") args.limit = n, args.latency_flag = true;
+      else args.top = n, args.kernels_flag = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError("unknown option '" + a + "'");
+    } else if (args.what.empty()) {
+      args.what = a;
+    } else {
+      return UsageError("unexpected argument '" + a + "'");
+    }
+  }
+  if (args.what.empty()) return UsageError("what to query? latency, breakdown or kernels");
+  if (args.what != "latency" && args.what != "breakdown" && args.what != "kernels") {
+    return UsageError("unknown query '" + args.what + "' (expected latency, breakdown or kernels)");
+  }
+  if (args.latency_flag && args.what != "latency") {
+    return UsageError("--of, --group-by, --quantiles and --limit apply to 'latency' only");
+  }
+  if (args.kernels_flag && args.what != "kernels") {
+    return UsageError("--top applies to 'kernels' only");
+  }
+  opmap::v1::TimeRange range;
+  std::string error;
+  if (!MakeTimeRange(args.selection, &range, &args.has_range, &error)) return UsageError(error);
+  absl::StatusOr<std::unique_ptr<CollectorClient>> client =
+      CollectorClient::Create(args.connection);
+  if (!client.ok()) return UsageError(std::string(client.status().message()));
+
+  if (args.what == "latency") return Latency(args, **client, range);
+  if (args.what == "breakdown") return Breakdown(args, **client, range);
+  return Kernels(args, **client, range);
+}
+
+}  // namespace opmap::cli

@@ -1,0 +1,357 @@
+#include "collector/ingest_service.h"
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "analysis/summary/rollup.h"
+
+namespace opmap::collector {
+
+using opmap::v1::Ack;
+using opmap::v1::Batch;
+using opmap::v1::Rejection;
+using opmap::v1::RejectionCode;
+
+struct IngestService::Session {
+  std::mutex mu;
+  bool loaded = false;      // last_seq / complete read from the store
+  uint64_t last_seq = 0;    // highest seq stored
+  bool complete = false;    // last_in_session stored with the rollup
+  std::unique_ptr<analysis::SessionAssembler> assembler;  // null until needed
+  std::optional<opmap::v1::Resource> last_resource;       // of the last valid batch
+  std::atomic<int64_t> last_used_ns{0};
+};
+
+namespace {
+
+int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
+
+int64_t RecordsIn(const Batch& b) {
+  return static_cast<int64_t>(b.kernels().start_ns_size()) + b.memory_ops().start_ns_size() +
+         b.launches().start_ns_size() + b.ranges().start_ns_size();
+}
+
+// "kernels.dur_ns[3]: negative duration -5" -> "negative duration -5".
+std::string CauseOf(const absl::Status& status, const std::string& field) {
+  std::string_view m(status.message().data(), status.message().size());
+  std::string prefix = (field.empty() ? std::string("batch") : field) + ": ";
+  if (m.starts_with(prefix)) m.remove_prefix(prefix.size());
+  return std::string(m);
+}
+
+// What is stored of a rejected batch: its identity, resource, window and end flag, and
+// the string-table delta when `keep_delta` (else an empty delta continuing the table).
+Batch Remainder(const Batch& b, bool keep_delta, uint32_t string_count,
+                const opmap::v1::Resource* resource) {
+  Batch out;
+  out.set_agent_id(b.agent_id());
+  out.set_session_id(b.session_id());
+  out.set_seq(b.seq());
+  *out.mutable_resource() = resource != nullptr ? *resource : b.resource();
+  out.set_window_start_ns(b.window_start_ns());
+  out.set_window_end_ns(b.window_end_ns());
+  out.set_last_in_session(b.last_in_session());
+  if (keep_delta) {
+    *out.mutable_strings() = b.strings();
+  } else {
+    out.mutable_strings()->set_base_index(string_count);
+    if (string_count == 0) out.mutable_strings()->add_strings("");
+  }
+  return out;
+}
+
+}  // namespace
+
+IngestService::IngestService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
+                             IngestOptions options)
+    : store_(store), auth_(auth), metrics_(metrics), options_(options) {}
+
+IngestService::~IngestService() = default;
+
+std::shared_ptr<IngestService::Session> IngestService::GetSession(const std::string& agent,
+                                                                  const std::string& session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<Session>& entry = sessions_[Key(agent, session)];
+  if (entry == nullptr) {
+    entry = std::make_shared<Session>();
+    metrics_->active_sessions.store(static_cast<int64_t>(sessions_.size()));
+  }
+  return entry;
+}
+
+void IngestService::Reset(Session& s) {
+  s.loaded = false;
+  s.last_seq = 0;
+  s.complete = false;
+  s.assembler.reset();
+  s.last_resource.reset();
+}
+
+absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch) {
+  if (s.loaded) return absl::OkStatus();
+  absl::StatusOr<SessionState> state = store_->GetSession(batch.agent_id(), batch.session_id());
+  if (!state.ok()) {
+    return absl::UnavailableError(
+        absl::StrFormat("store: reading session %s/%s: %s", batch.agent_id(),
+                        batch.session_id(), state.status().message()));
+  }
+  s.last_seq = state->last_seq;
+  s.complete = state->complete;
+  s.assembler.reset();
+  s.loaded = true;
+  return absl::OkStatus();
+}
+
+absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
+  if (s.assembler != nullptr) return absl::OkStatus();
+  auto assembler = std::make_unique<analysis::SessionAssembler>();
+  if (s.last_seq > 0) {
+    // Rebuild from what the store holds (after a restart or an eviction). Stored batches
+    // passed validation when they came; replay them without today's size limits.
+    absl::StatusOr<std::vector<std::string>> payloads =
+        store_->LoadSessionPayloads(batch.agent_id(), batch.session_id());
+    if (!payloads.ok()) {
+      return absl::UnavailableError(
+          absl::StrFormat("store: loading session %s/%s: %s", batch.agent_id(),
+                          batch.session_id(), payloads.status().message()));
+    }
+    analysis::BatchLimits unlimited;
+    unlimited.max_records = SIZE_MAX;
+    unlimited.max_new_strings = SIZE_MAX;
+    unlimited.max_string_bytes = SIZE_MAX;
+    Batch stored;
+    for (size_t i = 0; i < payloads->size(); ++i) {
+      if (!stored.ParseFromString((*payloads)[i])) {
+        return absl::DataLossError(absl::StrFormat(
+            "store: stored batch %d of session %s/%s does not parse", i + 1,
+            batch.agent_id(), batch.session_id()));
+      }
+      if (absl::Status st = assembler->Append(stored, unlimited); !st.ok()) {
+        return absl::DataLossError(absl::StrFormat(
+            "store: stored batch seq %d of session %s/%s does not decode: %s", stored.seq(),
+            batch.agent_id(), batch.session_id(), st.message()));
+      }
+      s.last_resource = stored.resource();
+    }
+  }
+  s.assembler = std::move(assembler);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch) {
+  Ack ack;
+  ack.set_agent_id(batch.agent_id());
+  ack.set_session_id(batch.session_id());
+  auto reject = [&](uint64_t durable, RejectionCode code, std::string field,
+                    std::string message) {
+    ack.set_durable_seq(durable);
+    Rejection* r = ack.add_rejected();
+    r->set_seq(batch.seq());
+    r->set_field(std::move(field));
+    r->set_message(std::move(message));
+    r->set_code(code);
+    metrics_->AddRejected(code);
+    return ack;
+  };
+  if (batch.agent_id().empty()) {
+    return reject(0, opmap::v1::REJECTION_CODE_MISSING_IDENTITY, "agent_id", "empty");
+  }
+  if (batch.session_id().empty()) {
+    return reject(0, opmap::v1::REJECTION_CODE_MISSING_IDENTITY, "session_id", "empty");
+  }
+
+  std::shared_ptr<Session> entry = GetSession(batch.agent_id(), batch.session_id());
+  std::lock_guard<std::mutex> lock(entry->mu);
+  Session& s = *entry;
+  s.last_used_ns.store(NowNs());
+  RETURN_IF_ERROR(EnsureLoaded(s, batch));
+  const uint64_t seq = batch.seq();
+  if (seq == 0) {
+    return reject(s.last_seq, opmap::v1::REJECTION_CODE_MISSING_IDENTITY, "seq",
+                  "0 is not a sequence number (they start at 1)");
+  }
+  if (seq <= s.last_seq) {
+    metrics_->duplicates.fetch_add(1, std::memory_order_relaxed);
+    ack.set_durable_seq(s.last_seq);
+    return ack;
+  }
+  if (s.complete) {
+    return reject(s.last_seq, opmap::v1::REJECTION_CODE_INVALID_VALUE, "seq",
+                  absl::StrFormat("%d follows the session's last batch (seq %d, "
+                                  "last_in_session)",
+                                  seq, s.last_seq));
+  }
+  if (seq != s.last_seq + 1) {
+    // A lower seq is missing: hold back (cumulative acks) until the agent resends it.
+    metrics_->out_of_order.fetch_add(1, std::memory_order_relaxed);
+    ack.set_durable_seq(s.last_seq);
+    return ack;
+  }
+  RETURN_IF_ERROR(EnsureAssembler(s, batch));
+  analysis::SessionAssembler& assembler = *s.assembler;
+
+  const int64_t records = RecordsIn(batch);
+  std::optional<Rejection> rejection;
+  if (assembler.record_count() + records > options_.max_session_records) {
+    rejection.emplace();
+    rejection->set_code(opmap::v1::REJECTION_CODE_TOO_LARGE);
+    rejection->set_message(absl::StrFormat(
+        "the session would hold %d records, over the collector's limit of %d per session",
+        assembler.record_count() + records, options_.max_session_records));
+  } else {
+    std::string field;
+    absl::Status valid = assembler.Append(batch, options_.limits, &field);
+    if (valid.ok()) {
+      s.last_resource = batch.resource();
+    } else {
+      rejection.emplace();
+      rejection->set_field(field);
+      rejection->set_message(CauseOf(valid, field));
+      RejectionCode code = analysis::RejectionCodeFor(valid);
+      rejection->set_code(code);
+    }
+  }
+
+  Batch remainder;
+  const Batch* to_store = &batch;
+  if (rejection.has_value()) {
+    rejection->set_seq(seq);
+    // Keep the delta when it is valid (later ids keep their meaning); else an empty
+    // delta, and the session cannot decode further batches (each is rejected the same
+    // way). A resource that fails validation is replaced by the last valid one.
+    struct Attempt {
+      bool keep_delta;
+      const opmap::v1::Resource* resource;  // null = the batch's own
+    };
+    std::vector<Attempt> attempts = {{true, nullptr}, {false, nullptr}};
+    if (s.last_resource.has_value()) {
+      attempts.push_back({true, &*s.last_resource});
+      attempts.push_back({false, &*s.last_resource});
+    }
+    bool applied = false;
+    for (const Attempt& attempt : attempts) {
+      remainder = Remainder(batch, attempt.keep_delta, assembler.string_count(), attempt.resource);
+      if (assembler.Append(remainder, options_.limits).ok()) {
+        applied = true;
+        break;
+      }
+    }
+    if (!applied) {
+      // Nothing of it can be stored; the session stays where it was.
+      *ack.add_rejected() = *rejection;
+      metrics_->AddRejected(rejection->code());
+      ack.set_durable_seq(s.last_seq);
+      return ack;
+    }
+    to_store = &remainder;
+  }
+
+  BatchCommit commit;
+  commit.batch = to_store;
+  commit.payload = to_store->SerializeAsString();
+  commit.received_ns = NowNs();
+  commit.string_count_after = assembler.string_count();
+  commit.record_count = rejection.has_value() ? 0 : records;
+  std::optional<analysis::SessionRollup> rollup;
+  if (to_store->last_in_session()) {
+    analysis::MappingResult mapping = analysis::MapGpuEvents(assembler.trace());
+    rollup = analysis::BuildRollup(assembler.trace(), mapping);
+    commit.rollup = &*rollup;
+  }
+  const absl::Time t0 = absl::Now();
+  absl::StatusOr<CommitOutcome> outcome = store_->CommitBatch(commit);
+  metrics_->ObserveCommit(absl::ToDoubleSeconds(absl::Now() - t0));
+  if (!outcome.ok()) {
+    metrics_->store_errors.fetch_add(1, std::memory_order_relaxed);
+    Reset(s);  // the assembler holds the uncommitted batch: rebuild from the store
+    return absl::UnavailableError(absl::StrFormat(
+        "store: batch %s/%s seq %d not stored (resend it): %s", batch.agent_id(),
+        batch.session_id(), seq, outcome.status().message()));
+  }
+  if (*outcome == CommitOutcome::kDuplicate) {
+    // Another writer stored it first: our in-memory state is stale.
+    metrics_->duplicates.fetch_add(1, std::memory_order_relaxed);
+    Reset(s);
+    RETURN_IF_ERROR(EnsureLoaded(s, batch));
+    ack.set_durable_seq(s.last_seq);
+    return ack;
+  }
+  s.last_seq = seq;
+  metrics_->batches.fetch_add(1, std::memory_order_relaxed);
+  metrics_->records.fetch_add(commit.record_count, std::memory_order_relaxed);
+  if (rejection.has_value()) {
+    metrics_->AddRejected(rejection->code());
+    *ack.add_rejected() = std::move(*rejection);
+  }
+  if (to_store->last_in_session()) {
+    s.complete = true;
+    s.assembler.reset();
+    metrics_->sessions_complete.fetch_add(1, std::memory_order_relaxed);
+  }
+  ack.set_durable_seq(seq);
+  return ack;
+}
+
+grpc::Status IngestService::Ingest(
+    grpc::ServerContext* context, grpc::ServerReaderWriter<Ack, Batch>* stream) {
+  if (grpc::Status auth = auth_->Authorize(context, Permission::kIngest); !auth.ok()) {
+    metrics_->auth_failures.fetch_add(1, std::memory_order_relaxed);
+    return auth;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down");
+    contexts_.insert(context);
+  }
+  metrics_->ingest_streams.fetch_add(1, std::memory_order_relaxed);
+  grpc::Status result = grpc::Status::OK;
+  Batch batch;
+  while (stream->Read(&batch)) {
+    absl::StatusOr<Ack> ack = HandleBatch(batch);
+    if (!ack.ok()) {
+      result = grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(ack.status().message()));
+      break;
+    }
+    if (!stream->Write(*ack)) break;
+  }
+  metrics_->ingest_streams.fetch_sub(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  contexts_.erase(context);
+  if (result.ok() && shutting_down_) {
+    result = grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down");
+  }
+  return result;
+}
+
+void IngestService::BeginShutdown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  shutting_down_ = true;
+  for (grpc::ServerContext* context : contexts_) context->TryCancel();
+}
+
+size_t IngestService::EvictIdle(absl::Time cutoff) {
+  const int64_t cutoff_ns = absl::ToUnixNanos(cutoff);
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t dropped = 0;
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    // use_count 1: no handler holds it (they take their reference under mu_).
+    if (it->second.use_count() == 1 && it->second->last_used_ns.load() < cutoff_ns) {
+      sessions_.erase(it++);
+      ++dropped;
+    } else {
+      ++it;
+    }
+  }
+  metrics_->active_sessions.store(static_cast<int64_t>(sessions_.size()));
+  return dropped;
+}
+
+size_t IngestService::sessions_in_memory() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sessions_.size();
+}
+
+}  // namespace opmap::collector

@@ -1,0 +1,96 @@
+// The Ingest service: `rpc Ingest(stream Batch) returns (stream Ack)`, exactly once.
+//
+// Per batch of (agent, session), under that session's lock:
+//  - missing identity (empty agent_id / session_id, seq 0): rejected MISSING_IDENTITY,
+//    nothing stored, durable_seq = what the session already has (0 when unknown);
+//  - seq <= the session's stored last_seq: a duplicate, dropped; Ack(durable_seq =
+//    last_seq);
+//  - seq > last_seq + 1: a gap (a lower seq is missing): not stored, not rejected;
+//    Ack(durable_seq = last_seq) — the agent resends from the gap;
+//  - seq after a complete session's last batch: rejected INVALID_VALUE ("seq"), not
+//    stored;
+//  - otherwise validated and appended to the session's SessionAssembler. Valid: stored
+//    with its records. Invalid: stored *without its events* (its string-table delta
+//    alone, when that is valid, so later ids keep their meaning — ingest.proto), and
+//    the Ack lists a Rejection{seq, field, message, code}. Either way, on the session's
+//    last batch the assembled Trace is mapped and rolled up and the rollup is committed
+//    in the same transaction; then Ack(durable_seq = seq).
+//  - A failed commit ends the stream with UNAVAILABLE (the agent resends) and drops the
+//    session's in-memory state, which is rebuilt from the store on its next batch.
+// Sessions are rebuilt from Store::LoadSessionPayloads when a batch arrives for a
+// session the store has and memory doesn't (after a restart or an idle eviction).
+#ifndef OPMAP_COLLECTOR_INGEST_SERVICE_H_
+#define OPMAP_COLLECTOR_INGEST_SERVICE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "analysis/wire/batch_codec.h"
+#include "collector/auth.h"
+#include "collector/metrics.h"
+#include "collector/store/store.h"
+#include "opmap/v1/ingest.grpc.pb.h"
+
+namespace opmap::collector {
+
+struct IngestOptions {
+  analysis::BatchLimits limits;
+  // Records one session may accumulate (it is held in memory until its rollup); a batch
+  // that would pass it is rejected TOO_LARGE.
+  int64_t max_session_records = 20'000'000;
+};
+
+class IngestService final : public opmap::v1::Ingest::Service {
+ public:
+  IngestService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
+                IngestOptions options = {});
+  ~IngestService() override;
+
+  grpc::Status Ingest(grpc::ServerContext* context,
+                      grpc::ServerReaderWriter<opmap::v1::Ack, opmap::v1::Batch>* stream)
+      override;
+
+  // One batch, as the stream handler processes it. An error is transient (the store
+  // failed): the stream ends with it and nothing of the batch is acknowledged.
+  absl::StatusOr<opmap::v1::Ack> HandleBatch(const opmap::v1::Batch& batch);
+
+  // Cancels every open stream and refuses new ones with UNAVAILABLE. Commits in
+  // progress finish (their acks may not reach the agent, which resends: duplicates).
+  void BeginShutdown();
+
+  // Forgets in-memory state of sessions not used since `cutoff` (rebuilt on demand).
+  // Returns how many were dropped.
+  size_t EvictIdle(absl::Time cutoff);
+
+  size_t sessions_in_memory();
+
+ private:
+  struct Session;
+  using Key = std::pair<std::string, std::string>;
+
+  std::shared_ptr<Session> GetSession(const std::string& agent, const std::string& session);
+  absl::Status EnsureLoaded(Session& s, const opmap::v1::Batch& batch);
+  absl::Status EnsureAssembler(Session& s, const opmap::v1::Batch& batch);
+  void Reset(Session& s);
+
+  Store* store_;
+  const Authenticator* auth_;
+  CollectorMetrics* metrics_;
+  IngestOptions options_;
+
+  std::mutex mu_;  // guards sessions_, contexts_, shutting_down_
+  absl::flat_hash_map<Key, std::shared_ptr<Session>> sessions_;
+  absl::flat_hash_set<grpc::ServerContext*> contexts_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace opmap::collector
+
+#endif  // OPMAP_COLLECTOR_INGEST_SERVICE_H_

@@ -1,0 +1,250 @@
+#include "collector/query_service.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/report/chrome_trace.h"
+#include "analysis/wire/batch_codec.h"
+
+namespace opmap::collector {
+namespace {
+
+// What ExportTrace needs of a stored batch before loading its session: the identity
+// and the resource, read without decoding the event columns.
+struct BatchHeader {
+  std::string agent_id;
+  std::string session_id;
+  opmap::v1::Resource resource;
+};
+
+bool ParseHeader(std::string_view payload, BatchHeader* h) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(payload.data()),
+                                            static_cast<int>(payload.size()));
+  for (;;) {
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.CurrentPosition() == static_cast<int>(payload.size());
+    const int field = static_cast<int>(tag >> 3);
+    const bool delimited =
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    if (delimited && (field == 1 || field == 2)) {
+      if (!WireFormatLite::ReadBytes(&in, field == 1 ? &h->agent_id : &h->session_id)) return false;
+    } else if (delimited && field == 4) {
+      if (!WireFormatLite::ReadMessage(&in, &h->resource)) return false;
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+  }
+}
+
+std::string SessionLabel(const BatchHeader& h) {
+  std::vector<std::string> parts;
+  if (!h.resource.host().empty()) parts.push_back(h.resource.host());
+  if (!h.resource.model_name().empty()) {
+    parts.push_back(h.resource.model_revision().empty()
+                        ? h.resource.model_name()
+                        : absl::StrCat(h.resource.model_name(), "@", h.resource.model_revision()));
+  }
+  parts.push_back(absl::StrCat("[", h.agent_id, "/", h.session_id, "]"));
+  return absl::StrJoin(parts, " ");
+}
+
+grpc::Status Reply(const absl::Status& status) { return ToGrpcStatus(status); }
+
+}  // namespace
+
+absl::Status ValidateTimeRange(const opmap::v1::TimeRange& range, bool has_range) {
+  if (!has_range || (range.start_ns() == 0 && range.end_ns() == 0)) return absl::OkStatus();
+  if (range.end_ns() <= range.start_ns()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("range.end_ns (%d) must be greater than range.start_ns (%d)",
+                        range.end_ns(), range.start_ns()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest& request,
+                               const QueryOptions& options,
+                               const std::function<bool(const opmap::v1::TraceChunk&)>& write) {
+  RETURN_IF_ERROR(ValidateTimeRange(request.range(), request.has_range()));
+  uint64_t max_events = request.max_events() == 0 ? options.default_max_events
+                                                  : request.max_events();
+  if (max_events > options.max_events_limit) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "max_events: %d is over the collector's limit of %d", max_events,
+        options.max_events_limit));
+  }
+
+  // Pass 1: which sessions the range and filter select, in the store's order.
+  std::vector<BatchHeader> sessions;
+  absl::flat_hash_set<std::pair<std::string, std::string>> seen;
+  RETURN_IF_ERROR(store.ForEachBatch(
+      request.range(), request.filter(), [&](std::string_view payload) -> absl::Status {
+        BatchHeader h;
+        if (!ParseHeader(payload, &h)) return absl::DataLossError("store: a stored batch does not parse");
+        if (!request.agent_id().empty() && h.agent_id != request.agent_id()) return absl::OkStatus();
+        if (!request.session_id().empty() && h.session_id != request.session_id()) {
+          return absl::OkStatus();
+        }
+        if (seen.insert({h.agent_id, h.session_id}).second) sessions.push_back(std::move(h));
+        return absl::OkStatus();
+      }));
+
+  // Pass 2: each session whole (its string table starts in its first batch), rendered
+  // with the time filter.
+  bool stopped = false;
+  auto send = [&](std::string_view data, bool last, const analysis::ChromeTraceWriter* w) {
+    do {
+      size_t n = std::min(data.size(), options.chunk_bytes);
+      opmap::v1::TraceChunk chunk;
+      chunk.set_data(data.data(), n);
+      data.remove_prefix(n);
+      if (last && data.empty()) {
+        chunk.set_last(true);
+        chunk.set_events(w->events());
+        chunk.set_truncated(w->truncated());
+      }
+      if (!write(chunk)) {
+        stopped = true;
+        return false;
+      }
+    } while (!data.empty());
+    return true;
+  };
+  analysis::ChromeTraceOptions render;
+  render.max_events = max_events;
+  if (request.has_range() && !(request.range().start_ns() == 0 && request.range().end_ns() == 0)) {
+    render.start_ns = request.range().start_ns();
+    render.end_ns = request.range().end_ns();
+  }
+  render.flush_bytes = options.chunk_bytes > (256 << 10) ? options.chunk_bytes - (128 << 10)
+                                                         : options.chunk_bytes;
+  analysis::ChromeTraceWriter* writer_ptr = nullptr;
+  analysis::ChromeTraceWriter writer(
+      render, [&](std::string_view data) { return send(data, false, writer_ptr); });
+  writer_ptr = &writer;
+
+  analysis::BatchLimits unlimited;
+  unlimited.max_records = SIZE_MAX;
+  unlimited.max_new_strings = SIZE_MAX;
+  unlimited.max_string_bytes = SIZE_MAX;
+  for (const BatchHeader& h : sessions) {
+    if (writer.truncated()) break;
+    ASSIGN_OR_RETURN(std::vector<std::string> payloads,
+                     store.LoadSessionPayloads(h.agent_id, h.session_id));
+    analysis::SessionAssembler assembler;
+    opmap::v1::Batch batch;
+    for (const std::string& payload : payloads) {
+      if (!batch.ParseFromString(payload)) {
+        return absl::DataLossError(absl::StrFormat(
+            "store: a stored batch of session %s/%s does not parse", h.agent_id, h.session_id));
+      }
+      if (absl::Status s = assembler.Append(batch, unlimited); !s.ok()) {
+        return absl::DataLossError(absl::StrFormat("store: stored batch seq %d of session %s/%s: %s",
+                                                   batch.seq(), h.agent_id, h.session_id,
+                                                   s.message()));
+      }
+    }
+    payloads.clear();
+    analysis::ChromeTraceSource source;
+    source.label = SessionLabel(h);
+    source.default_pid = h.resource.pid();
+    for (const opmap::v1::Gpu& gpu : h.resource.gpus()) {
+      if (gpu.device() >= 1024) continue;
+      if (source.gpu_names.size() <= gpu.device()) source.gpu_names.resize(gpu.device() + 1);
+      source.gpu_names[gpu.device()] = gpu.name();
+    }
+    if (!writer.Add(assembler.trace(), source)) break;
+  }
+  if (stopped) return absl::CancelledError("the reader went away");
+  std::string tail = writer.Finish();
+  send(tail, true, &writer);
+  if (stopped) return absl::CancelledError("the reader went away");
+  return absl::OkStatus();
+}
+
+QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
+                           QueryOptions options)
+    : store_(store), auth_(auth), metrics_(metrics), options_(options) {}
+
+grpc::Status QueryService::Authorize(grpc::ServerContext* context) {
+  grpc::Status status = auth_->Authorize(context, Permission::kQuery);
+  if (!status.ok()) metrics_->auth_failures.fetch_add(1, std::memory_order_relaxed);
+  return status;
+}
+
+grpc::Status QueryService::LatencyPercentiles(grpc::ServerContext* context,
+                                              const opmap::v1::LatencyRequest* request,
+                                              opmap::v1::LatencyResponse* response) {
+  if (grpc::Status s = Authorize(context); !s.ok()) return s;
+  if (absl::Status s = ValidateTimeRange(request->range(), request->has_range()); !s.ok()) {
+    return Reply(s);
+  }
+  for (int i = 0; i < request->quantiles_size(); ++i) {
+    double q = request->quantiles(i);
+    if (!(q >= 0.0 && q <= 1.0)) {
+      return Reply(absl::InvalidArgumentError(
+          absl::StrFormat("quantiles[%d]: %g is outside [0, 1]", i, q)));
+    }
+  }
+  for (int i = 0; i < request->group_by_size(); ++i) {
+    if (request->group_by(i) == opmap::v1::GROUP_BY_UNSPECIFIED ||
+        !opmap::v1::GroupBy_IsValid(request->group_by(i))) {
+      return Reply(absl::InvalidArgumentError(
+          absl::StrFormat("group_by[%d]: %d is not a grouping", i, request->group_by(i))));
+    }
+  }
+  absl::StatusOr<opmap::v1::LatencyResponse> result = store_->QueryLatency(*request);
+  if (!result.ok()) return Reply(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::TimeBreakdown(grpc::ServerContext* context,
+                                         const opmap::v1::TimeBreakdownRequest* request,
+                                         opmap::v1::TimeBreakdownResponse* response) {
+  if (grpc::Status s = Authorize(context); !s.ok()) return s;
+  if (absl::Status s = ValidateTimeRange(request->range(), request->has_range()); !s.ok()) {
+    return Reply(s);
+  }
+  absl::StatusOr<opmap::v1::TimeBreakdownResponse> result = store_->QueryTimeBreakdown(*request);
+  if (!result.ok()) return Reply(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::TopKernels(grpc::ServerContext* context,
+                                      const opmap::v1::TopKernelsRequest* request,
+                                      opmap::v1::TopKernelsResponse* response) {
+  if (grpc::Status s = Authorize(context); !s.ok()) return s;
+  if (absl::Status s = ValidateTimeRange(request->range(), request->has_range()); !s.ok()) {
+    return Reply(s);
+  }
+  absl::StatusOr<opmap::v1::TopKernelsResponse> result = store_->QueryTopKernels(*request);
+  if (!result.ok()) return Reply(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::ExportTrace(grpc::ServerContext* context,
+                                       const opmap::v1::ExportTraceRequest* request,
+                                       grpc::ServerWriter<opmap::v1::TraceChunk>* writer) {
+  if (grpc::Status s = Authorize(context); !s.ok()) return s;
+  absl::Status status = ExportTraceChunks(
+      *store_, *request, options_, [&](const opmap::v1::TraceChunk& chunk) {
+        return !context->IsCancelled() && writer->Write(chunk);
+      });
+  return Reply(status);
+}
+
+}  // namespace opmap::collector

@@ -1,0 +1,62 @@
+// The Query service: latency percentiles, per-device time breakdown and top kernels
+// (answered by the Store over rollups), and ExportTrace (raw batches of the selected
+// sessions re-assembled and rendered as Chrome-trace JSON, streamed in chunks ≤ 1 MiB).
+// Every call needs a token with role analyst or admin.
+#ifndef OPMAP_COLLECTOR_QUERY_SERVICE_H_
+#define OPMAP_COLLECTOR_QUERY_SERVICE_H_
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "collector/auth.h"
+#include "collector/metrics.h"
+#include "collector/store/store.h"
+#include "opmap/v1/query.grpc.pb.h"
+
+namespace opmap::collector {
+
+struct QueryOptions {
+  uint64_t default_max_events = 1'000'000;  // ExportTrace max_events == 0
+  uint64_t max_events_limit = 50'000'000;   // larger requests are refused
+  size_t chunk_bytes = 1 << 20;             // TraceChunk.data at most
+};
+
+// Checks a request's time range: unset (0/0) means everything; otherwise end > start.
+absl::Status ValidateTimeRange(const opmap::v1::TimeRange& range, bool has_range);
+
+// ExportTrace without gRPC: calls `write` with each chunk in order (the last has
+// last = true, events, truncated); stops early when it returns false.
+absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest& request,
+                               const QueryOptions& options,
+                               const std::function<bool(const opmap::v1::TraceChunk&)>& write);
+
+class QueryService final : public opmap::v1::Query::Service {
+ public:
+  QueryService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
+               QueryOptions options = {});
+
+  grpc::Status LatencyPercentiles(grpc::ServerContext* context,
+                                  const opmap::v1::LatencyRequest* request,
+                                  opmap::v1::LatencyResponse* response) override;
+  grpc::Status TimeBreakdown(grpc::ServerContext* context,
+                             const opmap::v1::TimeBreakdownRequest* request,
+                             opmap::v1::TimeBreakdownResponse* response) override;
+  grpc::Status TopKernels(grpc::ServerContext* context, const opmap::v1::TopKernelsRequest* request,
+                          opmap::v1::TopKernelsResponse* response) override;
+  grpc::Status ExportTrace(grpc::ServerContext* context,
+                           const opmap::v1::ExportTraceRequest* request,
+                           grpc::ServerWriter<opmap::v1::TraceChunk>* writer) override;
+
+ private:
+  grpc::Status Authorize(grpc::ServerContext* context);
+
+  Store* store_;
+  const Authenticator* auth_;
+  CollectorMetrics* metrics_;
+  QueryOptions options_;
+};
+
+}  // namespace opmap::collector
+
+#endif  // OPMAP_COLLECTOR_QUERY_SERVICE_H_

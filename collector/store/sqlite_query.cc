@@ -1,0 +1,476 @@
+// SqliteStore queries: latency percentiles, top kernels and the time breakdown over
+// rollups, and the raw-batch scan for export. Every query selects sessions by range and
+// filter (SessionConditions) and merges their rollup rows in C++: each row's sketch is
+// deserialized once and merged into its group's accumulator, so a query costs
+// O(selected rollup rows), whatever the number of kernels behind them.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/stats/ddsketch.h"
+#include "analysis/summary/event_layer_types.h"
+#include "analysis/taxonomy/layer_taxonomy.h"
+#include "collector/store/sketch_columns.h"
+#include "collector/store/sqlite_store.h"
+
+namespace opmap::collector {
+namespace {
+
+using opmap::v1::Filter;
+using opmap::v1::TimeRange;
+using stats::DDSketch;
+
+// SQL conditions on the sessions table (alias `s`) and their parameters, bound in order.
+// Views point into the request, which outlives the statement.
+struct SessionConditions {
+  std::string sql;  // " AND ..." clauses
+  std::vector<std::variant<int64_t, std::string_view>> params;
+
+  void Bind(sqlite::Statement& st) const {
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int index = static_cast<int>(i) + 1;
+      if (const int64_t* v = std::get_if<int64_t>(&params[i])) {
+        st.BindInt(index, *v);
+      } else {
+        st.BindText(index, std::get<std::string_view>(params[i]));
+      }
+    }
+  }
+};
+
+absl::Status ValidateRange(const TimeRange& range) {
+  if (range.start_ns() == 0 && range.end_ns() == 0) return absl::OkStatus();
+  if (range.end_ns() <= range.start_ns()) {
+    return absl::InvalidArgumentError(absl::StrFormat("range.end_ns <= start_ns (%d <= %d)",
+                                                      range.end_ns(), range.start_ns()));
+  }
+  return absl::OkStatus();
+}
+
+// Only the conditions that apply are generated, so the SQL text (and the cached
+// statement) varies with which fields are set, not with their values.
+SessionConditions Conditions(const TimeRange& range, const Filter& filter) {
+  SessionConditions c;
+  if (!(range.start_ns() == 0 && range.end_ns() == 0)) {
+    // Overlap of [window_start, window_end) with [start, end); end 0 = still open.
+    c.sql += " AND s.window_start_ns < ? AND (s.window_end_ns > ? OR s.window_end_ns = 0)";
+    c.params.emplace_back(range.end_ns());
+    c.params.emplace_back(range.start_ns());
+  }
+  if (!filter.host().empty()) {
+    c.sql += " AND s.host = ?";
+    c.params.emplace_back(std::string_view(filter.host()));
+  }
+  if (!filter.model().empty()) {
+    c.sql += " AND s.model = ?";
+    c.params.emplace_back(std::string_view(filter.model()));
+  }
+  if (!filter.revision().empty()) {
+    c.sql += " AND s.revision = ?";
+    c.params.emplace_back(std::string_view(filter.revision()));
+  }
+  for (const auto& [key, value] : filter.labels()) {
+    c.sql += " AND EXISTS (SELECT 1 FROM json_each(s.labels_json) AS j "
+             "WHERE j.key = ? AND j.value = ?)";
+    c.params.emplace_back(std::string_view(key));
+    c.params.emplace_back(std::string_view(value));
+  }
+  return c;
+}
+
+// One stored rollup row; views valid during the callback only.
+struct RollupView {
+  std::string_view host, revision, layer_type, operator_name, kernel;
+  int64_t count, sum_ns, min_ns, max_ns;
+  StoredSketch sketch;
+};
+
+// Key columns a query reads; the others are selected as '' so SQLite does not decode them.
+enum KeyColumnBit : uint32_t {
+  kHostBit = 1, kRevisionBit = 2, kLayerTypeBit = 4, kOperatorBit = 8, kKernelBit = 16,
+};
+
+// Calls `visit` for each rollup row of `subject` of the complete sessions selected; the
+// text columns not in `key_columns` (KeyColumnBit) are empty.
+template <typename Visit>
+absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
+                         uint32_t key_columns, const SessionConditions& c, Visit&& visit) {
+  auto col = [&](KeyColumnBit bit, const char* name) {
+    return (key_columns & bit) != 0 ? name : "''";
+  };
+  ASSIGN_OR_RETURN(
+      sqlite::Statement st,
+      db.Prepare(absl::StrFormat(
+          "SELECT %s, %s, %s, %s, %s, r.count, r.sum_ns, r.min_ns, r.max_ns, r.sketch_scale, "
+          "r.sketch_offset, r.sketch_bins, r.sketch_zero, r.sketch_sum, r.sketch_min, "
+          "r.sketch_max FROM sessions s JOIN rollups r ON r.session_id = s.id "
+          "AND r.subject = %d WHERE s.complete = 1%s",
+          col(kHostBit, "s.host"), col(kRevisionBit, "s.revision"),
+          col(kLayerTypeBit, "r.layer_type"), col(kOperatorBit, "r.operator"),
+          col(kKernelBit, "r.kernel"), static_cast<int>(subject), c.sql)));
+  c.Bind(st);
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) return absl::OkStatus();
+    RollupView v{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4),
+                 st.Int(5),  st.Int(6),  st.Int(7),  st.Int(8),
+                 StoredSketch{static_cast<int>(st.Int(9)), static_cast<int32_t>(st.Int(10)),
+                              st.Blob(11), static_cast<uint64_t>(st.Int(12)), st.Double(13),
+                              st.Double(14), st.Double(15)}};
+    RETURN_IF_ERROR(visit(v));
+  }
+}
+
+// Exact count/sum/min/max plus the merged sketch of one output group.
+struct Accumulator {
+  uint64_t count = 0;
+  int64_t sum_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  SketchAccumulator sketch;
+
+  absl::Status Add(const RollupView& v) {
+    if (absl::Status st = sketch.Add(v.sketch); !st.ok()) {
+      return absl::DataLossError(absl::StrFormat("rollups: stored sketch of (%s, %s, %s): %s",
+                                                 v.layer_type, v.operator_name, v.kernel,
+                                                 st.message()));
+    }
+    if (count == 0 || v.min_ns < min_ns) min_ns = v.min_ns;
+    if (count == 0 || v.max_ns > max_ns) max_ns = v.max_ns;
+    count += static_cast<uint64_t>(v.count);
+    sum_ns += v.sum_ns;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<DDSketch> Sketch() const {
+    absl::StatusOr<DDSketch> s = sketch.Finish();
+    if (!s.ok()) {
+      return absl::DataLossError(
+          absl::StrFormat("rollups: merged sketch: %s", s.status().message()));
+    }
+    return s;
+  }
+};
+
+void ToProto(const DDSketch& s, opmap::v1::Sketch* out) {
+  out->set_scale(s.scale());
+  out->set_offset(s.offset());
+  for (uint64_t b : s.bins()) out->add_counts(b);
+  out->set_zero_count(s.zero_count());
+  out->set_count(s.count());
+  out->set_sum(s.sum());
+  out->set_min(s.empty() ? 0 : s.min());
+  out->set_max(s.empty() ? 0 : s.max());
+}
+
+opmap::v1::Unavailable MakeUnavailable(std::string what, std::string reason) {
+  opmap::v1::Unavailable u;
+  u.set_what(std::move(what));
+  u.set_reason(std::move(reason));
+  return u;
+}
+
+constexpr char kNoSessions[] = "no complete session matches the range and filter";
+
+// Columns of RollupView a group_by selects.
+enum class KeyColumn { kHost, kRevision, kLayerType, kOperator, kKernel };
+
+std::string_view Column(const RollupView& v, KeyColumn c) {
+  switch (c) {
+    case KeyColumn::kHost: return v.host;
+    case KeyColumn::kRevision: return v.revision;
+    case KeyColumn::kLayerType: return v.layer_type;
+    case KeyColumn::kOperator: return v.operator_name;
+    case KeyColumn::kKernel: return v.kernel;
+  }
+  return {};
+}
+
+uint32_t ColumnBit(KeyColumn c) {
+  switch (c) {
+    case KeyColumn::kHost: return kHostBit;
+    case KeyColumn::kRevision: return kRevisionBit;
+    case KeyColumn::kLayerType: return kLayerTypeBit;
+    case KeyColumn::kOperator: return kOperatorBit;
+    case KeyColumn::kKernel: return kKernelBit;
+  }
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
+    const opmap::v1::LatencyRequest& request) {
+  using opmap::v1::GroupBy;
+  RETURN_IF_ERROR(ValidateRange(request.range()));
+  std::vector<double> quantiles(request.quantiles().begin(), request.quantiles().end());
+  for (size_t i = 0; i < quantiles.size(); ++i) {
+    if (!(quantiles[i] >= 0 && quantiles[i] <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("quantiles[%d]: %g is not in [0, 1]", i, quantiles[i]));
+    }
+  }
+  if (quantiles.empty()) quantiles = {0.5, 0.95, 0.99};
+
+  opmap::v1::LatencyResponse response;
+  const bool by_operator =
+      std::find(request.group_by().begin(), request.group_by().end(),
+                opmap::v1::GROUP_BY_OPERATOR) != request.group_by().end();
+  analysis::RollupSubject subject;
+  switch (request.subject()) {
+    case opmap::v1::LATENCY_SUBJECT_KERNEL:
+      subject = analysis::RollupSubject::kKernel;
+      break;
+    case opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU:
+      subject = analysis::RollupSubject::kOperatorGpu;
+      break;
+    case opmap::v1::LATENCY_SUBJECT_UNSPECIFIED:
+      // Grouping by operator asks about operators: their instances' GPU time.
+      subject = by_operator ? analysis::RollupSubject::kOperatorGpu
+                            : analysis::RollupSubject::kKernel;
+      break;
+    case opmap::v1::LATENCY_SUBJECT_REQUEST:
+      *response.add_unavailable() =
+          MakeUnavailable("subject REQUEST", "request ranges are not collected yet");
+      return response;
+    case opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU:
+      *response.add_unavailable() = MakeUnavailable(
+          "subject OPERATOR_CPU", "operator CPU durations are not rolled up yet");
+      return response;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrFormat("subject: unknown value %d", static_cast<int>(request.subject())));
+  }
+
+  std::vector<KeyColumn> columns;
+  for (int i = 0; i < request.group_by_size(); ++i) {
+    switch (request.group_by(i)) {
+      case opmap::v1::GROUP_BY_OPERATOR: columns.push_back(KeyColumn::kOperator); break;
+      case opmap::v1::GROUP_BY_LAYER_TYPE: columns.push_back(KeyColumn::kLayerType); break;
+      case opmap::v1::GROUP_BY_HOST: columns.push_back(KeyColumn::kHost); break;
+      case opmap::v1::GROUP_BY_REVISION: columns.push_back(KeyColumn::kRevision); break;
+      case opmap::v1::GROUP_BY_KERNEL:
+        if (subject == analysis::RollupSubject::kOperatorGpu) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "group_by[%d]: KERNEL does not apply to subject OPERATOR_GPU (one value per "
+              "operator instance, over all its kernels)", i));
+        }
+        columns.push_back(KeyColumn::kKernel);
+        break;
+      case opmap::v1::GROUP_BY_MODULE:
+        *response.add_unavailable() =
+            MakeUnavailable("group_by MODULE", "module ranges are not collected yet");
+        break;
+      case opmap::v1::GROUP_BY_REQUEST:
+        *response.add_unavailable() =
+            MakeUnavailable("group_by REQUEST", "request ranges are not collected yet");
+        break;
+      default:
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "group_by[%d]: unsupported value %d", i, static_cast<int>(request.group_by(i))));
+    }
+  }
+  // A grouping we can't do makes every row wrong: no rows, only the reason.
+  if (response.unavailable_size() > 0) return response;
+  uint32_t key_columns = 0;
+  for (KeyColumn c : columns) key_columns |= ColumnBit(c);
+
+  struct Group {
+    std::vector<std::string> key;
+    Accumulator acc;
+  };
+  std::vector<Group> groups;
+  // Key: each column length-prefixed, so no name can collide with another key.
+  absl::flat_hash_map<std::string, size_t> index;
+  std::string key;
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(ScanRollups(
+        *db_, subject, key_columns, Conditions(request.range(), request.filter()),
+        [&](const RollupView& v) -> absl::Status {
+          key.clear();
+          for (KeyColumn c : columns) {
+            std::string_view part = Column(v, c);
+            uint32_t n = static_cast<uint32_t>(part.size());
+            key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+            key.append(part);
+          }
+          auto [it, inserted] = index.try_emplace(key, groups.size());
+          if (inserted) {
+            Group& g = groups.emplace_back();
+            for (KeyColumn c : columns) g.key.emplace_back(Column(v, c));
+          }
+          return groups[it->second].acc.Add(v);
+        }));
+  }
+  if (groups.empty()) {
+    *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
+    return response;
+  }
+  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    if (a.acc.sum_ns != b.acc.sum_ns) return a.acc.sum_ns > b.acc.sum_ns;
+    return a.key < b.key;
+  });
+  const size_t limit = request.limit() == 0 ? kDefaultLatencyLimit : request.limit();
+  response.set_truncated(groups.size() > limit);
+  for (size_t i = 0; i < groups.size() && i < limit; ++i) {
+    const Group& g = groups[i];
+    opmap::v1::LatencyRow* row = response.add_rows();
+    for (const std::string& k : g.key) row->add_key(k);
+    row->set_count(g.acc.count);
+    row->set_sum_ns(g.acc.sum_ns);
+    row->set_min_ns(g.acc.min_ns);
+    row->set_max_ns(g.acc.max_ns);
+    ASSIGN_OR_RETURN(const DDSketch sketch, g.acc.Sketch());
+    for (double q : quantiles) row->add_quantile_ns(sketch.Quantile(q));
+    row->set_relative_accuracy(sketch.relative_accuracy());
+    if (request.include_sketch()) ToProto(sketch, row->mutable_sketch());
+  }
+  return response;
+}
+
+absl::StatusOr<opmap::v1::TopKernelsResponse> SqliteStore::QueryTopKernels(
+    const opmap::v1::TopKernelsRequest& request) {
+  RETURN_IF_ERROR(ValidateRange(request.range()));
+  struct Kernel {
+    std::string name;
+    Accumulator acc;
+    analysis::LayerTimes layer_time = {};
+  };
+  std::vector<Kernel> kernels;
+  absl::flat_hash_map<std::string, size_t> index;
+  std::string name;  // reused: one allocation, not one per row
+  int64_t total_ns = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(ScanRollups(
+        *db_, analysis::RollupSubject::kKernel, kKernelBit | kLayerTypeBit,
+        Conditions(request.range(), request.filter()),
+        [&](const RollupView& v) -> absl::Status {
+          name.assign(v.kernel);
+          auto [it, inserted] = index.try_emplace(name, kernels.size());
+          if (inserted) kernels.emplace_back().name = name;
+          Kernel& k = kernels[it->second];
+          const analysis::LayerType type =
+              analysis::ParseLayerType(v.layer_type).value_or(analysis::LayerType::kOther);
+          k.layer_time[static_cast<int>(type)] += v.sum_ns;
+          total_ns += v.sum_ns;
+          return k.acc.Add(v);
+        }));
+  }
+  opmap::v1::TopKernelsResponse response;
+  if (kernels.empty()) {
+    *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
+    return response;
+  }
+  std::sort(kernels.begin(), kernels.end(), [](const Kernel& a, const Kernel& b) {
+    if (a.acc.sum_ns != b.acc.sum_ns) return a.acc.sum_ns > b.acc.sum_ns;
+    return a.name < b.name;
+  });
+  const size_t limit = request.limit() == 0 ? kDefaultTopKernels : request.limit();
+  for (size_t i = 0; i < kernels.size() && i < limit; ++i) {
+    const Kernel& k = kernels[i];
+    opmap::v1::KernelRow* row = response.add_rows();
+    row->set_name(k.name);
+    // As `opmap analyze` types a kernel name: the layer type holding most of its time.
+    row->set_layer_type(std::string(LayerTypeName(analysis::HeaviestLayerType(k.layer_time))));
+    row->set_count(k.acc.count);
+    row->set_total_ns(k.acc.sum_ns);
+    row->set_min_ns(k.acc.min_ns);
+    row->set_max_ns(k.acc.max_ns);
+    ASSIGN_OR_RETURN(const DDSketch sketch, k.acc.Sketch());
+    row->set_p50_ns(sketch.Quantile(0.5));
+    row->set_p99_ns(sketch.Quantile(0.99));
+    row->set_share_of_gpu_time(total_ns > 0 ? static_cast<double>(k.acc.sum_ns) / total_ns : 0);
+  }
+  return response;
+}
+
+absl::StatusOr<opmap::v1::TimeBreakdownResponse> SqliteStore::QueryTimeBreakdown(
+    const opmap::v1::TimeBreakdownRequest& request) {
+  RETURN_IF_ERROR(ValidateRange(request.range()));
+  const SessionConditions c = Conditions(request.range(), request.filter());
+  // Keyed by (host, GPU UUID); a GPU whose UUID the agent did not report is keyed, and
+  // reported, as "device:<ordinal>" of its process.
+  std::map<std::pair<std::string, std::string>, opmap::v1::DeviceTime> devices;
+  {
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(
+        sqlite::Statement st,
+        db_->Prepare(absl::StrFormat(
+            "SELECT s.host, d.device, d.gpu_uuid, d.gpu_name, d.span_ns, d.busy_ns, d.idle_ns, "
+            "d.compute_ns, d.non_compute_ns, d.event_count FROM sessions s JOIN device_times d "
+            "ON d.session_id = s.id WHERE s.complete = 1%s",
+            c.sql)));
+    c.Bind(st);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      std::string uuid(st.Text(2));
+      if (uuid.empty()) uuid = absl::StrFormat("device:%d", st.Int(1));
+      opmap::v1::DeviceTime& d = devices[{std::string(st.Text(0)), uuid}];
+      d.set_host(std::string(st.Text(0)));
+      d.set_gpu_uuid(uuid);
+      if (d.gpu_name().empty()) d.set_gpu_name(std::string(st.Text(3)));
+      d.set_span_ns(d.span_ns() + st.Int(4));
+      d.set_busy_ns(d.busy_ns() + st.Int(5));
+      d.set_idle_ns(d.idle_ns() + st.Int(6));
+      d.set_compute_ns(d.compute_ns() + st.Int(7));
+      d.set_non_compute_ns(d.non_compute_ns() + st.Int(8));
+      d.set_kernel_count(d.kernel_count() + static_cast<uint64_t>(st.Int(9)));
+    }
+  }
+  opmap::v1::TimeBreakdownResponse response;
+  for (auto& [key, d] : devices) *response.add_devices() = std::move(d);
+  if (devices.empty()) *response.add_unavailable() = MakeUnavailable("devices", kNoSessions);
+  return response;
+}
+
+absl::Status SqliteStore::ForEachBatch(const opmap::v1::TimeRange& range,
+                                       const opmap::v1::Filter& filter,
+                                       const std::function<absl::Status(std::string_view)>& visit) {
+  RETURN_IF_ERROR(ValidateRange(range));
+  const SessionConditions c = Conditions(range, filter);
+  // Row ids first, then one payload at a time without holding the lock during `visit`
+  // (an export may be slow; ingest must not wait for it). A batch expired in between
+  // is skipped.
+  std::vector<int64_t> rowids;
+  {
+    absl::MutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare(absl::StrFormat(
+                         "SELECT b.rowid FROM sessions s JOIN batches b ON b.session_id = s.id "
+                         "WHERE 1%s ORDER BY s.agent, s.session, b.seq",
+                         c.sql)));
+    c.Bind(st);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      rowids.push_back(st.Int(0));
+    }
+  }
+  std::string payload;
+  for (int64_t rowid : rowids) {
+    {
+      absl::MutexLock lock(&mu_);
+      ASSIGN_OR_RETURN(sqlite::Statement st,
+                       db_->Prepare("SELECT payload FROM batches WHERE rowid = ?1"));
+      st.BindInt(1, rowid);
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) continue;
+      payload.assign(st.Blob(0));
+    }
+    RETURN_IF_ERROR(visit(payload));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace opmap::collector

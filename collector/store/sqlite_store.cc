@@ -1,0 +1,399 @@
+// SqliteStore: opening, schema, ingest (CommitBatch), raw payloads and retention.
+// The queries are in sqlite_query.cc.
+#include "collector/store/sqlite_store.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "collector/store/sketch_columns.h"
+
+namespace opmap::collector {
+namespace {
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS sessions(
+  id INTEGER PRIMARY KEY,
+  agent TEXT NOT NULL,
+  session TEXT NOT NULL,
+  last_seq INTEGER NOT NULL DEFAULT 0,
+  string_count INTEGER NOT NULL DEFAULT 0,
+  complete INTEGER NOT NULL DEFAULT 0,
+  host TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  revision TEXT NOT NULL DEFAULT '',
+  labels_json TEXT NOT NULL DEFAULT '{}',
+  window_start_ns INTEGER NOT NULL DEFAULT 0,
+  window_end_ns INTEGER NOT NULL DEFAULT 0,
+  gpu_event_count INTEGER NOT NULL DEFAULT 0,
+  gpu_time_ns INTEGER NOT NULL DEFAULT 0,
+  rule_graph_node INTEGER NOT NULL DEFAULT 0,
+  rule_external_id INTEGER NOT NULL DEFAULT 0,
+  rule_launch_nesting INTEGER NOT NULL DEFAULT 0,
+  rule_graph_launch INTEGER NOT NULL DEFAULT 0,
+  rule_unmapped INTEGER NOT NULL DEFAULT 0,
+  UNIQUE(agent, session));
+CREATE TABLE IF NOT EXISTS batches(
+  session_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  received_ns INTEGER NOT NULL,
+  window_start_ns INTEGER NOT NULL,
+  window_end_ns INTEGER NOT NULL,
+  records INTEGER NOT NULL,
+  payload BLOB NOT NULL,
+  PRIMARY KEY(session_id, seq));
+CREATE TABLE IF NOT EXISTS rollups(
+  session_id INTEGER NOT NULL,
+  subject INTEGER NOT NULL,
+  ordinal INTEGER NOT NULL,
+  layer_type TEXT NOT NULL,
+  operator TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  sum_ns INTEGER NOT NULL,
+  min_ns INTEGER NOT NULL,
+  max_ns INTEGER NOT NULL,
+  sketch_scale INTEGER NOT NULL,
+  sketch_offset INTEGER NOT NULL,
+  sketch_zero INTEGER NOT NULL,
+  sketch_sum REAL NOT NULL,
+  sketch_min REAL NOT NULL,
+  sketch_max REAL NOT NULL,
+  sketch_bins BLOB NOT NULL,
+  PRIMARY KEY(session_id, subject, ordinal)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS device_times(
+  session_id INTEGER NOT NULL,
+  device INTEGER NOT NULL,
+  gpu_uuid TEXT NOT NULL,
+  gpu_name TEXT NOT NULL,
+  span_ns INTEGER NOT NULL,
+  busy_ns INTEGER NOT NULL,
+  idle_ns INTEGER NOT NULL,
+  compute_ns INTEGER NOT NULL,
+  non_compute_ns INTEGER NOT NULL,
+  event_count INTEGER NOT NULL,
+  PRIMARY KEY(session_id, device)) WITHOUT ROWID;
+)sql";
+
+// JSON string literal (RFC 8259): quotes, backslash and control characters escaped;
+// everything else (valid UTF-8, as proto3 strings are) passes through.
+void AppendJsonString(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+// Labels as a JSON object with sorted keys (proto maps have no order), so equal label
+// sets store equal text; queries match them with json_each.
+std::string LabelsJson(const opmap::v1::Resource& resource) {
+  std::vector<std::pair<std::string_view, std::string_view>> labels(resource.labels().begin(),
+                                                                    resource.labels().end());
+  std::sort(labels.begin(), labels.end());
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendJsonString(out, labels[i].first);
+    out.push_back(':');
+    AppendJsonString(out, labels[i].second);
+  }
+  out.push_back('}');
+  return out;
+}
+
+absl::Status SetUp(sqlite::Database& db, const SqliteStoreOptions& options) {
+  // The busy timeout first: switching to WAL needs a lock another process may hold.
+  RETURN_IF_ERROR(db.Exec(absl::StrFormat("PRAGMA busy_timeout=%d", options.busy_timeout_ms)));
+  // The first statement that reads the file: a foreign file fails here (SQLITE_NOTADB).
+  ASSIGN_OR_RETURN(std::string mode, db.PragmaValue("PRAGMA journal_mode=WAL"));
+  if (mode != "wal" && db.path() != ":memory:") {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: cannot use write-ahead logging (journal_mode is \"%s\"); the store needs it "
+        "for durable, concurrent commits",
+        db.path(), mode));
+  }
+  RETURN_IF_ERROR(
+      db.Exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  // Rollup queries re-read every selected session's rows: keep them cached (32 MiB).
+  RETURN_IF_ERROR(db.Exec("PRAGMA cache_size=-32768"));
+
+  // Checked and created under the write lock, so two processes opening a new file at
+  // once create the schema once.
+  ASSIGN_OR_RETURN(sqlite::Transaction tx, sqlite::Transaction::Begin(db));
+  ASSIGN_OR_RETURN(std::string version_text, db.PragmaValue("PRAGMA user_version"));
+  const int version = std::atoi(version_text.c_str());
+  if (version > SqliteStore::kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: schema version %d is newer than this collector supports (%d)", db.path(), version,
+        SqliteStore::kSchemaVersion));
+  }
+  RETURN_IF_ERROR(db.Exec(kSchema));
+  RETURN_IF_ERROR(
+      db.Exec(absl::StrFormat("PRAGMA user_version=%d", SqliteStore::kSchemaVersion)));
+  return tx.Commit();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
+                                                               const SqliteStoreOptions& options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(path));
+  RETURN_IF_ERROR(SetUp(*db, options));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
+}
+
+absl::StatusOr<SessionState> SqliteStore::GetSession(std::string_view agent_id,
+                                                     std::string_view session_id) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(sqlite::Statement st,
+                   db_->Prepare("SELECT last_seq, string_count, complete FROM sessions "
+                                "WHERE agent = ?1 AND session = ?2"));
+  st.BindText(1, agent_id).BindText(2, session_id);
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  SessionState state;
+  if (!row) return state;
+  state.last_seq = static_cast<uint64_t>(st.Int(0));
+  state.string_count = static_cast<uint32_t>(st.Int(1));
+  state.complete = st.Int(2) != 0;
+  return state;
+}
+
+absl::StatusOr<CommitOutcome> SqliteStore::CommitBatch(const BatchCommit& commit) {
+  if (commit.batch == nullptr) return absl::InvalidArgumentError("CommitBatch: batch is null");
+  const opmap::v1::Batch& b = *commit.batch;
+  if (b.agent_id().empty()) return absl::InvalidArgumentError("agent_id: empty");
+  if (b.session_id().empty()) return absl::InvalidArgumentError("session_id: empty");
+  if (b.seq() == 0 || b.seq() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrFormat("seq: %d is not a valid sequence number", b.seq()));
+  }
+  const int64_t seq = static_cast<int64_t>(b.seq());
+  const opmap::v1::Resource& res = b.resource();
+  const std::string labels = LabelsJson(res);
+
+  absl::MutexLock lock(&mu_);
+  // Everything below commits together or not at all (the guard rolls back on return).
+  ASSIGN_OR_RETURN(sqlite::Transaction tx, sqlite::Transaction::Begin(*db_));
+  int64_t session_rowid = 0;
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("SELECT id, last_seq, complete FROM sessions "
+                                  "WHERE agent = ?1 AND session = ?2"));
+    st.BindText(1, b.agent_id()).BindText(2, b.session_id());
+    ASSIGN_OR_RETURN(bool found, st.Step());
+    if (found) {
+      session_rowid = st.Int(0);
+      const int64_t last_seq = st.Int(1);
+      // A complete session's raw batches may have expired, so the batches table can't
+      // tell a resend apart: anything up to its last seq is one.
+      if (st.Int(2) != 0) {
+        if (seq <= last_seq) return CommitOutcome::kDuplicate;
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "seq: %d follows the last batch (%d) of complete session %s/%s", seq, last_seq,
+            b.agent_id(), b.session_id()));
+      }
+    }
+  }
+  if (session_rowid != 0) {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("SELECT 1 FROM batches WHERE session_id = ?1 AND seq = ?2"));
+    st.BindInt(1, session_rowid).BindInt(2, seq);
+    ASSIGN_OR_RETURN(bool exists, st.Step());
+    if (exists) return CommitOutcome::kDuplicate;
+  }
+  if (session_rowid == 0) {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("INSERT INTO sessions(agent, session, last_seq, string_count, "
+                                  "host, model, revision, labels_json, window_start_ns, "
+                                  "window_end_ns) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+    st.BindText(1, b.agent_id()).BindText(2, b.session_id()).BindInt(3, seq);
+    st.BindInt(4, commit.string_count_after).BindText(5, res.host()).BindText(6, res.model_name());
+    st.BindText(7, res.model_revision()).BindText(8, labels);
+    st.BindInt(9, b.window_start_ns()).BindInt(10, b.window_end_ns());
+    RETURN_IF_ERROR(st.Run());
+    session_rowid = db_->LastInsertRowid();
+  } else {
+    // Batches may arrive out of order after a reconnect: last_seq and the string count
+    // follow the highest seq; the window is the hull of the batches' windows.
+    ASSIGN_OR_RETURN(
+        sqlite::Statement st,
+        db_->Prepare("UPDATE sessions SET last_seq = max(last_seq, ?2), "
+                     "string_count = CASE WHEN ?2 >= last_seq THEN ?3 ELSE string_count END, "
+                     "host = ?4, model = ?5, revision = ?6, labels_json = ?7, "
+                     "window_start_ns = CASE WHEN window_start_ns = 0 THEN ?8 WHEN ?8 = 0 "
+                     "THEN window_start_ns ELSE min(window_start_ns, ?8) END, "
+                     "window_end_ns = max(window_end_ns, ?9) WHERE id = ?1"));
+    st.BindInt(1, session_rowid).BindInt(2, seq).BindInt(3, commit.string_count_after);
+    st.BindText(4, res.host()).BindText(5, res.model_name()).BindText(6, res.model_revision());
+    st.BindText(7, labels).BindInt(8, b.window_start_ns()).BindInt(9, b.window_end_ns());
+    RETURN_IF_ERROR(st.Run());
+  }
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("INSERT INTO batches(session_id, seq, received_ns, "
+                                  "window_start_ns, window_end_ns, records, payload) "
+                                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    st.BindInt(1, session_rowid).BindInt(2, seq).BindInt(3, commit.received_ns);
+    st.BindInt(4, b.window_start_ns()).BindInt(5, b.window_end_ns());
+    st.BindInt(6, commit.record_count).BindBlob(7, commit.payload);
+    RETURN_IF_ERROR(st.Run());
+  }
+  if (commit.rollup != nullptr) {
+    RETURN_IF_ERROR(InsertRollup(session_rowid, res, *commit.rollup));
+  }
+  RETURN_IF_ERROR(tx.Commit());
+  return CommitOutcome::kStored;
+}
+
+absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const opmap::v1::Resource& res,
+                                       const analysis::SessionRollup& rollup) {
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("INSERT INTO rollups(session_id, subject, ordinal, layer_type, "
+                                  "operator, kernel, count, sum_ns, min_ns, max_ns, "
+                                  "sketch_scale, sketch_offset, sketch_zero, sketch_sum, "
+                                  "sketch_min, sketch_max, sketch_bins) VALUES(?1, ?2, ?3, ?4, "
+                                  "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"));
+    for (size_t i = 0; i < rollup.rows.size(); ++i) {
+      const analysis::RollupRow& row = rollup.rows[i];
+      const stats::DDSketch& sk = row.sketch;
+      const std::string bins = EncodeSketchBins(sk);
+      st.BindInt(1, session_rowid).BindInt(2, static_cast<int64_t>(row.subject));
+      st.BindInt(3, static_cast<int64_t>(i)).BindText(4, row.layer_type);
+      st.BindText(5, row.operator_name).BindText(6, row.kernel_name).BindInt(7, row.count);
+      st.BindInt(8, row.sum_ns).BindInt(9, row.min_ns).BindInt(10, row.max_ns);
+      st.BindInt(11, sk.scale()).BindInt(12, sk.offset());
+      st.BindInt(13, static_cast<int64_t>(sk.zero_count())).BindDouble(14, sk.sum());
+      // An empty sketch's min/max are NaN, which SQLite would store as NULL.
+      st.BindDouble(15, sk.empty() ? 0 : sk.min()).BindDouble(16, sk.empty() ? 0 : sk.max());
+      st.BindBlob(17, bins);
+      RETURN_IF_ERROR(st.Run());
+      st.Reset();
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("INSERT INTO device_times(session_id, device, gpu_uuid, "
+                                  "gpu_name, span_ns, busy_ns, idle_ns, compute_ns, "
+                                  "non_compute_ns, event_count) "
+                                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+    for (const analysis::DeviceBreakdown& d : rollup.devices) {
+      // The resource names the GPU behind each ordinal; its UUID identifies the board
+      // across processes (ordinals differ with CUDA_VISIBLE_DEVICES).
+      std::string_view uuid, name;
+      for (const opmap::v1::Gpu& gpu : res.gpus()) {
+        if (static_cast<int64_t>(gpu.device()) == d.device) {
+          uuid = gpu.uuid();
+          name = gpu.name();
+          break;
+        }
+      }
+      st.BindInt(1, session_rowid).BindInt(2, d.device).BindText(3, uuid).BindText(4, name);
+      st.BindInt(5, d.span_ns).BindInt(6, d.busy_ns).BindInt(7, d.idle_ns);
+      st.BindInt(8, d.compute_ns).BindInt(9, d.non_compute_ns).BindInt(10, d.event_count);
+      RETURN_IF_ERROR(st.Run());
+      st.Reset();
+    }
+  }
+  // Complete, with the session's totals; its window widens to cover its GPU events
+  // (kernels may finish after the capture window closed).
+  ASSIGN_OR_RETURN(
+      sqlite::Statement st,
+      db_->Prepare("UPDATE sessions SET complete = 1, gpu_event_count = ?2, gpu_time_ns = ?3, "
+                   "rule_graph_node = ?4, rule_external_id = ?5, rule_launch_nesting = ?6, "
+                   "rule_graph_launch = ?7, rule_unmapped = ?8, "
+                   "window_start_ns = CASE WHEN ?2 = 0 THEN window_start_ns "
+                   "WHEN window_start_ns = 0 THEN ?9 ELSE min(window_start_ns, ?9) END, "
+                   "window_end_ns = CASE WHEN ?2 = 0 THEN window_end_ns "
+                   "ELSE max(window_end_ns, ?10) END WHERE id = ?1"));
+  using analysis::MappingRule;
+  auto rule = [&](MappingRule r) { return rollup.by_rule[static_cast<int>(r)]; };
+  st.BindInt(1, session_rowid).BindInt(2, rollup.gpu_event_count).BindInt(3, rollup.gpu_time_ns);
+  st.BindInt(4, rule(MappingRule::kGraphNode)).BindInt(5, rule(MappingRule::kExternalId));
+  st.BindInt(6, rule(MappingRule::kLaunchNesting)).BindInt(7, rule(MappingRule::kGraphLaunch));
+  st.BindInt(8, rule(MappingRule::kUnmapped));
+  st.BindInt(9, rollup.first_start_ns).BindInt(10, rollup.last_end_ns);
+  return st.Run();
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteStore::LoadSessionPayloads(
+    std::string_view agent_id, std::string_view session_id) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(sqlite::Statement st,
+                   db_->Prepare("SELECT b.payload FROM batches b JOIN sessions s "
+                                "ON b.session_id = s.id WHERE s.agent = ?1 AND s.session = ?2 "
+                                "ORDER BY b.seq"));
+  st.BindText(1, agent_id).BindText(2, session_id);
+  std::vector<std::string> payloads;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    payloads.emplace_back(st.Blob(0));
+  }
+  return payloads;
+}
+
+absl::StatusOr<int64_t> SqliteStore::ExpireRawBefore(int64_t cutoff_ns) {
+  absl::MutexLock lock(&mu_);
+  // Only complete sessions: an open session's batches are what rebuilds it after a
+  // restart, and its rollup does not exist yet.
+  ASSIGN_OR_RETURN(sqlite::Statement st,
+                   db_->Prepare("DELETE FROM batches WHERE received_ns < ?1 AND session_id IN "
+                                "(SELECT id FROM sessions WHERE complete = 1)"));
+  st.BindInt(1, cutoff_ns);
+  RETURN_IF_ERROR(st.Run());
+  return db_->Changes();
+}
+
+StoreStats SqliteStore::Stats() {
+  absl::MutexLock lock(&mu_);
+  StoreStats stats;
+  absl::StatusOr<sqlite::Statement> st =
+      db_->Prepare("SELECT (SELECT count(*) FROM batches), "
+                   "(SELECT coalesce(sum(records), 0) FROM batches), "
+                   "(SELECT count(*) FROM sessions WHERE complete = 1)");
+  // Stats has no error channel: a failing read reports zeros.
+  if (!st.ok()) return stats;
+  absl::StatusOr<bool> row = st->Step();
+  if (!row.ok() || !*row) return stats;
+  stats.batches = st->Int(0);
+  stats.records = st->Int(1);
+  stats.sessions_complete = st->Int(2);
+  return stats;
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url) {
+  constexpr std::string_view kSqlite = "sqlite:";
+  if (url.starts_with(kSqlite)) {
+    std::string path(url.substr(kSqlite.size()));
+    if (path.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("store URL \"%s\": no path after \"sqlite:\"", url));
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(path));
+    return std::unique_ptr<Store>(std::move(store));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "store URL \"%s\": unknown store scheme (expected \"sqlite:PATH\")", url));
+}
+
+}  // namespace opmap::collector

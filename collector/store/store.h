@@ -1,0 +1,92 @@
+// Store: where the collector keeps raw batches (bounded retention) and session rollups
+// (kept longer), and answers queries. The only place that knows which engine it talks to
+// (SQLite now, ClickHouse later): everything else holds a Store&.
+//
+// Exactly once: CommitBatch stores a batch and advances its session in one transaction,
+// and refuses an (agent, session, seq) it already has; the collector acks a seq only
+// after CommitBatch returned OK (or kDuplicate).
+//
+// Thread safety: implementations are safe for concurrent use from gRPC threads.
+#ifndef OPMAP_COLLECTOR_STORE_STORE_H_
+#define OPMAP_COLLECTOR_STORE_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analysis/summary/rollup.h"
+#include "opmap/v1/query.pb.h"
+#include "opmap/v1/telemetry.pb.h"
+
+namespace opmap::collector {
+
+// What the store knows of one (agent, session).
+struct SessionState {
+  uint64_t last_seq = 0;         // highest seq stored; 0 = none
+  uint32_t string_count = 0;     // strings the session's table holds after last_seq
+  bool complete = false;         // the last_in_session batch is stored and rolled up
+};
+
+// One batch to commit. `payload` is the batch serialized (stored as is, for export and
+// for rebuilding a session after a restart).
+struct BatchCommit {
+  const opmap::v1::Batch* batch = nullptr;
+  std::string payload;
+  int64_t received_ns = 0;
+  uint32_t string_count_after = 0;  // session string table size including this batch
+  int64_t record_count = 0;         // kernels + memory ops + launches + ranges in it
+  // Set on the session's last batch: stored in the same transaction, marking it complete.
+  const analysis::SessionRollup* rollup = nullptr;
+};
+
+enum class CommitOutcome { kStored, kDuplicate };
+
+struct StoreStats {
+  int64_t batches = 0;
+  int64_t records = 0;
+  int64_t sessions_complete = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual absl::StatusOr<SessionState> GetSession(std::string_view agent_id,
+                                                  std::string_view session_id) = 0;
+
+  // Durable when it returns (WAL + synchronous=NORMAL survives a process kill).
+  virtual absl::StatusOr<CommitOutcome> CommitBatch(const BatchCommit& commit) = 0;
+
+  // Serialized batches of one session in seq order (to rebuild it after a restart).
+  virtual absl::StatusOr<std::vector<std::string>> LoadSessionPayloads(
+      std::string_view agent_id, std::string_view session_id) = 0;
+
+  // Queries over rollups (latency, breakdown, top kernels) and raw batches (export).
+  virtual absl::StatusOr<opmap::v1::LatencyResponse> QueryLatency(
+      const opmap::v1::LatencyRequest& request) = 0;
+  virtual absl::StatusOr<opmap::v1::TimeBreakdownResponse> QueryTimeBreakdown(
+      const opmap::v1::TimeBreakdownRequest& request) = 0;
+  virtual absl::StatusOr<opmap::v1::TopKernelsResponse> QueryTopKernels(
+      const opmap::v1::TopKernelsRequest& request) = 0;
+  // Calls `visit` with each stored serialized batch whose window overlaps the range and
+  // matches the filter, grouped by session and in seq order within one.
+  virtual absl::Status ForEachBatch(const opmap::v1::TimeRange& range,
+                                    const opmap::v1::Filter& filter,
+                                    const std::function<absl::Status(std::string_view)>& visit) = 0;
+
+  // Deletes raw batches of complete sessions received before `cutoff_ns` (rollups stay).
+  virtual absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) = 0;
+
+  virtual StoreStats Stats() = 0;
+};
+
+// "sqlite:PATH" (PATH created if missing). Later: "clickhouse://...".
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url);
+
+}  // namespace opmap::collector
+
+#endif  // OPMAP_COLLECTOR_STORE_STORE_H_

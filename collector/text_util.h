@@ -1,0 +1,61 @@
+// Small std::string_view text helpers for the collector's parsers. (Debian's Abseil has
+// its own absl::string_view, so absl::StrSplit & co. don't take std::string_view.)
+#ifndef OPMAP_COLLECTOR_TEXT_UTIL_H_
+#define OPMAP_COLLECTOR_TEXT_UTIL_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opmap::collector::text {
+
+inline bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+inline std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Splits on `sep`, keeping empty pieces ("a\n\nb" -> "a", "", "b").
+inline std::vector<std::string_view> Lines(std::string_view s, char sep = '\n') {
+  std::vector<std::string_view> out;
+  for (;;) {
+    size_t at = s.find(sep);
+    if (at == std::string_view::npos) {
+      out.push_back(s);
+      return out;
+    }
+    out.push_back(s.substr(0, at));
+    s.remove_prefix(at + 1);
+  }
+}
+
+// Whitespace-separated fields, empty ones skipped.
+inline std::vector<std::string_view> Fields(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    size_t start = i;
+    while (i < s.size() && !IsSpace(s[i])) ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+inline std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && Lower(a) == Lower(b);
+}
+
+}  // namespace opmap::collector::text
+
+#endif  // OPMAP_COLLECTOR_TEXT_UTIL_H_

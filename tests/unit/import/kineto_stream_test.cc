@@ -1,0 +1,221 @@
+// The streaming import on documents larger than its windows: gzip and plain input give
+// the same Trace and the same errors (byte offsets in the whole text, traceEvents[i]),
+// events larger than a window, the per-event size limit, progress, and gzip damage
+// reported as such even when the garbage it inflates to is invalid JSON.
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/import/kineto_importer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace opmap::analysis {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Gzip(const std::string& data, int level = 1) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string Event(size_t i) {
+  switch (i % 4) {
+    case 0:
+      return absl::StrCat(R"J({"ph": "X", "cat": "kernel", "name": "k)J", i % 13,
+                          R"J(", "pid": 0, "tid": 7, "ts": )J", 1000 + i, ".", i % 1000,
+                          R"J(, "dur": 1.5, "args": {"device": 0, "stream": 7, "correlation": )J",
+                          i, R"J(, "grid": [1, 2, 3], "skip": [true, null, {"x": "a,b}"}]}})J");
+    case 1:
+      return absl::StrCat(R"J({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", )J",
+                          R"J("pid": 1, "tid": 1, "ts": )J", 999 + i, R"J(, "dur": 2, )J",
+                          R"J("args": {"correlation": )J", i + 1, "}}");
+    case 2:
+      return absl::StrCat("{\n      \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm \\\"",
+                          i, "\\\"\",\n      \"pid\": 1, \"tid\": 1, \"ts\": ", 990 + i,
+                          ", \"dur\": 30,\n      \"args\": {\"Input Dims\": [[", i % 7,
+                          ", 3], []], \"External id\": ", i, "}\n    }");
+    default:
+      return absl::StrCat(R"J({"name": "process_name", "ph": "M", "pid": )J", i,
+                          R"J(, "args": {"name": "caf\u00e9 )J", i, R"J("}})J");
+  }
+}
+
+// About 130 bytes an event: 40000 events span several read windows and batches.
+std::string BigDoc(size_t n, const std::vector<std::pair<size_t, std::string>>& replace = {}) {
+  std::string s = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+  for (size_t i = 0; i < n; ++i) {
+    std::string e = Event(i);
+    for (const auto& [k, text] : replace) {
+      if (k == i) e = text;
+    }
+    absl::StrAppend(&s, i ? ",\n    " : "    ", e);
+  }
+  absl::StrAppend(&s, "\n], \"deviceProperties\": [{\"name\": \"GPU Z\"}]}\n");
+  return s;
+}
+
+std::string Summary(const absl::StatusOr<Trace>& t) {
+  if (!t.ok()) return std::string(t.status().ToString());
+  std::string s = absl::StrCat(t->gpu_events.size(), " ", t->api_calls.size(), " ",
+                               t->ranges.size(), " ", t->strings.size(), "|");
+  for (const std::string& g : t->info.gpu_names) absl::StrAppend(&s, g, "|");
+  for (const GpuEvent& g : t->gpu_events) {
+    absl::StrAppend(&s, g.start_ns, ",", g.dur_ns, ",", g.name, ",", g.correlation, ";");
+  }
+  for (const ApiCall& a : t->api_calls) absl::StrAppend(&s, a.start_ns, ",", a.correlation, ";");
+  for (const Range& r : t->ranges) {
+    absl::StrAppend(&s, r.start_ns, ",", std::string(t->strings.Get(r.name)), ",",
+                    std::string(t->strings.Get(r.input_dims)), ";");
+  }
+  return s;
+}
+
+// Plain and gzip input must agree; returns the plain result.
+absl::StatusOr<Trace> ImportBoth(const std::string& doc) {
+  std::string plain = doc;
+  absl::StatusOr<Trace> a = ImportKinetoJson(plain);
+  EXPECT_EQ(plain, doc) << "ImportKinetoJson changed the text";
+  absl::StatusOr<Trace> b = ImportKinetoBytes(Gzip(doc));
+  EXPECT_EQ(Summary(a), Summary(b));
+  return a;
+}
+
+TEST(KinetoStreamTest, LargeDocumentPlainAndGzipAgree) {
+  absl::StatusOr<Trace> t = ImportBoth(BigDoc(40000));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->gpu_events.size(), 10000u);
+  EXPECT_EQ(t->api_calls.size(), 10000u);
+  EXPECT_EQ(t->ranges.size(), 10000u);
+  EXPECT_EQ(t->strings.Get(t->ranges[5].name), "aten::mm \"22\"");
+  EXPECT_EQ(t->gpu_events.back().correlation, 39996);
+  EXPECT_THAT(t->info.gpu_names, ::testing::ElementsAre("GPU Z"));
+}
+
+TEST(KinetoStreamTest, ErrorsDeepInALargeDocumentNameTheWholeDocumentByte) {
+  const std::string bad_literal = R"J({"ph": "X", "cat": "zz", "skipped": [1, tru]})J";
+  std::string doc = BigDoc(30000, {{25001, bad_literal}});
+  absl::StatusOr<Trace> t = ImportBoth(doc);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(),
+              HasSubstr(absl::StrCat("invalid JSON at byte ", doc.find("tru]"),
+                                     " (in traceEvents[25001]): invalid literal")));
+
+  // Invalid UTF-8 and control characters inside events are simdjson's first-stage errors.
+  doc = BigDoc(30000, {{20002, "{\"ph\": \"X\", \"name\": \"bad \xff\"}"}});
+  t = ImportBoth(doc);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(),
+              HasSubstr(absl::StrCat("invalid JSON at byte ", doc.find('\xff'),
+                                     " (in traceEvents[20002]): invalid UTF-8")));
+  doc = BigDoc(30000, {{17003, "{\"ph\": \"X\", \"name\": \"tab\there\"}"}});
+  t = ImportBoth(doc);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(),
+              HasSubstr(absl::StrCat("invalid JSON at byte ", doc.find('\t'),
+                                     " (in traceEvents[17003]): control character")));
+
+  // Truncated: the end of the text.
+  doc = BigDoc(30000);
+  doc.resize(doc.find(",\n    ", doc.size() / 2) + 1);
+  t = ImportBoth(doc);
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr(absl::StrCat("byte ", doc.size())));
+}
+
+TEST(KinetoStreamTest, EventErrorsComeInDocumentOrder) {
+  // A missing "dur" in event 100 is reported before the bad UTF-8 in event 200, though
+  // the first-stage error is found first.
+  const std::string no_dur = R"J({"ph": "X", "cat": "cpu_op", "name": "op", "ts": 1})J";
+  absl::StatusOr<Trace> t =
+      ImportBoth(BigDoc(1000, {{100, no_dur}, {200, "{\"name\": \"\xc3\x28\"}"}}));
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("traceEvents[100]"));
+  EXPECT_THAT(t.status().message(), HasSubstr("missing field \"dur\""));
+}
+
+TEST(KinetoStreamTest, EventLargerThanAWindow) {
+  const std::string big = absl::StrCat(R"J({"ph": "X", "cat": "cpu_op", "name": "big", "pid": 1,)J",
+                                       R"J( "tid": 1, "ts": 5, "dur": 1, "args": {"blob": ")J",
+                                       std::string(5 << 20, 'b'), "\"}}");
+  absl::StatusOr<Trace> t = ImportBoth(BigDoc(2000, {{1000, big}}));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->ranges.size(), 501u);  // event 1000 was a kernel
+  EXPECT_EQ(t->strings.Get(t->ranges[250].name), "big");
+}
+
+TEST(KinetoStreamTest, EventOverTheSizeLimitIsAnError) {
+  std::string doc = BigDoc(10, {{7, "HUGE"}});
+  doc.replace(doc.find("HUGE"), 4,
+              absl::StrCat(R"J({"ph": "X", "args": {"blob": ")J",
+                           std::string((64 << 20) + 10, 'h'), "\"}}"));
+  absl::StatusOr<Trace> t = ImportBoth(doc);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("traceEvents[7]"));
+  EXPECT_THAT(t.status().message(), HasSubstr("64 MiB"));
+}
+
+TEST(KinetoStreamTest, TwoTraceEventsArraysAndDevicePropertiesAnywhere) {
+  const std::string k = R"J({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1})J";
+  absl::StatusOr<Trace> t = ImportBoth(absl::StrCat(
+      R"J({"traceEvents": [)J", k, ", ", k, R"J(], "deviceProperties": [{"name": "A"}], )J",
+      R"J("traceEvents": [)J", k, R"J(, {"ph": "X", "cat": "kernel", "ts": 1, "dur": 1}]})J"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("traceEvents[3]"));
+  t = ImportBoth(absl::StrCat(R"J({"traceEvents": [)J", k, R"J(], "traceEvents": [)J", k, "]}"));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->gpu_events.size(), 2u);
+}
+
+TEST(KinetoStreamTest, GzipProgressEndsAtTheTextSize) {
+  const std::string doc = BigDoc(40000);
+  std::vector<std::pair<size_t, size_t>> calls;
+  KinetoImportOptions options;
+  options.progress = [&](size_t done, size_t total) { calls.emplace_back(done, total); };
+  absl::StatusOr<Trace> t = ImportKinetoBytes(Gzip(doc), options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_GT(calls.size(), 3u);
+  for (size_t i = 1; i < calls.size(); ++i) {
+    EXPECT_LE(calls[i - 1].first, calls[i].first);
+    EXPECT_LE(calls[i].first, calls[i].second);
+  }
+  EXPECT_EQ(calls.back(), std::make_pair(doc.size(), doc.size()));
+  EXPECT_EQ(calls.front().second, doc.size());  // the gzip trailer's size hint
+}
+
+TEST(KinetoStreamTest, CorruptGzipWinsOverTheGarbageItInflatesTo) {
+  const std::string gz = Gzip(BigDoc(40000), 6);
+  for (size_t k : {gz.size() / 4, gz.size() / 2}) {
+    std::string bad = gz;
+    for (size_t i = k; i < k + 16; ++i) bad[i] = static_cast<char>(~bad[i]);
+    absl::StatusOr<Trace> t = ImportKinetoBytes(bad);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kDataLoss) << t.status();
+    EXPECT_THAT(t.status().message(), HasSubstr("gzip")) << t.status();
+  }
+  // A cut file: truncation, wherever the JSON stops.
+  absl::StatusOr<Trace> t = ImportKinetoBytes(gz.substr(0, gz.size() / 3));
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("truncated gzip")) << t.status();
+}
+
+}  // namespace
+}  // namespace opmap::analysis
