@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/report/json_writer.h"
 
 namespace opmap::analysis {
 namespace {
@@ -17,31 +18,6 @@ struct Item {
   ItemType type;
   uint32_t index;
 };
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  size_t n = s.size() - i;
-  if (c < 0x80) return 1;
-  auto cont = [&](size_t k) { return k < s.size() && (byte(k) & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return n >= 2 && cont(i + 1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (n < 3 || !cont(i + 1) || !cont(i + 2)) return 0;
-    unsigned char c1 = byte(i + 1);
-    if (c == 0xE0 && c1 < 0xA0) return 0;  // overlong
-    if (c == 0xED && c1 > 0x9F) return 0;  // surrogates
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (n < 4 || !cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
-    unsigned char c1 = byte(i + 1);
-    if (c == 0xF0 && c1 < 0x90) return 0;  // overlong
-    if (c == 0xF4 && c1 > 0x8F) return 0;  // past U+10FFFF
-    return 4;
-  }
-  return 0;
-}
 
 const char* GpuCategory(GpuEventKind kind) {
   switch (kind) {
@@ -92,7 +68,7 @@ void AppendEventHead(const char* cat, std::string_view name, int64_t pid, int64_
   out->append("{\"ph\":\"X\",\"cat\":\"");
   out->append(cat);
   out->append("\",\"name\":");
-  AppendJsonStringUtf8(name, out);
+  AppendJsonEscaped(name, out);
   absl::StrAppend(out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
   AppendNanosAsMicros(start_ns, out);
   out->append(",\"dur\":");
@@ -103,7 +79,7 @@ void AppendMetadata(const char* what, int64_t pid, int64_t tid, std::string_view
                     std::string* out) {
   absl::StrAppend(out, "{\"ph\":\"M\",\"name\":\"", what, "\",\"pid\":", pid, ",\"tid\":", tid,
                   ",\"args\":{\"name\":");
-  AppendJsonStringUtf8(name, out);
+  AppendJsonEscaped(name, out);
   out->append("}}");
 }
 
@@ -182,43 +158,6 @@ std::string FormatNanosAsMicros(int64_t ns) {
   std::string out;
   AppendNanosAsMicros(ns, &out);
   return out;
-}
-
-void AppendJsonStringUtf8(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"': out->append("\\\""); break;
-        case '\\': out->append("\\\\"); break;
-        case '\n': out->append("\\n"); break;
-        case '\r': out->append("\\r"); break;
-        case '\t': out->append("\\t"); break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            out->append("\\u00");
-            out->push_back(kHex[c >> 4]);
-            out->push_back(kHex[c & 0xf]);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    size_t n = Utf8SequenceLength(s, i);
-    if (n == 0) {
-      out->append("\xEF\xBF\xBD");  // U+FFFD
-      ++i;
-    } else {
-      out->append(s.data() + i, n);
-      i += n;
-    }
-  }
-  out->push_back('"');
 }
 
 ChromeTraceWriter::ChromeTraceWriter(ChromeTraceOptions options, Sink sink)
@@ -362,7 +301,7 @@ bool ChromeTraceWriter::Add(const Trace& trace, const ChromeTraceSource& source)
                         host_tid(r.thread), r.start_ns, r.dur_ns, &buffer_);
         Args args(&buffer_);
         if (r.external_id != kNone) args.Int("External id", r.external_id);
-        if (r.kind == RangeKind::kNvtx) AppendJsonStringUtf8("nvtx", args.Key("kind"));
+        if (r.kind == RangeKind::kNvtx) AppendJsonEscaped("nvtx", args.Key("kind"));
         if (r.input_dims != kEmptyString) {
           std::string_view dims = trace.strings.Get(r.input_dims);
           if (IsDimsArray(dims)) args.Key("Input Dims")->append(dims);

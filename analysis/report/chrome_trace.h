@@ -56,10 +56,6 @@ struct ChromeTraceSource {
 std::string FormatNanosAsMicros(int64_t ns);
 void AppendNanosAsMicros(int64_t ns, std::string* out);
 
-// Appends `s` as a JSON string literal (quotes included), escaping as JSON requires and
-// replacing invalid UTF-8 sequences with U+FFFD.
-void AppendJsonStringUtf8(std::string_view s, std::string* out);
-
 class ChromeTraceWriter {
  public:
   // Receives the next bytes of the document; returns false to stop (e.g. the reader is

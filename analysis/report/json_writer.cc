@@ -2,26 +2,45 @@
 
 #include <cmath>
 
+#include "analysis/base/utf8.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace opmap::analysis {
 
 void AppendJsonEscaped(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default:
-        if (c < 0x20) {
-          absl::StrAppendFormat(out, "\\u%04x", c);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out->append("\\\""); break;
+        case '\\': out->append("\\\\"); break;
+        case '\n': out->append("\\n"); break;
+        case '\r': out->append("\\r"); break;
+        case '\t': out->append("\\t"); break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            out->append("\\u00");
+            out->push_back(kHex[c >> 4]);
+            out->push_back(kHex[c & 0xf]);
+          } else {
+            out->push_back(static_cast<char>(c));
+          }
+      }
+      ++i;
+      continue;
+    }
+    size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      out->append("\xEF\xBF\xBD");  // U+FFFD
+      ++i;
+    } else {
+      out->append(s.data() + i, n);
+      i += n;
     }
   }
   out->push_back('"');

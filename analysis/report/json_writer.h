@@ -44,6 +44,8 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
+// Appends `s` as a JSON string literal (quotes included), escaping as JSON requires and
+// replacing invalid UTF-8 sequences with U+FFFD, so every report is valid JSON.
 void AppendJsonEscaped(std::string_view s, std::string* out);
 
 }  // namespace opmap::analysis

@@ -1,0 +1,38 @@
+// UTF-8 validation of one sequence (RFC 3629: no overlongs, surrogates or code points
+// past U+10FFFF). Kernel and range names come from programs we don't control.
+#ifndef OPMAP_ANALYSIS_BASE_UTF8_H_
+#define OPMAP_ANALYSIS_BASE_UTF8_H_
+
+#include <cstddef>
+#include <string_view>
+
+namespace opmap::analysis {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid.
+inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  size_t n = s.size() - i;
+  if (c < 0x80) return 1;
+  auto cont = [&](size_t k) { return k < s.size() && (byte(k) & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return n >= 2 && cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (n < 3 || !cont(i + 1) || !cont(i + 2)) return 0;
+    unsigned char c1 = byte(i + 1);
+    if (c == 0xE0 && c1 < 0xA0) return 0;  // overlong
+    if (c == 0xED && c1 > 0x9F) return 0;  // surrogates
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (n < 4 || !cont(i + 1) || !cont(i + 2) || !cont(i + 3)) return 0;
+    unsigned char c1 = byte(i + 1);
+    if (c == 0xF0 && c1 < 0x90) return 0;  // overlong
+    if (c == 0xF4 && c1 > 0x8F) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_BASE_UTF8_H_
