@@ -5,11 +5,8 @@
 #include <vector>
 
 namespace opmap::analysis {
-namespace {
 
-// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlongs,
-// surrogates or code points past U+10FFFF); 0 when it is not one.
-size_t Utf8Length(std::string_view s) {
+size_t Utf8SequenceLength(std::string_view s) {
   const unsigned char c = s[0];
   size_t n;
   uint32_t cp;
@@ -28,6 +25,8 @@ size_t Utf8Length(std::string_view s) {
   if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
   return n;
 }
+
+namespace {
 
 class Scanner {
  public:
@@ -164,7 +163,7 @@ class Scanner {
         return false;
       }
       if (c >= 0x80) {
-        size_t n = Utf8Length(s_.substr(pos_));
+        size_t n = Utf8SequenceLength(s_.substr(pos_));
         if (n == 0) {
           what_ = "invalid UTF-8 in string";
           return false;

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "analysis/import/decimal.h"
 #include "analysis/base/status_macros.h"
+#include "analysis/import/decimal.h"
 #include "analysis/import/gzip.h"
-#include "analysis/import/json_error_locator.h"
+#include "analysis/import/kineto_event_stream.h"
 
 namespace opmap::analysis {
 namespace {
@@ -93,7 +93,9 @@ void ReadLooseInt(od::value v, int64_t* out) {
       return;
     }
     double d;
-    if (!v.get_double().get(d)) *out = static_cast<int64_t>(d);
+    // Out-of-range doubles (e.g. "pid": 2e77) don't convert: casting them is undefined
+    // behaviour (found by the fuzzer), so they leave `out` unset like any other junk.
+    if (!v.get_double().get(d) && d >= -0x1p63 && d < 0x1p63) *out = static_cast<int64_t>(d);
   } else if (type == od::json_type::string) {
     std::string_view s;
     if (!v.get_string().get(s)) {
@@ -193,104 +195,21 @@ simdjson::error_code ReadEvent(od::object obj, RawEvent* ev) {
   return simdjson::SUCCESS;
 }
 
-class Importer {
+class Importer : public KinetoEventSink {
  public:
-  Importer(std::string& json, const KinetoImportOptions& options)
-      : json_(json), options_(options) {}
+  Importer() { trace_.info.format = "kineto-json"; }
 
-  absl::StatusOr<Trace> Run() {
-    trace_.info.format = "kineto-json";
-    od::parser parser;
-    od::document doc;
-    simdjson::padded_string_view view(json_.data(), json_.size(), json_.capacity());
-    if (auto err = parser.iterate(view).get(doc)) return JsonError(err, nullptr);
-    od::json_type type;
-    if (auto err = doc.type().get(type)) return JsonError(err, &doc);
-    bool saw_events = false;
-    if (type == od::json_type::array) {
-      // A bare Chrome-trace array of events.
-      od::array events;
-      if (auto err = doc.get_array().get(events)) return JsonError(err, &doc);
-      RETURN_IF_ERROR(ReadEvents(events, &doc));
-      saw_events = true;
-    } else if (type == od::json_type::object) {
-      od::object root;
-      if (auto err = doc.get_object().get(root)) return JsonError(err, &doc);
-      for (auto field_result : root) {
-        od::field field;
-        if (auto err = std::move(field_result).get(field)) return JsonError(err, &doc);
-        od::raw_json_string key = field.key();
-        if (key == "traceEvents") {
-          od::array events;
-          if (auto err = field.value().get_array().get(events)) {
-            return JsonError(err, &doc, "field \"traceEvents\" is not an array");
-          }
-          RETURN_IF_ERROR(ReadEvents(events, &doc));
-          saw_events = true;
-        } else if (key == "deviceProperties") {
-          ReadDeviceProperties(field.value());
-        }
-      }
-    } else {
-      return absl::InvalidArgumentError(
-          "invalid trace: the JSON document is neither an object nor an array (byte 0)");
-    }
-    // On-Demand stops where the caller stops: check that nothing follows the document
-    // (values the importer skips are checked for structure by simdjson stage 1 only).
-    const char* rest = nullptr;
-    if (!doc.current_location().get(rest)) return JsonError(simdjson::TRAILING_CONTENT, &doc);
-    if (!saw_events) {
-      return absl::InvalidArgumentError(
-          "invalid trace: no \"traceEvents\" array in the top-level object");
-    }
-    if (trace_.gpu_events.empty()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "empty trace: %d events but no GPU events (kernel, gpu_memcpy, gpu_memset)",
-          event_index_));
-    }
-    return std::move(trace_);
+  simdjson::error_code OnEvent(od::object& event, size_t index, absl::Status* status) override {
+    event_index_ = index;
+    RawEvent ev;
+    if (auto err = ReadEvent(event, &ev)) return err;
+    *status = AddEvent(ev);
+    return simdjson::SUCCESS;
   }
 
- private:
-  size_t Offset(od::document* doc) const {
-    const char* at = nullptr;
-    if (doc == nullptr || doc->current_location().get(at)) return json_.size();
-    return static_cast<size_t>(at - json_.data());
-  }
-
-  absl::Status JsonError(simdjson::error_code err, od::document* doc,
-                         std::string_view what = "") const {
-    std::string detail = what.empty() ? simdjson::error_message(err) : std::string(what);
-    size_t offset = Offset(doc);
-    // simdjson can't say where a syntax error is (its first stage rejects the whole
-    // document); an exact scan of the text on this error path can.
-    if (err != simdjson::INCORRECT_TYPE) {
-      JsonErrorLocation located = LocateJsonError(json_);
-      if (located.found) {
-        offset = located.offset;
-        detail = located.what;
-      }
-    }
-    if (in_events_) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "invalid JSON at byte %d (in traceEvents[%d]): %s", offset, event_index_, detail));
-    }
-    return absl::InvalidArgumentError(
-        absl::StrFormat("invalid JSON at byte %d: %s", offset, detail));
-  }
-
-  absl::Status EventError(const RawEvent& ev, std::string_view what) const {
-    std::string_view name;
-    if (!UnquotePlain(ev.name_token, &name)) name = ev.name_token;
-    if (name.size() > 80) name = name.substr(0, 80);
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "invalid event traceEvents[%d] (cat \"%s\", name \"%s\"): %s", event_index_, ev.cat,
-        name, what));
-  }
-
-  void ReadDeviceProperties(od::value v) {
+  void OnDeviceProperties(od::document& doc) override {
     od::array arr;
-    if (v.get_array().get(arr)) return;
+    if (doc.get_array().get(arr)) return;
     for (auto elem : arr) {
       od::object obj;
       if (elem.get_object().get(obj)) return;
@@ -301,25 +220,28 @@ class Importer {
     }
   }
 
-  absl::Status ReadEvents(od::array events, od::document* doc) {
-    in_events_ = true;
-    for (auto elem : events) {
-      od::object obj;
-      if (auto err = elem.get_object().get(obj)) {
-        return JsonError(err, doc, absl::StrFormat("traceEvents[%d] is not an object",
-                                                   event_index_));
-      }
-      RawEvent ev;
-      if (auto err = ReadEvent(obj, &ev)) return JsonError(err, doc);
-      RETURN_IF_ERROR(AddEvent(ev));
-      ++event_index_;
-      if (options_.progress && (event_index_ & 0x3fff) == 0) {
-        options_.progress(Offset(doc), json_.size());
-      }
+  absl::StatusOr<Trace> Finish(absl::StatusOr<KinetoStreamResult> streamed) {
+    if (!streamed.ok()) return streamed.status();
+    if (!streamed->saw_events) {
+      return absl::InvalidArgumentError(
+          "invalid trace: no \"traceEvents\" array in the top-level object");
     }
-    in_events_ = false;
-    if (options_.progress) options_.progress(json_.size(), json_.size());
-    return absl::OkStatus();
+    if (trace_.gpu_events.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "empty trace: %d events but no GPU events (kernel, gpu_memcpy, gpu_memset)",
+          streamed->events));
+    }
+    return std::move(trace_);
+  }
+
+ private:
+  absl::Status EventError(const RawEvent& ev, std::string_view what) const {
+    std::string_view name;
+    if (!UnquotePlain(ev.name_token, &name)) name = ev.name_token;
+    if (name.size() > 80) name = name.substr(0, 80);
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid event traceEvents[%d] (cat \"%s\", name \"%s\"): %s", event_index_, ev.cat,
+        name, what));
   }
 
   absl::StatusOr<StringId> InternName(const RawEvent& ev) {
@@ -424,30 +346,23 @@ class Importer {
     return absl::OkStatus();
   }
 
-  std::string& json_;
-  const KinetoImportOptions& options_;
   Trace trace_;
   size_t event_index_ = 0;
-  bool in_events_ = false;
 };
 
 }  // namespace
 
-size_t KinetoRequiredPadding() { return simdjson::SIMDJSON_PADDING; }
+size_t KinetoRequiredPadding() { return KinetoStreamPadding(); }
 
 absl::StatusOr<Trace> ImportKinetoJson(std::string& json, const KinetoImportOptions& options) {
-  if (json.capacity() < json.size() + simdjson::SIMDJSON_PADDING) {
-    json.reserve(json.size() + simdjson::SIMDJSON_PADDING);
-  }
-  return Importer(json, options).Run();
+  Importer importer;
+  return importer.Finish(StreamKinetoJson(json, importer, options.progress));
 }
 
 absl::StatusOr<Trace> ImportKinetoBytes(std::string bytes, const KinetoImportOptions& options) {
   if (LooksGzipped(bytes)) {
-    absl::StatusOr<std::string> text = Gunzip(bytes, simdjson::SIMDJSON_PADDING);
-    if (!text.ok()) return text.status();
-    std::string().swap(bytes);  // free the compressed copy before parsing
-    return ImportKinetoJson(*text, options);
+    Importer importer;
+    return importer.Finish(StreamKinetoGzip(bytes, importer, options.progress));
   }
   return ImportKinetoJson(bytes, options);
 }

@@ -6,8 +6,10 @@
 // ts/dur are microseconds whatever displayTimeUnit says; they are parsed from the text
 // to integer ns exactly.
 //
-// The document is parsed in place (simdjson On-Demand): the caller's buffer is the only
-// copy of the text; the Trace keeps interned names and fixed-size event records.
+// The document is streamed (kineto_event_stream.h): gzip input is inflated a few MiB at a
+// time and plain input is parsed in place, events in batches with simdjson On-Demand; the
+// Trace keeps interned names and fixed-size event records, nothing else grows with the
+// file. The whole document's grammar is checked, skipped values included.
 #ifndef OPMAP_ANALYSIS_IMPORT_KINETO_IMPORTER_H_
 #define OPMAP_ANALYSIS_IMPORT_KINETO_IMPORTER_H_
 
@@ -21,20 +23,22 @@
 namespace opmap::analysis {
 
 struct KinetoImportOptions {
-  // Called every few thousand events with (bytes parsed, total bytes).
+  // Called every MiB or so of text with (bytes parsed, total bytes); for gzip input the
+  // total is the trailer's size hint until the last call, (size, size).
   std::function<void(size_t, size_t)> progress;
 };
 
-// Bytes of slack the parser needs past the end of the JSON text (simdjson's padding).
+// Spare capacity past the end of the JSON text that lets ImportKinetoJson parse it in
+// place (simdjson's padding and a little more).
 size_t KinetoRequiredPadding();
 
-// `json` must have capacity() >= size() + KinetoRequiredPadding(); Gunzip() produces such
-// buffers, and ImportKinetoBytes() arranges it for plain text. Errors are
-// InvalidArgument with the byte offset or the event index (traceEvents[i]) and field.
+// `json` is padded (capacity() >= size() + KinetoRequiredPadding()) if it isn't already
+// (one copy); its text is unchanged when this returns. Errors are InvalidArgument with the byte
+// offset or the event index (traceEvents[i]) and field; gzip damage is DataLoss.
 absl::StatusOr<Trace> ImportKinetoJson(std::string& json, const KinetoImportOptions& options = {});
 
-// Accepts gzip or plain JSON bytes (taken by value: a plain buffer is padded in place,
-// a gzip one is freed as soon as it is inflated).
+// Accepts gzip or plain JSON bytes (taken by value: a plain buffer is padded in place;
+// gzip is inflated a window at a time, never whole).
 absl::StatusOr<Trace> ImportKinetoBytes(std::string bytes, const KinetoImportOptions& options = {});
 
 }  // namespace opmap::analysis
