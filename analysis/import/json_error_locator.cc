@@ -4,28 +4,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/base/utf8.h"
+
 namespace opmap::analysis {
-
-size_t Utf8SequenceLength(std::string_view s) {
-  const unsigned char c = s[0];
-  size_t n;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
-  else return 0;
-  if (s.size() < n) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    const unsigned char d = s[i];
-    if ((d & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3F);
-  }
-  static constexpr uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
 namespace {
 
 class Scanner {
@@ -163,7 +144,7 @@ class Scanner {
         return false;
       }
       if (c >= 0x80) {
-        size_t n = Utf8SequenceLength(s_.substr(pos_));
+        size_t n = Utf8SequenceLength(s_, pos_);
         if (n == 0) {
           what_ = "invalid UTF-8 in string";
           return false;

@@ -17,10 +17,6 @@ struct JsonErrorLocation {
   std::string what;    // e.g. "unterminated string", "expected ',' or '}'"
 };
 
-// Length of the well-formed UTF-8 sequence at the start of non-empty `s` (RFC 3629: no
-// overlongs, surrogates or code points past U+10FFFF; 1 for ASCII); 0 when it is not one.
-size_t Utf8SequenceLength(std::string_view s);
-
 // Validates RFC 8259 syntax (not UTF-8) iteratively: deep nesting can't overflow the stack.
 JsonErrorLocation LocateJsonError(std::string_view json);
 

@@ -9,11 +9,17 @@
 namespace opmap::analysis {
 namespace {
 
+const std::string& SortKey(const OperatorStats& row) { return row.name; }
+const std::string& SortKey(const KernelStats& row) { return row.name; }
+int SortKey(const LayerTypeStats& row) { return static_cast<int>(row.layer_type); }
+
 template <typename T>
 void SortByGpuTime(std::vector<T>& rows) {
+  // Rows come out of hash maps: ties need a total order, or reports differ run to run.
   std::sort(rows.begin(), rows.end(), [](const T& a, const T& b) {
     if (a.gpu_time_ns != b.gpu_time_ns) return a.gpu_time_ns > b.gpu_time_ns;
-    return a.count > b.count;
+    if (a.count != b.count) return a.count > b.count;
+    return SortKey(a) < SortKey(b);
   });
 }
 
