@@ -181,6 +181,29 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// The shared tail of every query subcommand: rows as CSV (header, then rows) or as an
+// aligned table under a title line ("<empty_title>" when there are none), then the
+// collector's `unavailable: <reason>` entries.
+int PrintRows(const Args& args, std::vector<std::string> header, std::vector<bool> numeric,
+              std::vector<std::vector<std::string>> rows, const std::string& empty_title,
+              const std::string& title,
+              const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& unavailable) {
+  if (args.format == Format::kCsv) {
+    std::cout << absl::StrJoin(header, ",") << "\n";
+    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
+  } else if (rows.empty()) {
+    std::cout << empty_title << "\n";
+  } else {
+    std::cout << title << "\n";
+    Table t(std::move(header), std::move(numeric));
+    for (auto& row : rows) t.Add(std::move(row));
+    std::cout << t.Render();
+  }
+  PrintUnavailable(unavailable, args.format);
+  std::cout.flush();
+  return std::cout.good() ? 0 : 1;
+}
+
 int CallFailed(const grpc::Status& status, const CollectorClient& client,
                const std::string& endpoint) {
   std::cerr << "opmap query: " << StatusLine(status) << AuthHint(status, client)
@@ -274,29 +297,17 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
     row.push_back(UsFromNs(r.max_ns()));
     rows.push_back(std::move(row));
   }
-  if (args.format == Format::kCsv) {
-    std::cout << absl::StrJoin(header, ",") << "\n";
-    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
-  } else {
-    const std::string what = absl::StrFormat(
-        "latency of %s, %s",
-        args.subject == opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU ? "operator instances' GPU time"
-                                                                : "GPU event durations",
-        keys.empty() ? "all selected" : "by " + absl::StrJoin(keys, ", "));
-    if (rows.empty()) {
-      std::cout << what << ": no rows\n";
-    } else {
-      std::cout << absl::StrFormat("%s: %d rows%s; %s\n", what, resp.rows_size(),
+  const std::string what = absl::StrFormat(
+      "latency of %s, %s",
+      args.subject == opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU ? "operator instances' GPU time"
+                                                              : "GPU event durations",
+      keys.empty() ? "all selected" : "by " + absl::StrJoin(keys, ", "));
+  return PrintRows(args, std::move(header), std::move(numeric), std::move(rows),
+                   what + ": no rows",
+                   absl::StrFormat("%s: %d rows%s; %s", what, resp.rows_size(),
                                    resp.truncated() ? " (truncated by --limit)" : "",
-                                   AccuracyText(alpha));
-      Table t(header, numeric);
-      for (auto& row : rows) t.Add(std::move(row));
-      std::cout << t.Render();
-    }
-  }
-  PrintUnavailable(resp.unavailable(), args.format);
-  std::cout.flush();
-  return std::cout.good() ? 0 : 1;
+                                   AccuracyText(alpha)),
+                   resp.unavailable());
 }
 
 int Breakdown(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
@@ -350,23 +361,11 @@ int Breakdown(const Args& args, CollectorClient& client, const opmap::v1::TimeRa
                     UsFromNs(d.compute_ns()), UsFromNs(d.non_compute_ns()),
                     absl::StrCat(d.kernel_count())});
   }
-  if (args.format == Format::kCsv) {
-    std::cout << absl::StrJoin(header, ",") << "\n";
-    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
-  } else {
-    if (rows.empty()) {
-      std::cout << "GPU time per device (interval unions): no devices\n";
-    } else {
-      std::cout << absl::StrFormat("GPU time per device (interval unions): %d devices\n",
-                                   resp.devices_size());
-      Table t(header, numeric);
-      for (auto& row : rows) t.Add(std::move(row));
-      std::cout << t.Render();
-    }
-  }
-  PrintUnavailable(resp.unavailable(), args.format);
-  std::cout.flush();
-  return std::cout.good() ? 0 : 1;
+  return PrintRows(args, std::move(header), std::move(numeric), std::move(rows),
+                   "GPU time per device (interval unions): no devices",
+                   absl::StrFormat("GPU time per device (interval unions): %d devices",
+                                   resp.devices_size()),
+                   resp.unavailable());
 }
 
 int Kernels(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
@@ -423,23 +422,11 @@ int Kernels(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
                     UsFromNs(k.min_ns()), UsFromNs(k.p50_ns()), UsFromNs(k.p99_ns()),
                     UsFromNs(k.max_ns())});
   }
-  if (args.format == Format::kCsv) {
-    std::cout << absl::StrJoin(header, ",") << "\n";
-    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
-  } else {
-    if (rows.empty()) {
-      std::cout << "top kernels by GPU time: no rows\n";
-    } else {
-      std::cout << absl::StrFormat("top %d kernels by GPU time; %s\n", resp.rows_size(),
-                                   AccuracyText(alpha));
-      Table t(header, numeric);
-      for (auto& row : rows) t.Add(std::move(row));
-      std::cout << t.Render();
-    }
-  }
-  PrintUnavailable(resp.unavailable(), args.format);
-  std::cout.flush();
-  return std::cout.good() ? 0 : 1;
+  return PrintRows(args, std::move(header), std::move(numeric), std::move(rows),
+                   "top kernels by GPU time: no rows",
+                   absl::StrFormat("top %d kernels by GPU time; %s", resp.rows_size(),
+                                   AccuracyText(alpha)),
+                   resp.unavailable());
 }
 
 }  // namespace

@@ -7,6 +7,10 @@ namespace {
 
 double Us(double ns) { return ns / 1000.0; }
 
+constexpr const char* kNoLaunches =
+    "no CUDA runtime launch paired with a GPU event (HTA counts cudaLaunchKernel, "
+    "cudaLaunchKernelExC, cudaMemcpyAsync and cudaMemsetAsync; not cuLaunchKernel or hip*)";
+
 constexpr const char* kLaunchMetrics[] = {"cpu_duration", "gpu_duration", "launch_delay"};
 
 const DescriptiveStats& Metric(const LaunchStatsSummary& l, int i) {
@@ -34,6 +38,12 @@ void TimelineJson(JsonWriter& w, const std::vector<StreamIdleTime>& idle,
   w.EndArray();
   w.Key("launch_stats").BeginObject();
   w.Field("count", launch.cpu_duration_ns.count);
+  if (launch.cpu_duration_ns.count == 0) {
+    // No samples: the statistics don't exist (printing 0 would claim zero-cost launches).
+    w.Field("unavailable", kNoLaunches);
+    w.EndObject();
+    return;
+  }
   w.Field("launch_delay_clipped_at_zero", launch.clipped_delay_count);
   for (int i = 0; i < 3; ++i) {
     const DescriptiveStats& d = Metric(launch, i);
@@ -59,7 +69,10 @@ std::string TimelineTable(const std::vector<StreamIdleTime>& idle,
   }
   absl::StrAppendFormat(&out, "\nCUDA launches (runtime API, HTA definition): %d\n",
                         launch.cpu_duration_ns.count);
-  if (launch.cpu_duration_ns.count == 0) return out;
+  if (launch.cpu_duration_ns.count == 0) {
+    absl::StrAppendFormat(&out, "launch statistics: unavailable: %s\n", kNoLaunches);
+    return out;
+  }
   absl::StrAppendFormat(&out, "%-14s %10s %10s %10s %10s %10s\n", "metric", "mean_us",
                         "p50_us", "p95_us", "p99_us", "max_us");
   for (int i = 0; i < 3; ++i) {

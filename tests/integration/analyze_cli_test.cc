@@ -538,6 +538,22 @@ TEST_F(AnalyzeCliTest, HandWrittenTraceJson) {
   EXPECT_THAT(lines[0], HasSubstr("\"launch_nesting\":1"));
 }
 
+// ROCm launches (hip*) are not CUDA launches: launch statistics don't exist there, and
+// the report says so instead of printing zeros; bert's 39 launches are reported.
+TEST_F(AnalyzeCliTest, LaunchStatsUnavailableWithoutCudaLaunches) {
+  const std::string rocm = "traces/hta_mi250_rocm.json.gz";
+  const std::string bert = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
+  OPMAP_REQUIRE_SHARED(rocm);
+  OPMAP_REQUIRE_SHARED(bert);
+  Result r = RunOpmap({"analyze", testing::SharedPath(rocm), "--format", "json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(R"("launch_stats":{"count":0,"unavailable":"no CUDA runtime launch)"));
+  EXPECT_THAT(r.out, Not(HasSubstr(R"("cpu_duration")")));
+  r = RunOpmap({"analyze", testing::SharedPath(bert), "--format", "json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(R"("launch_stats":{"count":39,"launch_delay_clipped_at_zero":0)"));
+}
+
 TEST_F(AnalyzeCliTest, RealTraceJson) {
   const std::string rel = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
   OPMAP_REQUIRE_SHARED(rel);
