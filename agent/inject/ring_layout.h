@@ -106,12 +106,30 @@ enum RecordFlags : uint16_t {
   kFlagNameTruncated = 1,
 };
 
+// Plain integers so records are trivially copyable; size_and_commit is only ever accessed
+// through std::atomic_ref<uint32_t> (PublishRecord / LoadCommitted below).
 struct RecordHeader {
-  std::atomic<uint32_t> size_and_commit;  // total record bytes (8-aligned) | kCommitBit
+  uint32_t size_and_commit;  // total record bytes (8-aligned) | kCommitBit
   uint16_t type;                          // RecordType
   uint16_t flags;                         // RecordFlags
 };
 static_assert(sizeof(RecordHeader) == 8);
+static_assert(std::atomic_ref<uint32_t>::required_alignment <= alignof(RecordHeader));
+
+// The one release store that makes a record visible to the reader.
+inline void PublishRecord(RecordHeader* h, uint32_t aligned_size) {
+  std::atomic_ref<uint32_t>(h->size_and_commit)
+      .store(aligned_size | kCommitBit, std::memory_order_release);
+}
+// The reader's acquire load of a header word (0 = nothing committed there yet).
+inline uint32_t LoadCommitted(RecordHeader* h) {
+  return std::atomic_ref<uint32_t>(h->size_and_commit).load(std::memory_order_acquire);
+}
+// The reader's reset of a consumed header (the rest of the record is zeroed with memset
+// before read_pos moves past it).
+inline void ClearRecord(RecordHeader* h) {
+  std::atomic_ref<uint32_t>(h->size_and_commit).store(0, std::memory_order_relaxed);
+}
 
 // NVTX payload kinds as recorded (NVTX's own enum values differ by version; these don't).
 enum PayloadKind : uint8_t {

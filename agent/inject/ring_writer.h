@@ -70,8 +70,7 @@ class RingWriter {
       auto* padding = reinterpret_cast<RecordHeader*>(data_ + (pos & mask_));
       padding->type = kPadding;
       padding->flags = 0;
-      padding->size_and_commit.store(static_cast<uint32_t>(pad) | kCommitBit,
-                                     std::memory_order_release);
+      PublishRecord(padding, static_cast<uint32_t>(pad));
       pos += pad;
     }
     auto* h = reinterpret_cast<RecordHeader*>(data_ + (pos & mask_));
@@ -83,7 +82,7 @@ class RingWriter {
   // Publishes a reserved record; `bytes` is what was passed to Reserve (fixed + extra).
   void Commit(RecordHeader* h, uint32_t bytes) {
     header_->records_committed.fetch_add(1, std::memory_order_relaxed);
-    h->size_and_commit.store(AlignRecord(bytes) | kCommitBit, std::memory_order_release);
+    PublishRecord(h, AlignRecord(bytes));
   }
 
   void CountDrop(DropCause cause) {

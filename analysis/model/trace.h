@@ -78,6 +78,10 @@ struct Range {
   int64_t thread = kNone;
   int64_t external_id = kNone;
   StringId input_dims = kEmptyString;  // raw "Input Dims" JSON text, for FLOPs from shapes
+  // Work the range's operator did, when its source says (NVTX shape payload
+  // `{flops=F,bytes=B}`, see import/nvtx_names.h); kNone when not given.
+  int64_t flops = kNone;
+  int64_t bytes = kNone;
 
   int64_t end_ns() const { return start_ns + dur_ns; }
 };

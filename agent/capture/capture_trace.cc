@@ -1,0 +1,288 @@
+#include "agent/capture/capture_trace.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "agent/inject/ring_layout.h"
+#include "analysis/import/nvtx_names.h"
+
+namespace opmap::capture {
+namespace {
+
+using analysis::kNone;
+
+// The fixed part of a record, copied out (the record may be unaligned in a file).
+template <typename T>
+T Fixed(std::string_view record) {
+  T out;
+  std::memcpy(static_cast<void*>(&out), record.data(), sizeof(T));
+  return out;
+}
+
+int64_t OrNone(uint64_t v) { return v == 0 ? kNone : static_cast<int64_t>(v); }
+
+// CUpti_ActivityMemcpyKind / CUpti_ActivityMemoryKind, spelled as Kineto names copies
+// ("Memcpy HtoD (Pageable -> Device)") so the layer taxonomy types them as memcpy.
+const char* CopyKindName(uint8_t kind) {
+  static const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                 "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+  return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "Unknown";
+}
+
+const char* MemoryKindName(uint8_t kind) {
+  static const char* kNames[] = {"Unknown", "Pageable", "Pinned",         "Device",
+                                 "Array",   "Managed",  "Device Static", "Managed Static"};
+  return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "Unknown";
+}
+
+}  // namespace
+
+CaptureTraceBuilder::CaptureTraceBuilder(int64_t pid) : pid_(pid) {
+  result_.trace.info.format = "opmap-capture";
+  result_.trace.info.process = pid;
+}
+
+void CaptureTraceBuilder::Bad(std::string reason) {
+  if (result_.bad_records++ == 0) result_.first_bad_record = std::move(reason);
+}
+
+bool CaptureTraceBuilder::Inline(std::string_view record, uint32_t fixed, uint32_t offset,
+                                 uint32_t len, std::string_view* out) {
+  if (static_cast<uint64_t>(fixed) + offset + len > record.size()) {
+    Bad(absl::StrFormat("record %d: inline string of %d bytes overruns the record (%d bytes)",
+                        result_.records, len, record.size()));
+    return false;
+  }
+  *out = record.substr(fixed + offset, len);
+  return true;
+}
+
+analysis::StringId CaptureTraceBuilder::NvtxRangeName(std::string_view text, int64_t* flops,
+                                                      int64_t* bytes) {
+  const analysis::NvtxName n = analysis::ParseNvtxName(text);
+  *flops = n.flops;
+  *bytes = n.bytes;
+  return result_.trace.strings.Intern(n.name);
+}
+
+void CaptureTraceBuilder::Add(std::string_view record) {
+  using namespace opmap::ring;  // NOLINT: the record vocabulary
+  ++result_.records;
+  if (record.size() < sizeof(RecordHeader)) {
+    Bad(absl::StrFormat("record %d: %d bytes, shorter than a header", result_.records,
+                        record.size()));
+    return;
+  }
+  uint16_t type;
+  std::memcpy(&type, record.data() + 4, sizeof(type));
+  const uint32_t fixed = FixedSize(type);
+  if (type == kPadding || fixed == 0) return;  // nothing, or a newer library's type
+  if (record.size() < fixed) {
+    Bad(absl::StrFormat("record %d: type %d needs %d bytes, has %d", result_.records, type,
+                        fixed, record.size()));
+    return;
+  }
+  analysis::Trace& t = result_.trace;
+  std::string_view name;
+  switch (type) {
+    case kRange: {
+      const auto r = Fixed<RangeRecord>(record);
+      if (!Inline(record, fixed, 0, r.name_len, &name)) return;
+      if (r.end_ns < r.start_ns) {
+        Bad(absl::StrFormat("record %d: NVTX range ends before it starts", result_.records));
+        return;
+      }
+      analysis::Range range;
+      range.start_ns = r.start_ns;
+      range.dur_ns = r.end_ns - r.start_ns;
+      range.name = NvtxRangeName(name, &range.flops, &range.bytes);
+      range.kind = analysis::RangeKind::kNvtx;
+      range.process = pid_;
+      range.thread = r.tid;
+      t.ranges.push_back(range);
+      return;
+    }
+    case kRangeStart: {
+      const auto r = Fixed<RangeStartRecord>(record);
+      if (!Inline(record, fixed, 0, r.name_len, &name)) return;
+      PendingStart p{r.start_ns, r.tid, 0, kNone, kNone};
+      p.name = NvtxRangeName(name, &p.flops, &p.bytes);
+      starts_[r.range_id] = p;
+      return;
+    }
+    case kRangeEnd: {
+      const auto r = Fixed<RangeEndRecord>(record);
+      auto it = starts_.find(r.range_id);
+      if (it == starts_.end()) {
+        ++result_.unmatched_ends;
+        return;
+      }
+      const PendingStart p = it->second;
+      starts_.erase(it);
+      if (r.end_ns < p.start_ns) {
+        Bad(absl::StrFormat("record %d: NVTX range %d ends before it starts", result_.records,
+                            r.range_id));
+        return;
+      }
+      analysis::Range range;
+      range.start_ns = p.start_ns;
+      range.dur_ns = r.end_ns - p.start_ns;
+      range.name = p.name;
+      range.kind = analysis::RangeKind::kNvtx;
+      range.process = pid_;
+      range.thread = p.thread;  // where it started, as Nsight Systems shows it
+      range.flops = p.flops;
+      range.bytes = p.bytes;
+      t.ranges.push_back(range);
+      return;
+    }
+    case kDomain: {
+      const auto r = Fixed<DomainRecord>(record);
+      if (!Inline(record, fixed, 0, r.name_len, &name)) return;
+      result_.domains[r.domain_id] = std::string(name);
+      return;
+    }
+    case kKernel: {
+      const auto r = Fixed<KernelRecord>(record);
+      if (!Inline(record, fixed, 0, r.name_len, &name)) return;
+      if (r.end_ns < r.start_ns) {
+        Bad(absl::StrFormat("record %d: kernel ends before it starts", result_.records));
+        return;
+      }
+      analysis::GpuEvent e;
+      e.start_ns = r.start_ns;
+      e.dur_ns = r.end_ns - r.start_ns;
+      e.name = t.strings.Intern(name);
+      e.kind = analysis::GpuEventKind::kKernel;
+      e.device = static_cast<int32_t>(r.device_id);
+      e.stream = r.stream_id;
+      e.process = pid_;
+      e.correlation = OrNone(r.correlation_id);
+      e.graph_id = OrNone(r.graph_id);
+      e.graph_node_id = OrNone(r.graph_node_id);
+      e.grid = {r.grid_x, r.grid_y, r.grid_z};
+      e.block = {r.block_x, r.block_y, r.block_z};
+      e.registers_per_thread = r.registers_per_thread;
+      e.shared_memory_bytes =
+          static_cast<int64_t>(r.static_shared_bytes) + r.dynamic_shared_bytes;
+      t.gpu_events.push_back(e);
+      return;
+    }
+    case kMemcpy:
+    case kMemset: {
+      // The two share the leading fields (ring_layout.h); read them from each type.
+      analysis::GpuEvent e;
+      std::string label;
+      if (type == kMemcpy) {
+        const auto r = Fixed<MemcpyRecord>(record);
+        e.start_ns = r.start_ns;
+        e.dur_ns = r.end_ns - r.start_ns;
+        e.bytes = static_cast<int64_t>(r.bytes);
+        e.correlation = OrNone(r.correlation_id);
+        e.graph_id = OrNone(r.graph_id);
+        e.graph_node_id = OrNone(r.graph_node_id);
+        e.device = static_cast<int32_t>(r.device_id);
+        e.stream = r.stream_id;
+        e.kind = analysis::GpuEventKind::kMemcpy;
+        label = absl::StrFormat("Memcpy %s (%s -> %s)", CopyKindName(r.copy_kind),
+                                MemoryKindName(r.src_kind), MemoryKindName(r.dst_kind));
+      } else {
+        const auto r = Fixed<MemsetRecord>(record);
+        e.start_ns = r.start_ns;
+        e.dur_ns = r.end_ns - r.start_ns;
+        e.bytes = static_cast<int64_t>(r.bytes);
+        e.correlation = OrNone(r.correlation_id);
+        e.graph_id = OrNone(r.graph_id);
+        e.graph_node_id = OrNone(r.graph_node_id);
+        e.device = static_cast<int32_t>(r.device_id);
+        e.stream = r.stream_id;
+        e.kind = analysis::GpuEventKind::kMemset;
+        label = absl::StrFormat("Memset (%s)", MemoryKindName(r.memory_kind));
+      }
+      if (e.dur_ns < 0) {
+        Bad(absl::StrFormat("record %d: memory operation ends before it starts",
+                            result_.records));
+        return;
+      }
+      e.process = pid_;
+      e.name = t.strings.Intern(label);
+      t.gpu_events.push_back(e);
+      return;
+    }
+    case kApi: {
+      const auto r = Fixed<ApiRecord>(record);
+      if (!Inline(record, fixed, 0, r.name_len, &name)) return;
+      if (r.end_ns < r.start_ns) {
+        Bad(absl::StrFormat("record %d: API call ends before it starts", result_.records));
+        return;
+      }
+      analysis::ApiCall a;
+      a.start_ns = r.start_ns;
+      a.dur_ns = r.end_ns - r.start_ns;
+      a.name = t.strings.Intern(name);
+      a.kind = r.domain == kApiDriver ? analysis::ApiKind::kDriver : analysis::ApiKind::kRuntime;
+      a.process = pid_;
+      a.thread = r.tid;
+      a.correlation = OrNone(r.correlation_id);
+      t.api_calls.push_back(a);
+      return;
+    }
+    case kExternalCorrelation: {
+      const auto r = Fixed<ExternalCorrelationRecord>(record);
+      if (r.correlation_id != 0) {
+        external_ids_[r.correlation_id] = static_cast<int64_t>(r.external_id);
+      }
+      return;
+    }
+    case kStall: {
+      const auto r = Fixed<StallRecord>(record);
+      std::string_view function, reason;
+      if (!Inline(record, fixed, 0, r.function_len, &function)) return;
+      if (!Inline(record, fixed, r.function_len, r.reason_len, &reason)) return;
+      result_.stalls.push_back(
+          StallSample{std::string(function), std::string(reason), r.device_id, r.samples});
+      return;
+    }
+    case kStatus: {
+      const auto r = Fixed<StatusRecord>(record);
+      if (!Inline(record, fixed, 0, r.message_len, &name)) return;
+      result_.statuses.push_back(CaptureStatus{r.component, r.code, r.time_ns, std::string(name)});
+      return;
+    }
+    case kWindow: {
+      const auto r = Fixed<WindowRecord>(record);
+      CaptureWindow* w = nullptr;
+      for (CaptureWindow& existing : result_.windows) {
+        if (existing.window_id == r.window_id) w = &existing;
+      }
+      if (w == nullptr) {
+        w = &result_.windows.emplace_back();
+        w->window_id = r.window_id;
+      }
+      (r.mark == kWindowEnd ? w->end_ns : w->begin_ns) = r.time_ns;
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+CaptureResult CaptureTraceBuilder::Finish() && {
+  result_.open_ranges = static_cast<int64_t>(starts_.size());
+  if (!external_ids_.empty()) {
+    for (analysis::ApiCall& a : result_.trace.api_calls) {
+      if (auto it = external_ids_.find(a.correlation); it != external_ids_.end()) {
+        a.external_id = it->second;
+      }
+    }
+    for (analysis::GpuEvent& e : result_.trace.gpu_events) {
+      if (auto it = external_ids_.find(e.correlation); it != external_ids_.end()) {
+        e.external_id = it->second;
+      }
+    }
+  }
+  return std::move(result_);
+}
+
+}  // namespace opmap::capture

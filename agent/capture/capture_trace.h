@@ -1,0 +1,94 @@
+// CaptureTraceBuilder: turns the records libopmap_inject wrote (ring or capture file,
+// ../inject/ring_layout.h) into the analysis model, so a live capture is analyzed by the
+// same mapping and summary code as a Kineto trace or an Nsight export.
+//
+//   CaptureTraceBuilder b(pid);
+//   for (std::string_view record : records) b.Add(record);   // whole records, any order
+//   CaptureResult result = std::move(b).Finish();
+//
+// Records are validated here as well as by the reader (sizes, name lengths, end ≥ start):
+// a bad one is counted in `bad_records` with its first reason kept, never trusted.
+// NVTX names go through ParseNvtxName: the `{flops=,bytes=}` shape payload becomes the
+// range's flops/bytes and emit_nvtx decorations are dropped. External correlation ids
+// are attached to the API call and GPU events of the same correlation id.
+#ifndef OPMAP_AGENT_CAPTURE_CAPTURE_TRACE_H_
+#define OPMAP_AGENT_CAPTURE_CAPTURE_TRACE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "analysis/model/trace.h"
+
+namespace opmap::capture {
+
+// A kStatus record: e.g. CUPTI "unavailable: no CUDA driver (...)".
+struct CaptureStatus {
+  uint16_t component = 0;  // ring::Component
+  uint16_t code = 0;       // ring::StatusCode
+  int64_t time_ns = 0;
+  std::string message;
+};
+
+// PC-sampling samples of one stall reason in one function (kernel name).
+struct StallSample {
+  std::string function;
+  std::string reason;
+  uint32_t device = 0;
+  uint64_t samples = 0;
+};
+
+struct CaptureWindow {
+  uint64_t window_id = 0;
+  int64_t begin_ns = 0;  // 0 = no begin mark seen
+  int64_t end_ns = 0;    // 0 = no end mark seen (window cut short or still open)
+};
+
+struct CaptureResult {
+  analysis::Trace trace;
+  std::vector<CaptureStatus> statuses;
+  std::vector<StallSample> stalls;
+  std::vector<CaptureWindow> windows;
+  absl::flat_hash_map<uint64_t, std::string> domains;  // NVTX domain id → name
+  int64_t records = 0;
+  int64_t open_ranges = 0;      // start/end ranges started but never ended
+  int64_t unmatched_ends = 0;   // ends whose start was not captured
+  int64_t bad_records = 0;
+  std::string first_bad_record;  // why the first bad record was refused
+};
+
+class CaptureTraceBuilder {
+ public:
+  explicit CaptureTraceBuilder(int64_t pid);
+
+  // One whole record (header included). Padding and unknown types are skipped.
+  void Add(std::string_view record);
+
+  CaptureResult Finish() &&;
+
+ private:
+  void Bad(std::string reason);
+  // The inline string of `len` bytes at `offset` past the fixed part; false when it
+  // does not fit in the record.
+  bool Inline(std::string_view record, uint32_t fixed, uint32_t offset, uint32_t len,
+              std::string_view* out);
+  analysis::StringId NvtxRangeName(std::string_view text, int64_t* flops, int64_t* bytes);
+
+  struct PendingStart {
+    int64_t start_ns;
+    int64_t thread;
+    analysis::StringId name;
+    int64_t flops, bytes;
+  };
+
+  int64_t pid_;
+  CaptureResult result_;
+  absl::flat_hash_map<uint64_t, PendingStart> starts_;
+  absl::flat_hash_map<uint64_t, int64_t> external_ids_;  // correlation → external id
+};
+
+}  // namespace opmap::capture
+
+#endif  // OPMAP_AGENT_CAPTURE_CAPTURE_TRACE_H_

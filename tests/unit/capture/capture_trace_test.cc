@@ -1,0 +1,211 @@
+// CaptureTraceBuilder on records built with ring_layout.h's structs, then the real
+// mapping: kernel → launch (correlation id) → innermost NVTX range on the launching
+// thread, as the live path will run it.
+#include "agent/capture/capture_trace.h"
+
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "agent/inject/ring_layout.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "gtest/gtest.h"
+
+namespace opmap::capture {
+namespace {
+
+using namespace opmap::ring;  // NOLINT
+
+// A record as the reader hands it over: fixed part, then the inline bytes.
+template <typename T>
+std::string Record(RecordType type, T fixed, std::string_view inline_bytes = {}) {
+  fixed.h.type = type;
+  const uint32_t size = AlignRecord(sizeof(T) + inline_bytes.size());
+  fixed.h.size_and_commit = size | kCommitBit;
+  std::string out(size, '\0');
+  std::memcpy(out.data(), static_cast<const void*>(&fixed), sizeof(T));
+  std::memcpy(out.data() + sizeof(T), inline_bytes.data(), inline_bytes.size());
+  return out;
+}
+
+std::string Range(int64_t start, int64_t end, uint32_t tid, uint16_t depth,
+                  std::string_view name) {
+  RangeRecord r{};
+  r.start_ns = start;
+  r.end_ns = end;
+  r.tid = tid;
+  r.depth = depth;
+  r.name_len = static_cast<uint16_t>(name.size());
+  return Record(kRange, r, name);
+}
+
+std::string Api(int64_t start, int64_t end, uint32_t tid, uint64_t correlation) {
+  ApiRecord r{};
+  r.start_ns = start;
+  r.end_ns = end;
+  r.tid = tid;
+  r.correlation_id = correlation;
+  r.domain = kApiRuntime;
+  r.name_len = 16;
+  return Record(kApi, r, "cudaLaunchKernel");
+}
+
+std::string Kernel(int64_t start, int64_t end, uint64_t correlation, std::string_view name) {
+  KernelRecord r{};
+  r.start_ns = start;
+  r.end_ns = end;
+  r.correlation_id = correlation;
+  r.device_id = 0;
+  r.stream_id = 7;
+  r.grid_x = 128;
+  r.grid_y = 2;
+  r.grid_z = 1;
+  r.block_x = 256;
+  r.block_y = 1;
+  r.block_z = 1;
+  r.registers_per_thread = 64;
+  r.static_shared_bytes = 1024;
+  r.dynamic_shared_bytes = 4096;
+  r.name_len = static_cast<uint16_t>(name.size());
+  return Record(kKernel, r, name);
+}
+
+TEST(CaptureTrace, KernelsMapToTheInnermostNvtxRangeOfTheirLaunch) {
+  CaptureTraceBuilder b(4242);
+  // Out of order, as CUPTI's per-thread buffers deliver them: kernels first.
+  b.Add(Kernel(5000, 9000, 11, "gemm_kernel"));
+  b.Add(Kernel(9100, 9600, 12, "triad_kernel"));
+  b.Add(Range(1000, 8000, 77, 0, "decoder_layer.0"));
+  b.Add(Range(1100, 2000, 77, 1, "demo::qkv_linear{flops=2097152,bytes=196608}"));
+  b.Add(Range(2100, 3000, 77, 1, "aten::mul, seq = 3, op_id = 7"));
+  b.Add(Api(1200, 1300, 77, 11));  // inside qkv_linear
+  b.Add(Api(7000, 7100, 77, 12));  // inside the layer only
+  ExternalCorrelationRecord ext{};
+  ext.correlation_id = 11;
+  ext.external_id = 99;
+  ext.external_kind = 2;
+  b.Add(Record(kExternalCorrelation, ext));
+  CaptureResult r = std::move(b).Finish();
+
+  ASSERT_EQ(r.bad_records, 0) << r.first_bad_record;
+  ASSERT_EQ(r.trace.gpu_events.size(), 2u);
+  ASSERT_EQ(r.trace.ranges.size(), 3u);
+  const analysis::Range& qkv = r.trace.ranges[1];
+  EXPECT_EQ(r.trace.strings.Get(qkv.name), "demo::qkv_linear");
+  EXPECT_EQ(qkv.flops, 2097152);
+  EXPECT_EQ(qkv.bytes, 196608);
+  EXPECT_EQ(qkv.dur_ns, 900);
+  EXPECT_EQ(qkv.thread, 77);
+  EXPECT_EQ(qkv.process, 4242);
+  EXPECT_EQ(r.trace.strings.Get(r.trace.ranges[2].name), "aten::mul");
+
+  const analysis::GpuEvent& gemm = r.trace.gpu_events[0];
+  EXPECT_EQ(gemm.dur_ns, 4000);
+  EXPECT_EQ(gemm.stream, 7);
+  EXPECT_EQ(gemm.grid, (std::array<int32_t, 3>{128, 2, 1}));
+  EXPECT_EQ(gemm.block, (std::array<int32_t, 3>{256, 1, 1}));
+  EXPECT_EQ(gemm.registers_per_thread, 64);
+  EXPECT_EQ(gemm.shared_memory_bytes, 5120);
+  EXPECT_EQ(gemm.external_id, 99);
+  EXPECT_EQ(r.trace.api_calls[0].external_id, 99);
+  EXPECT_EQ(r.trace.gpu_events[1].external_id, analysis::kNone);
+
+  const analysis::MappingResult m = analysis::MapGpuEvents(r.trace);
+  EXPECT_EQ(m.events[0].rule, analysis::MappingRule::kLaunchNesting);
+  EXPECT_EQ(m.events[0].range, 1);  // qkv_linear, not the enclosing layer
+  EXPECT_EQ(m.events[1].rule, analysis::MappingRule::kLaunchNesting);
+  EXPECT_EQ(m.events[1].range, 0);  // the layer
+}
+
+TEST(CaptureTrace, StartEndRangesPairAcrossThreads) {
+  CaptureTraceBuilder b(1);
+  RangeStartRecord s{};
+  s.range_id = 5;
+  s.start_ns = 100;
+  s.tid = 10;
+  s.name_len = 7;
+  b.Add(Record(kRangeStart, s, "request"));
+  RangeEndRecord e{};
+  e.range_id = 5;
+  e.end_ns = 350;
+  e.tid = 11;
+  b.Add(Record(kRangeEnd, e));
+  e.range_id = 6;  // its start was before the capture
+  b.Add(Record(kRangeEnd, e));
+  s.range_id = 8;  // never ends
+  b.Add(Record(kRangeStart, s, "request"));
+  CaptureResult r = std::move(b).Finish();
+  ASSERT_EQ(r.trace.ranges.size(), 1u);
+  EXPECT_EQ(r.trace.ranges[0].dur_ns, 250);
+  EXPECT_EQ(r.trace.ranges[0].thread, 10);
+  EXPECT_EQ(r.unmatched_ends, 1);
+  EXPECT_EQ(r.open_ranges, 1);
+}
+
+TEST(CaptureTrace, MemoryOpsStatusStallsAndWindows) {
+  CaptureTraceBuilder b(1);
+  MemcpyRecord c{};
+  c.start_ns = 10;
+  c.end_ns = 30;
+  c.bytes = 4096;
+  c.copy_kind = 1;
+  c.src_kind = 1;
+  c.dst_kind = 3;
+  b.Add(Record(kMemcpy, c));
+  MemsetRecord m{};
+  m.start_ns = 40;
+  m.end_ns = 45;
+  m.bytes = 64;
+  m.memory_kind = 3;
+  b.Add(Record(kMemset, m));
+  StatusRecord st{};
+  st.component = kComponentCupti;
+  st.code = kStatusUnavailable;
+  st.message_len = 14;
+  b.Add(Record(kStatus, st, "no CUDA driver"));
+  StallRecord sr{};
+  sr.samples = 12;
+  sr.function_len = 4;
+  sr.reason_len = 15;
+  b.Add(Record(kStall, sr, "gemmlong_scoreboard"));
+  WindowRecord w{};
+  w.window_id = 3;
+  w.time_ns = 5;
+  w.mark = kWindowBegin;
+  b.Add(Record(kWindow, w));
+  w.time_ns = 50;
+  w.mark = kWindowEnd;
+  b.Add(Record(kWindow, w));
+  CaptureResult r = std::move(b).Finish();
+  ASSERT_EQ(r.trace.gpu_events.size(), 2u);
+  EXPECT_EQ(r.trace.strings.Get(r.trace.gpu_events[0].name), "Memcpy HtoD (Pageable -> Device)");
+  EXPECT_EQ(r.trace.gpu_events[0].bytes, 4096);
+  EXPECT_EQ(r.trace.strings.Get(r.trace.gpu_events[1].name), "Memset (Device)");
+  ASSERT_EQ(r.statuses.size(), 1u);
+  EXPECT_EQ(r.statuses[0].message, "no CUDA driver");
+  ASSERT_EQ(r.stalls.size(), 1u);
+  EXPECT_EQ(r.stalls[0].function, "gemm");
+  EXPECT_EQ(r.stalls[0].reason, "long_scoreboard");
+  EXPECT_EQ(r.stalls[0].samples, 12u);
+  ASSERT_EQ(r.windows.size(), 1u);
+  EXPECT_EQ(r.windows[0].begin_ns, 5);
+  EXPECT_EQ(r.windows[0].end_ns, 50);
+}
+
+TEST(CaptureTrace, BadRecordsAreCountedNotTrusted) {
+  CaptureTraceBuilder b(1);
+  std::string k = Kernel(10, 20, 1, "abc");
+  k.resize(sizeof(KernelRecord) + 1);  // name_len 3, only 1 byte present
+  b.Add(k);
+  b.Add(Kernel(20, 10, 1, "x"));     // ends before it starts
+  b.Add(std::string(4, '\0'));       // shorter than a header
+  b.Add(Range(1, 2, 1, 0, "ok"));
+  CaptureResult r = std::move(b).Finish();
+  EXPECT_EQ(r.bad_records, 3);
+  EXPECT_NE(r.first_bad_record.find("overruns"), std::string::npos) << r.first_bad_record;
+  EXPECT_EQ(r.trace.gpu_events.size(), 0u);
+  EXPECT_EQ(r.trace.ranges.size(), 1u);
+}
+
+}  // namespace
+}  // namespace opmap::capture
