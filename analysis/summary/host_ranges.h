@@ -1,0 +1,58 @@
+// HostRangeSummary: where the host's time goes by operator and layer type, from host
+// ranges alone (NVTX ranges of a live capture, or any trace's operator ranges). This is
+// what a capture without GPU activity — the CPU demo workload, a process on a machine
+// without a GPU — can still say, and what `opmap attach` prints per operator.
+//
+// Self time: a range's duration minus the durations of the ranges directly nested in it
+// on the same thread (proper nesting: a child starts and ends inside its parent). The
+// self times of one thread add up to the time covered by its outermost ranges, so shares
+// of self time never double count a layer and the operators inside it.
+// Layer type: METRICS.md's operator-name table; a range that matches no row is "other"
+// (host ranges carry no kernels to vote with).
+#ifndef OPMAP_ANALYSIS_SUMMARY_HOST_RANGES_H_
+#define OPMAP_ANALYSIS_SUMMARY_HOST_RANGES_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/model/trace.h"
+#include "analysis/stats/quantiles.h"
+#include "analysis/taxonomy/layer_taxonomy.h"
+
+namespace opmap::analysis {
+
+struct HostRangeStats {
+  std::string name;
+  LayerType layer_type = LayerType::kOther;
+  int64_t count = 0;
+  int64_t total_ns = 0;                // inclusive
+  int64_t self_ns = 0;                 // exclusive of directly nested ranges
+  stats::Percentiles duration_ns;      // exact, over inclusive durations
+  int64_t flops = kNone;               // summed shape payloads; kNone when none carried one
+  int64_t bytes = kNone;
+  double self_share = 0;               // of all ranges' self time
+};
+
+struct HostLayerTypeStats {
+  LayerType layer_type = LayerType::kOther;
+  int64_t count = 0;
+  int64_t self_ns = 0;
+  double self_share = 0;
+};
+
+struct HostRangeSummary {
+  int64_t range_count = 0;
+  int64_t thread_count = 0;
+  int64_t self_ns = 0;  // all ranges
+  std::vector<HostRangeStats> ranges;            // self time, descending; ties by name
+  std::vector<HostLayerTypeStats> layer_types;   // self time, descending
+};
+
+// Ranges of every kind in `trace`; an empty trace gives an empty summary.
+HostRangeSummary SummarizeHostRanges(const Trace& trace);
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_SUMMARY_HOST_RANGES_H_
