@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/model/string_table.h"
@@ -88,9 +89,15 @@ struct Range {
 
 // Facts about the source the trace came from.
 struct TraceInfo {
-  std::string format;            // "kineto-json", "nsys-sqlite", "live"
+  std::string format;            // "kineto-json", "nsys-sqlite", "opmap-capture"
   std::vector<std::string> gpu_names;
   int64_t process = kNone;       // main process pid when the source names one
+  // What the source could not record and why (e.g. {"cupti", "no CUDA driver ..."}):
+  // reports print these as "unavailable: <reason>" instead of empty sections.
+  std::vector<std::pair<std::string, std::string>> unavailable;
+  // Source-level counts a reader must see beside the numbers, e.g. records the capture
+  // dropped ("drops.ring_full") — in the order the importer gives them.
+  std::vector<std::pair<std::string, int64_t>> counters;
 };
 
 struct Trace {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/report/host_ranges_report.h"
 #include "analysis/report/json_writer.h"
 #include "analysis/report/timeline_report.h"
 
@@ -58,6 +59,7 @@ std::string RenderAnalyzeJson(const TraceSummary& s, const ReportOptions& option
   w.Field("percentiles", "exact (linear interpolation between closest ranks)");
   w.Field("gpu_event_count", s.gpu_event_count);
   w.Field("gpu_time_us", Us(s.gpu_time_ns));
+  SourceFactsJson(w, s.info);
 
   w.Key("devices").BeginArray();
   for (const DeviceBreakdown& d : s.devices) {
@@ -108,6 +110,7 @@ std::string RenderAnalyzeJson(const TraceSummary& s, const ReportOptions& option
 
   MappingJson(w, s);
   TimelineJson(w, s.idle_time, s.launch_stats);
+  HostRangesJson(w, s.host_ranges, options.top);
   w.EndObject();
   return w.Take();
 }
@@ -121,6 +124,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
                         "%d GPU events, %.3f us summed GPU time; percentiles exact "
                         "(linear interpolation)\n\n",
                         s.gpu_event_count, Us(s.gpu_time_ns));
+  out.append(SourceFactsTable(s.info));
   absl::StrAppendFormat(&out, "%-8s %14s %14s %14s %14s %14s\n", "device", "span_us",
                         "busy_us", "idle_us", "compute_us", "non_compute_us");
   for (const DeviceBreakdown& d : s.devices) {
@@ -169,6 +173,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
   absl::StrAppendFormat(&out, "\n  layer type from: operator %d, kernel name (inferred) %d\n",
                         s.layer_type_source_operator, s.layer_type_source_kernel_name);
   out.append(TimelineTable(s.idle_time, s.launch_stats));
+  out.append(HostRangesTable(s.host_ranges, options.top));
   return out;
 }
 
@@ -213,6 +218,7 @@ std::string RenderAnalyzeCsv(const TraceSummary& s, const ReportOptions& options
     absl::StrAppendFormat(&out, "%s,mapping,%s,,%d,,,,,,,,,,\n", file,
                           MappingRuleName(static_cast<MappingRule>(r)), s.by_rule[r]);
   }
+  out.append(HostRangesCsv(s.host_ranges, file, options.top));
   return out;
 }
 

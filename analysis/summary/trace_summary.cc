@@ -126,6 +126,7 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
   std::vector<int32_t> launches = mapping.LaunchApiIndex();
   s.idle_time = ComputeIdleTime(trace, launches);
   s.launch_stats = ComputeLaunchStats(trace, launches);
+  s.host_ranges = SummarizeHostRanges(trace);
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/mapping/kernel_mapper.h"
+#include "analysis/summary/host_ranges.h"
 #include "analysis/model/trace.h"
 #include "analysis/stats/quantiles.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
@@ -62,6 +63,7 @@ struct TraceSummary {
   int64_t layer_type_source_kernel_name = 0;  // events typed by their own name (inferred)
   std::vector<StreamIdleTime> idle_time;
   LaunchStatsSummary launch_stats;
+  HostRangeSummary host_ranges;  // operator ranges by self time (host side)
 };
 
 TraceSummary Summarize(const Trace& trace, const MappingResult& mapping);
