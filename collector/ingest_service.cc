@@ -1,12 +1,15 @@
 #include "collector/ingest_service.h"
 
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/rollup.h"
+#include "grpcpp/support/method_handler.h"
 
 namespace opmap::collector {
 
@@ -67,7 +70,15 @@ Batch Remainder(const Batch& b, bool keep_delta, uint32_t string_count,
 
 IngestService::IngestService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
                              IngestOptions options)
-    : store_(store), auth_(auth), metrics_(metrics), options_(options) {}
+    : store_(store), auth_(auth), metrics_(metrics), options_(options) {
+  // Method 0 is Ingest; the same method and wire format, read as ReceivedBatch.
+  MarkMethodStreamed(0, new grpc::internal::BidiStreamingHandler<IngestService, ReceivedBatch, Ack>(
+                            [](IngestService* self, grpc::ServerContext* context,
+                               grpc::ServerReaderWriter<Ack, ReceivedBatch>* stream) {
+                              return self->IngestReceived(context, stream);
+                            },
+                            this));
+}
 
 IngestService::~IngestService() = default;
 
@@ -141,7 +152,7 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch) {
+absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* received) {
   Ack ack;
   ack.set_agent_id(batch.agent_id());
   ack.set_session_id(batch.session_id());
@@ -251,7 +262,11 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch) {
 
   BatchCommit commit;
   commit.batch = to_store;
-  commit.payload = to_store->SerializeAsString();
+  if (to_store == &batch && received != nullptr) {
+    commit.payload = std::move(*received);
+  } else {
+    commit.payload = to_store->SerializeAsString();
+  }
   commit.received_ns = NowNs();
   commit.string_count_after = assembler.string_count();
   commit.record_count = rejection.has_value() ? 0 : records;
@@ -295,8 +310,8 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch) {
   return ack;
 }
 
-grpc::Status IngestService::Ingest(
-    grpc::ServerContext* context, grpc::ServerReaderWriter<Ack, Batch>* stream) {
+grpc::Status IngestService::IngestReceived(grpc::ServerContext* context,
+                                           grpc::ServerReaderWriter<Ack, ReceivedBatch>* stream) {
   if (grpc::Status auth = auth_->Authorize(context, Permission::kIngest); !auth.ok()) {
     metrics_->auth_failures.fetch_add(1, std::memory_order_relaxed);
     return auth;
@@ -308,9 +323,9 @@ grpc::Status IngestService::Ingest(
   }
   metrics_->ingest_streams.fetch_add(1, std::memory_order_relaxed);
   grpc::Status result = grpc::Status::OK;
-  Batch batch;
-  while (stream->Read(&batch)) {
-    absl::StatusOr<Ack> ack = HandleBatch(batch);
+  ReceivedBatch received;
+  while (stream->Read(&received)) {
+    absl::StatusOr<Ack> ack = HandleBatch(received.batch, &received.bytes);
     if (!ack.ok()) {
       result = grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(ack.status().message()));
       break;

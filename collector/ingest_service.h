@@ -35,6 +35,7 @@
 #include "analysis/wire/batch_codec.h"
 #include "collector/auth.h"
 #include "collector/metrics.h"
+#include "collector/received_batch.h"
 #include "collector/store/store.h"
 #include "opmap/v1/ingest.grpc.pb.h"
 
@@ -53,13 +54,18 @@ class IngestService final : public opmap::v1::Ingest::Service {
                 IngestOptions options = {});
   ~IngestService() override;
 
-  grpc::Status Ingest(grpc::ServerContext* context,
-                      grpc::ServerReaderWriter<opmap::v1::Ack, opmap::v1::Batch>* stream)
-      override;
+  // The stream. The constructor registers it in place of the generated handler, reading
+  // ReceivedBatch (parsed + the bytes as received, which are what the store keeps).
+  grpc::Status IngestReceived(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<opmap::v1::Ack, ReceivedBatch>* stream);
 
   // One batch, as the stream handler processes it. An error is transient (the store
   // failed): the stream ends with it and nothing of the batch is acknowledged.
-  absl::StatusOr<opmap::v1::Ack> HandleBatch(const opmap::v1::Batch& batch);
+  // `received`: the batch's serialized bytes as they came, stored as they are when the
+  // batch is valid (moved from); null: serialized here.
+  absl::StatusOr<opmap::v1::Ack> HandleBatch(const opmap::v1::Batch& batch,
+                                             std::string* received = nullptr);
 
   // Cancels every open stream and refuses new ones with UNAVAILABLE. Commits in
   // progress finish (their acks may not reach the agent, which resends: duplicates).

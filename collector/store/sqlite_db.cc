@@ -209,6 +209,24 @@ absl::StatusOr<std::string> Database::PragmaValue(const std::string& sql) {
   return value;
 }
 
+void Database::SetWalHook(std::function<void(int)> hook) {
+  wal_hook_ = std::move(hook);
+  sqlite3_wal_hook(db_, wal_hook_ ? &Database::WalHookTrampoline : nullptr, this);
+}
+
+int Database::WalHookTrampoline(void* self, sqlite3*, const char*, int pages) {
+  static_cast<Database*>(self)->wal_hook_(pages);
+  return SQLITE_OK;
+}
+
+absl::StatusOr<Database::CheckpointResult> Database::Checkpoint() {
+  CheckpointResult r;
+  int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &r.wal_frames,
+                                     &r.copied_frames);
+  if (rc != SQLITE_OK) return Error(db_, rc, absl::StrFormat("%s: checkpoint", path_));
+  return r;
+}
+
 int64_t Database::LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
 int64_t Database::Changes() const { return sqlite3_changes64(db_); }
 
@@ -216,6 +234,11 @@ int64_t Database::Changes() const { return sqlite3_changes64(db_); }
 
 absl::StatusOr<Transaction> Transaction::Begin(Database& db) {
   if (absl::Status st = db.Exec("BEGIN IMMEDIATE"); !st.ok()) return st;
+  return Transaction(&db);
+}
+
+absl::StatusOr<Transaction> Transaction::BeginRead(Database& db) {
+  if (absl::Status st = db.Exec("BEGIN"); !st.ok()) return st;
   return Transaction(&db);
 }
 

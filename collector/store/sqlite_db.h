@@ -7,6 +7,7 @@
 #define OPMAP_COLLECTOR_STORE_SQLITE_DB_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -81,16 +82,30 @@ class Database {
   // Runs a pragma that returns one value, e.g. "PRAGMA journal_mode=WAL" → "wal".
   absl::StatusOr<std::string> PragmaValue(const std::string& sql);
 
+  // Replaces SQLite's automatic checkpoint (which runs inside the COMMIT that crosses
+  // its threshold): `hook` runs after each commit, inside it, with the number of pages
+  // in the WAL. It may checkpoint this Database (the write lock is released by then).
+  void SetWalHook(std::function<void(int wal_pages)> hook);
+  // A PASSIVE checkpoint: copies WAL frames no reader still needs into the database
+  // file and syncs it, without waiting for any lock.
+  struct CheckpointResult {
+    int wal_frames = 0;     // frames in the WAL
+    int copied_frames = 0;  // of them, now in the database file
+  };
+  absl::StatusOr<CheckpointResult> Checkpoint();
+
   int64_t LastInsertRowid() const;
   int64_t Changes() const;
   const std::string& path() const { return path_; }
 
  private:
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  static int WalHookTrampoline(void* self, sqlite3* db, const char* name, int pages);
 
   sqlite3* db_;
   std::string path_;
   absl::flat_hash_map<std::string, sqlite3_stmt*> cache_;
+  std::function<void(int)> wal_hook_;
 };
 
 // BEGIN IMMEDIATE (takes the write lock now, so a busy database fails here, waiting up
@@ -99,6 +114,9 @@ class Database {
 class Transaction {
  public:
   static absl::StatusOr<Transaction> Begin(Database& db);
+  // BEGIN (deferred), for reading: every statement until the guard ends reads the same
+  // snapshot (in WAL mode, the commits that had returned at the first read).
+  static absl::StatusOr<Transaction> BeginRead(Database& db);
   Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;

@@ -1,8 +1,10 @@
 // SqliteStore queries: latency percentiles, top kernels and the time breakdown over
 // rollups, and the raw-batch scan for export. Every query selects sessions by range and
-// filter (SessionConditions) and merges their rollup rows in C++: each row's sketch is
-// deserialized once and merged into its group's accumulator, so a query costs
-// O(selected rollup rows), whatever the number of kernels behind them.
+// filter (SessionConditions) and merges rollup rows in C++: each row's sketch is decoded
+// once into its group's accumulator, so a query costs O(rows read), whatever the number
+// of kernels behind them. Latency and top-kernel queries read pre-merged bucket rows
+// for the buckets wholly inside the range and per-session rows for the other selected
+// sessions (rollup_buckets.h): O(buckets + sessions in partial buckets), not O(sessions).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -18,7 +20,9 @@
 #include "analysis/stats/ddsketch.h"
 #include "analysis/summary/event_layer_types.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
+#include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
+#include "collector/store/sqlite_conditions.h"
 #include "collector/store/sqlite_store.h"
 
 namespace opmap::collector {
@@ -27,64 +31,6 @@ namespace {
 using opmap::v1::Filter;
 using opmap::v1::TimeRange;
 using stats::DDSketch;
-
-// SQL conditions on the sessions table (alias `s`) and their parameters, bound in order.
-// Views point into the request, which outlives the statement.
-struct SessionConditions {
-  std::string sql;  // " AND ..." clauses
-  std::vector<std::variant<int64_t, std::string_view>> params;
-
-  void Bind(sqlite::Statement& st) const {
-    for (size_t i = 0; i < params.size(); ++i) {
-      const int index = static_cast<int>(i) + 1;
-      if (const int64_t* v = std::get_if<int64_t>(&params[i])) {
-        st.BindInt(index, *v);
-      } else {
-        st.BindText(index, std::get<std::string_view>(params[i]));
-      }
-    }
-  }
-};
-
-absl::Status ValidateRange(const TimeRange& range) {
-  if (range.start_ns() == 0 && range.end_ns() == 0) return absl::OkStatus();
-  if (range.end_ns() <= range.start_ns()) {
-    return absl::InvalidArgumentError(absl::StrFormat("range.end_ns <= start_ns (%d <= %d)",
-                                                      range.end_ns(), range.start_ns()));
-  }
-  return absl::OkStatus();
-}
-
-// Only the conditions that apply are generated, so the SQL text (and the cached
-// statement) varies with which fields are set, not with their values.
-SessionConditions Conditions(const TimeRange& range, const Filter& filter) {
-  SessionConditions c;
-  if (!(range.start_ns() == 0 && range.end_ns() == 0)) {
-    // Overlap of [window_start, window_end) with [start, end); end 0 = still open.
-    c.sql += " AND s.window_start_ns < ? AND (s.window_end_ns > ? OR s.window_end_ns = 0)";
-    c.params.emplace_back(range.end_ns());
-    c.params.emplace_back(range.start_ns());
-  }
-  if (!filter.host().empty()) {
-    c.sql += " AND s.host = ?";
-    c.params.emplace_back(std::string_view(filter.host()));
-  }
-  if (!filter.model().empty()) {
-    c.sql += " AND s.model = ?";
-    c.params.emplace_back(std::string_view(filter.model()));
-  }
-  if (!filter.revision().empty()) {
-    c.sql += " AND s.revision = ?";
-    c.params.emplace_back(std::string_view(filter.revision()));
-  }
-  for (const auto& [key, value] : filter.labels()) {
-    c.sql += " AND EXISTS (SELECT 1 FROM json_each(s.labels_json) AS j "
-             "WHERE j.key = ? AND j.value = ?)";
-    c.params.emplace_back(std::string_view(key));
-    c.params.emplace_back(std::string_view(value));
-  }
-  return c;
-}
 
 // One stored rollup row; views valid during the callback only.
 struct RollupView {
@@ -98,43 +44,58 @@ enum KeyColumnBit : uint32_t {
   kHostBit = 1, kRevisionBit = 2, kLayerTypeBit = 4, kOperatorBit = 8, kKernelBit = 16,
 };
 
-// Calls `visit` for each rollup row of `subject` of the complete sessions selected; the
-// text columns not in `key_columns` (KeyColumnBit) are empty.
+// Calls `visit` for each selected rollup row of `subject`: bucket rows, then the rows of
+// the complete sessions outside them (RollupSelection); the text columns not in
+// `key_columns` (KeyColumnBit) are empty.
 template <typename Visit>
 absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
-                         uint32_t key_columns, const SessionConditions& c, Visit&& visit) {
+                         uint32_t key_columns, const RollupSelection& sel, Visit&& visit) {
   auto col = [&](KeyColumnBit bit, const char* name) {
     return (key_columns & bit) != 0 ? name : "''";
   };
-  ASSIGN_OR_RETURN(
-      sqlite::Statement st,
-      db.Prepare(absl::StrFormat(
-          "SELECT %s, %s, %s, %s, %s, r.count, r.sum_ns, r.min_ns, r.max_ns, r.sketch_scale, "
-          "r.sketch_offset, r.sketch_bins, r.sketch_zero, r.sketch_sum, r.sketch_min, "
-          "r.sketch_max FROM sessions s JOIN rollups r ON r.session_id = s.id "
-          "AND r.subject = %d WHERE s.complete = 1%s",
-          col(kHostBit, "s.host"), col(kRevisionBit, "s.revision"),
-          col(kLayerTypeBit, "r.layer_type"), col(kOperatorBit, "r.operator"),
-          col(kKernelBit, "r.kernel"), static_cast<int>(subject), c.sql)));
-  c.Bind(st);
-  while (true) {
-    ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) return absl::OkStatus();
-    RollupView v{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4),
-                 st.Int(5),  st.Int(6),  st.Int(7),  st.Int(8),
-                 StoredSketch{static_cast<int>(st.Int(9)), static_cast<int32_t>(st.Int(10)),
-                              st.Blob(11), static_cast<uint64_t>(st.Int(12)), st.Double(13),
-                              st.Double(14), st.Double(15)}};
-    RETURN_IF_ERROR(visit(v));
+  // The same columns from both tables; `s` is resources for buckets, sessions otherwise.
+  // CROSS JOIN keeps `s` the outer loop (SQLite does not reorder it): the selected
+  // sessions or resources, then their rows by primary-key prefix. Left to itself the
+  // planner scans every rollup row and looks its session up.
+  const std::string columns = absl::StrFormat(
+      "%s, %s, %s, %s, %s, r.count, r.sum_ns, r.min_ns, r.max_ns, r.sketch_scale, "
+      "r.sketch_offset, r.sketch_bins, r.sketch_zero, r.sketch_sum, r.sketch_min, "
+      "r.sketch_max",
+      col(kHostBit, "s.host"), col(kRevisionBit, "s.revision"),
+      col(kLayerTypeBit, "r.layer_type"), col(kOperatorBit, "r.operator"),
+      col(kKernelBit, "r.kernel"));
+  auto scan = [&](const std::string& sql, const SessionConditions& c) -> absl::Status {
+    ASSIGN_OR_RETURN(sqlite::Statement st, db.Prepare(sql));
+    c.Bind(st);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) return absl::OkStatus();
+      RollupView v{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4),
+                   st.Int(5),  st.Int(6),  st.Int(7),  st.Int(8),
+                   StoredSketch{static_cast<int>(st.Int(9)), static_cast<int32_t>(st.Int(10)),
+                                st.Blob(11), static_cast<uint64_t>(st.Int(12)), st.Double(13),
+                                st.Double(14), st.Double(15)}};
+      RETURN_IF_ERROR(visit(v));
+    }
+  };
+  // One snapshot for both scans: a session completing in between is counted once or
+  // not at all, never through its bucket and its own rows (ended by the guard).
+  ASSIGN_OR_RETURN(sqlite::Transaction snapshot, sqlite::Transaction::BeginRead(db));
+  if (sel.covered.any) {
+    RETURN_IF_ERROR(scan(absl::StrFormat("SELECT %s FROM resources s CROSS JOIN rollup_buckets r "
+                                         "ON r.resource_id = s.id AND r.subject = %d WHERE 1%s",
+                                         columns, static_cast<int>(subject), sel.buckets.sql),
+                         sel.buckets));
   }
+  return scan(absl::StrFormat("SELECT %s FROM sessions s CROSS JOIN rollups r ON r.session_id = s.id "
+                              "AND r.subject = %d WHERE s.complete = 1%s",
+                              columns, static_cast<int>(subject), sel.sessions.sql),
+              sel.sessions);
 }
 
 // Exact count/sum/min/max plus the merged sketch of one output group.
 struct Accumulator {
-  uint64_t count = 0;
-  int64_t sum_ns = 0;
-  int64_t min_ns = 0;
-  int64_t max_ns = 0;
+  ExactStats exact;  // the same merge as a bucket row's, so buckets change no answer
   SketchAccumulator sketch;
 
   absl::Status Add(const RollupView& v) {
@@ -143,10 +104,7 @@ struct Accumulator {
                                                  v.layer_type, v.operator_name, v.kernel,
                                                  st.message()));
     }
-    if (count == 0 || v.min_ns < min_ns) min_ns = v.min_ns;
-    if (count == 0 || v.max_ns > max_ns) max_ns = v.max_ns;
-    count += static_cast<uint64_t>(v.count);
-    sum_ns += v.sum_ns;
+    exact.Add(v.count, v.sum_ns, v.min_ns, v.max_ns);
     return absl::OkStatus();
   }
 
@@ -291,10 +249,11 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
   // Key: each column length-prefixed, so no name can collide with another key.
   absl::flat_hash_map<std::string, size_t> index;
   std::string key;
-  {
-    absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(ScanRollups(
-        *db_, subject, key_columns, Conditions(request.range(), request.filter()),
+  const RollupSelection selection =
+      SelectRollups(request.range(), request.filter(), bucket_ns_);
+  RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) {
+    return ScanRollups(
+        db, subject, key_columns, selection,
         [&](const RollupView& v) -> absl::Status {
           key.clear();
           for (KeyColumn c : columns) {
@@ -309,14 +268,14 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
             for (KeyColumn c : columns) g.key.emplace_back(Column(v, c));
           }
           return groups[it->second].acc.Add(v);
-        }));
-  }
+        });
+  }));
   if (groups.empty()) {
     *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
     return response;
   }
   std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
-    if (a.acc.sum_ns != b.acc.sum_ns) return a.acc.sum_ns > b.acc.sum_ns;
+    if (a.acc.exact.sum_ns != b.acc.exact.sum_ns) return a.acc.exact.sum_ns > b.acc.exact.sum_ns;
     return a.key < b.key;
   });
   const size_t limit = request.limit() == 0 ? kDefaultLatencyLimit : request.limit();
@@ -325,10 +284,10 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
     const Group& g = groups[i];
     opmap::v1::LatencyRow* row = response.add_rows();
     for (const std::string& k : g.key) row->add_key(k);
-    row->set_count(g.acc.count);
-    row->set_sum_ns(g.acc.sum_ns);
-    row->set_min_ns(g.acc.min_ns);
-    row->set_max_ns(g.acc.max_ns);
+    row->set_count(g.acc.exact.count);
+    row->set_sum_ns(g.acc.exact.sum_ns);
+    row->set_min_ns(g.acc.exact.min_ns);
+    row->set_max_ns(g.acc.exact.max_ns);
     ASSIGN_OR_RETURN(const DDSketch sketch, g.acc.Sketch());
     for (double q : quantiles) row->add_quantile_ns(sketch.Quantile(q));
     row->set_relative_accuracy(sketch.relative_accuracy());
@@ -349,11 +308,11 @@ absl::StatusOr<opmap::v1::TopKernelsResponse> SqliteStore::QueryTopKernels(
   absl::flat_hash_map<std::string, size_t> index;
   std::string name;  // reused: one allocation, not one per row
   int64_t total_ns = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(ScanRollups(
-        *db_, analysis::RollupSubject::kKernel, kKernelBit | kLayerTypeBit,
-        Conditions(request.range(), request.filter()),
+  const RollupSelection selection =
+      SelectRollups(request.range(), request.filter(), bucket_ns_);
+  RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) {
+    return ScanRollups(
+        db, analysis::RollupSubject::kKernel, kKernelBit | kLayerTypeBit, selection,
         [&](const RollupView& v) -> absl::Status {
           name.assign(v.kernel);
           auto [it, inserted] = index.try_emplace(name, kernels.size());
@@ -364,15 +323,15 @@ absl::StatusOr<opmap::v1::TopKernelsResponse> SqliteStore::QueryTopKernels(
           k.layer_time[static_cast<int>(type)] += v.sum_ns;
           total_ns += v.sum_ns;
           return k.acc.Add(v);
-        }));
-  }
+        });
+  }));
   opmap::v1::TopKernelsResponse response;
   if (kernels.empty()) {
     *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
     return response;
   }
   std::sort(kernels.begin(), kernels.end(), [](const Kernel& a, const Kernel& b) {
-    if (a.acc.sum_ns != b.acc.sum_ns) return a.acc.sum_ns > b.acc.sum_ns;
+    if (a.acc.exact.sum_ns != b.acc.exact.sum_ns) return a.acc.exact.sum_ns > b.acc.exact.sum_ns;
     return a.name < b.name;
   });
   const size_t limit = request.limit() == 0 ? kDefaultTopKernels : request.limit();
@@ -382,14 +341,14 @@ absl::StatusOr<opmap::v1::TopKernelsResponse> SqliteStore::QueryTopKernels(
     row->set_name(k.name);
     // As `opmap analyze` types a kernel name: the layer type holding most of its time.
     row->set_layer_type(std::string(LayerTypeName(analysis::HeaviestLayerType(k.layer_time))));
-    row->set_count(k.acc.count);
-    row->set_total_ns(k.acc.sum_ns);
-    row->set_min_ns(k.acc.min_ns);
-    row->set_max_ns(k.acc.max_ns);
+    row->set_count(k.acc.exact.count);
+    row->set_total_ns(k.acc.exact.sum_ns);
+    row->set_min_ns(k.acc.exact.min_ns);
+    row->set_max_ns(k.acc.exact.max_ns);
     ASSIGN_OR_RETURN(const DDSketch sketch, k.acc.Sketch());
     row->set_p50_ns(sketch.Quantile(0.5));
     row->set_p99_ns(sketch.Quantile(0.99));
-    row->set_share_of_gpu_time(total_ns > 0 ? static_cast<double>(k.acc.sum_ns) / total_ns : 0);
+    row->set_share_of_gpu_time(total_ns > 0 ? static_cast<double>(k.acc.exact.sum_ns) / total_ns : 0);
   }
   return response;
 }
@@ -401,11 +360,10 @@ absl::StatusOr<opmap::v1::TimeBreakdownResponse> SqliteStore::QueryTimeBreakdown
   // Keyed by (host, GPU UUID); a GPU whose UUID the agent did not report is keyed, and
   // reported, as "device:<ordinal>" of its process.
   std::map<std::pair<std::string, std::string>, opmap::v1::DeviceTime> devices;
-  {
-    absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(
         sqlite::Statement st,
-        db_->Prepare(absl::StrFormat(
+        db.Prepare(absl::StrFormat(
             "SELECT s.host, d.device, d.gpu_uuid, d.gpu_name, d.span_ns, d.busy_ns, d.idle_ns, "
             "d.compute_ns, d.non_compute_ns, d.event_count FROM sessions s JOIN device_times d "
             "ON d.session_id = s.id WHERE s.complete = 1%s",
@@ -413,7 +371,7 @@ absl::StatusOr<opmap::v1::TimeBreakdownResponse> SqliteStore::QueryTimeBreakdown
     c.Bind(st);
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
+      if (!row) return absl::OkStatus();
       std::string uuid(st.Text(2));
       if (uuid.empty()) uuid = absl::StrFormat("device:%d", st.Int(1));
       opmap::v1::DeviceTime& d = devices[{std::string(st.Text(0)), uuid}];
@@ -427,7 +385,7 @@ absl::StatusOr<opmap::v1::TimeBreakdownResponse> SqliteStore::QueryTimeBreakdown
       d.set_non_compute_ns(d.non_compute_ns() + st.Int(8));
       d.set_kernel_count(d.kernel_count() + static_cast<uint64_t>(st.Int(9)));
     }
-  }
+  }));
   opmap::v1::TimeBreakdownResponse response;
   for (auto& [key, d] : devices) *response.add_devices() = std::move(d);
   if (devices.empty()) *response.add_unavailable() = MakeUnavailable("devices", kNoSessions);
@@ -443,32 +401,31 @@ absl::Status SqliteStore::ForEachBatch(const opmap::v1::TimeRange& range,
   // (an export may be slow; ingest must not wait for it). A batch expired in between
   // is skipped.
   std::vector<int64_t> rowids;
-  {
-    absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(sqlite::Statement st,
-                     db_->Prepare(absl::StrFormat(
+                     db.Prepare(absl::StrFormat(
                          "SELECT b.rowid FROM sessions s JOIN batches b ON b.session_id = s.id "
                          "WHERE 1%s ORDER BY s.agent, s.session, b.seq",
                          c.sql)));
     c.Bind(st);
     while (true) {
       ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
+      if (!row) return absl::OkStatus();
       rowids.push_back(st.Int(0));
     }
-  }
+  }));
   std::string payload;
   for (int64_t rowid : rowids) {
-    {
-      absl::MutexLock lock(&mu_);
+    bool found = false;
+    RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) -> absl::Status {
       ASSIGN_OR_RETURN(sqlite::Statement st,
-                       db_->Prepare("SELECT payload FROM batches WHERE rowid = ?1"));
+                       db.Prepare("SELECT payload FROM batches WHERE rowid = ?1"));
       st.BindInt(1, rowid);
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) continue;
-      payload.assign(st.Blob(0));
-    }
-    RETURN_IF_ERROR(visit(payload));
+      ASSIGN_OR_RETURN(found, st.Step());
+      if (found) payload.assign(st.Blob(0));
+      return absl::OkStatus();
+    }));
+    if (found) RETURN_IF_ERROR(visit(payload));
   }
   return absl::OkStatus();
 }

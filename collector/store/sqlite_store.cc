@@ -13,74 +13,12 @@
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
+#include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
+#include "collector/store/sqlite_schema.h"
 
 namespace opmap::collector {
 namespace {
-
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS sessions(
-  id INTEGER PRIMARY KEY,
-  agent TEXT NOT NULL,
-  session TEXT NOT NULL,
-  last_seq INTEGER NOT NULL DEFAULT 0,
-  string_count INTEGER NOT NULL DEFAULT 0,
-  complete INTEGER NOT NULL DEFAULT 0,
-  host TEXT NOT NULL DEFAULT '',
-  model TEXT NOT NULL DEFAULT '',
-  revision TEXT NOT NULL DEFAULT '',
-  labels_json TEXT NOT NULL DEFAULT '{}',
-  window_start_ns INTEGER NOT NULL DEFAULT 0,
-  window_end_ns INTEGER NOT NULL DEFAULT 0,
-  gpu_event_count INTEGER NOT NULL DEFAULT 0,
-  gpu_time_ns INTEGER NOT NULL DEFAULT 0,
-  rule_graph_node INTEGER NOT NULL DEFAULT 0,
-  rule_external_id INTEGER NOT NULL DEFAULT 0,
-  rule_launch_nesting INTEGER NOT NULL DEFAULT 0,
-  rule_graph_launch INTEGER NOT NULL DEFAULT 0,
-  rule_unmapped INTEGER NOT NULL DEFAULT 0,
-  UNIQUE(agent, session));
-CREATE TABLE IF NOT EXISTS batches(
-  session_id INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  received_ns INTEGER NOT NULL,
-  window_start_ns INTEGER NOT NULL,
-  window_end_ns INTEGER NOT NULL,
-  records INTEGER NOT NULL,
-  payload BLOB NOT NULL,
-  PRIMARY KEY(session_id, seq));
-CREATE TABLE IF NOT EXISTS rollups(
-  session_id INTEGER NOT NULL,
-  subject INTEGER NOT NULL,
-  ordinal INTEGER NOT NULL,
-  layer_type TEXT NOT NULL,
-  operator TEXT NOT NULL,
-  kernel TEXT NOT NULL,
-  count INTEGER NOT NULL,
-  sum_ns INTEGER NOT NULL,
-  min_ns INTEGER NOT NULL,
-  max_ns INTEGER NOT NULL,
-  sketch_scale INTEGER NOT NULL,
-  sketch_offset INTEGER NOT NULL,
-  sketch_zero INTEGER NOT NULL,
-  sketch_sum REAL NOT NULL,
-  sketch_min REAL NOT NULL,
-  sketch_max REAL NOT NULL,
-  sketch_bins BLOB NOT NULL,
-  PRIMARY KEY(session_id, subject, ordinal)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS device_times(
-  session_id INTEGER NOT NULL,
-  device INTEGER NOT NULL,
-  gpu_uuid TEXT NOT NULL,
-  gpu_name TEXT NOT NULL,
-  span_ns INTEGER NOT NULL,
-  busy_ns INTEGER NOT NULL,
-  idle_ns INTEGER NOT NULL,
-  compute_ns INTEGER NOT NULL,
-  non_compute_ns INTEGER NOT NULL,
-  event_count INTEGER NOT NULL,
-  PRIMARY KEY(session_id, device)) WITHOUT ROWID;
-)sql";
 
 // JSON string literal (RFC 8259): quotes, backslash and control characters escaped;
 // everything else (valid UTF-8, as proto3 strings are) passes through.
@@ -121,45 +59,51 @@ std::string LabelsJson(const opmap::v1::Resource& resource) {
   return out;
 }
 
-absl::Status SetUp(sqlite::Database& db, const SqliteStoreOptions& options) {
-  // The busy timeout first: switching to WAL needs a lock another process may hold.
-  RETURN_IF_ERROR(db.Exec(absl::StrFormat("PRAGMA busy_timeout=%d", options.busy_timeout_ms)));
-  // The first statement that reads the file: a foreign file fails here (SQLITE_NOTADB).
-  ASSIGN_OR_RETURN(std::string mode, db.PragmaValue("PRAGMA journal_mode=WAL"));
-  if (mode != "wal" && db.path() != ":memory:") {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: cannot use write-ahead logging (journal_mode is \"%s\"); the store needs it "
-        "for durable, concurrent commits",
-        db.path(), mode));
-  }
-  RETURN_IF_ERROR(
-      db.Exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
-  // Rollup queries re-read every selected session's rows: keep them cached (32 MiB).
-  RETURN_IF_ERROR(db.Exec("PRAGMA cache_size=-32768"));
-
-  // Checked and created under the write lock, so two processes opening a new file at
-  // once create the schema once.
-  ASSIGN_OR_RETURN(sqlite::Transaction tx, sqlite::Transaction::Begin(db));
-  ASSIGN_OR_RETURN(std::string version_text, db.PragmaValue("PRAGMA user_version"));
-  const int version = std::atoi(version_text.c_str());
-  if (version > SqliteStore::kSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: schema version %d is newer than this collector supports (%d)", db.path(), version,
-        SqliteStore::kSchemaVersion));
-  }
-  RETURN_IF_ERROR(db.Exec(kSchema));
-  RETURN_IF_ERROR(
-      db.Exec(absl::StrFormat("PRAGMA user_version=%d", SqliteStore::kSchemaVersion)));
-  return tx.Commit();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                                const SqliteStoreOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(path));
-  RETURN_IF_ERROR(SetUp(*db, options));
-  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
+  ASSIGN_OR_RETURN(const int64_t bucket_ns, SetUpSchema(*db, options));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), bucket_ns));
+  if (path == ":memory:") return store;  // a second connection would be another database
+
+  ASSIGN_OR_RETURN(store->reader_, sqlite::Database::Open(path));
+  RETURN_IF_ERROR(ConfigureConnection(*store->reader_, options));
+  ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> ckpt, sqlite::Database::Open(path));
+  RETURN_IF_ERROR(ConfigureConnection(*ckpt, options));
+  ASSIGN_OR_RETURN(std::string page_size, ckpt->PragmaValue("PRAGMA page_size"));
+  // In pages, as the wal hook counts; at most INT_MAX / 16 so the hard limit fits an int.
+  const int pages = static_cast<int>(std::clamp<int64_t>(
+      options.checkpoint_bytes / std::max(1, std::atoi(page_size.c_str())), 1,
+      std::numeric_limits<int>::max() / 16));
+  SqliteStore* self = store.get();
+  store->checkpointer_ = std::make_unique<WalCheckpointer>(
+      std::move(ckpt), pages, pages * 16, [self](absl::FunctionRef<void()> fn) {
+        absl::MutexLock lock(&self->mu_);
+        fn();
+      });
+  absl::MutexLock lock(&store->mu_);
+  sqlite::Database* writer = store->db_.get();
+  store->db_->SetWalHook([self, writer](int wal_pages) {
+    // Inside the writer's COMMIT, under mu_. Past the hard limit the writer copies the
+    // WAL itself (as SQLite's automatic checkpoint would); a failure leaves it for later.
+    if (self->checkpointer_->OnCommit(wal_pages)) (void)writer->Checkpoint();
+  });
+  return store;
+}
+
+SqliteStore::~SqliteStore() {
+  // The hook points at the checkpointer; the writer closes last (its close checkpoints
+  // what is left and removes the WAL).
+  if (checkpointer_ != nullptr) {
+    {
+      absl::MutexLock lock(&mu_);
+      db_->SetWalHook(nullptr);
+    }
+    checkpointer_.reset();
+  }
+  reader_.reset();
 }
 
 absl::StatusOr<SessionState> SqliteStore::GetSession(std::string_view agent_id,
@@ -258,14 +202,18 @@ absl::StatusOr<CommitOutcome> SqliteStore::CommitBatch(const BatchCommit& commit
     RETURN_IF_ERROR(st.Run());
   }
   if (commit.rollup != nullptr) {
-    RETURN_IF_ERROR(InsertRollup(session_rowid, res, *commit.rollup));
+    RETURN_IF_ERROR(InsertRollup(session_rowid, labels, res, *commit.rollup));
   }
   RETURN_IF_ERROR(tx.Commit());
   return CommitOutcome::kStored;
 }
 
-absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const opmap::v1::Resource& res,
+absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string& labels_json,
+                                       const opmap::v1::Resource& res,
                                        const analysis::SessionRollup& rollup) {
+  // Each row's bins, encoded once for its rollups row and its bucket row.
+  std::vector<std::string> bins(rollup.rows.size());
+  for (size_t i = 0; i < rollup.rows.size(); ++i) bins[i] = EncodeSketchBins(rollup.rows[i].sketch);
   {
     ASSIGN_OR_RETURN(sqlite::Statement st,
                      db_->Prepare("INSERT INTO rollups(session_id, subject, ordinal, layer_type, "
@@ -276,7 +224,6 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const opmap::v1::R
     for (size_t i = 0; i < rollup.rows.size(); ++i) {
       const analysis::RollupRow& row = rollup.rows[i];
       const stats::DDSketch& sk = row.sketch;
-      const std::string bins = EncodeSketchBins(sk);
       st.BindInt(1, session_rowid).BindInt(2, static_cast<int64_t>(row.subject));
       st.BindInt(3, static_cast<int64_t>(i)).BindText(4, row.layer_type);
       st.BindText(5, row.operator_name).BindText(6, row.kernel_name).BindInt(7, row.count);
@@ -285,7 +232,7 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const opmap::v1::R
       st.BindInt(13, static_cast<int64_t>(sk.zero_count())).BindDouble(14, sk.sum());
       // An empty sketch's min/max are NaN, which SQLite would store as NULL.
       st.BindDouble(15, sk.empty() ? 0 : sk.min()).BindDouble(16, sk.empty() ? 0 : sk.max());
-      st.BindBlob(17, bins);
+      st.BindBlob(17, bins[i]);
       RETURN_IF_ERROR(st.Run());
       st.Reset();
     }
@@ -316,23 +263,65 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const opmap::v1::R
   }
   // Complete, with the session's totals; its window widens to cover its GPU events
   // (kernels may finish after the capture window closed).
-  ASSIGN_OR_RETURN(
-      sqlite::Statement st,
-      db_->Prepare("UPDATE sessions SET complete = 1, gpu_event_count = ?2, gpu_time_ns = ?3, "
-                   "rule_graph_node = ?4, rule_external_id = ?5, rule_launch_nesting = ?6, "
-                   "rule_graph_launch = ?7, rule_unmapped = ?8, "
-                   "window_start_ns = CASE WHEN ?2 = 0 THEN window_start_ns "
-                   "WHEN window_start_ns = 0 THEN ?9 ELSE min(window_start_ns, ?9) END, "
-                   "window_end_ns = CASE WHEN ?2 = 0 THEN window_end_ns "
-                   "ELSE max(window_end_ns, ?10) END WHERE id = ?1"));
-  using analysis::MappingRule;
-  auto rule = [&](MappingRule r) { return rollup.by_rule[static_cast<int>(r)]; };
-  st.BindInt(1, session_rowid).BindInt(2, rollup.gpu_event_count).BindInt(3, rollup.gpu_time_ns);
-  st.BindInt(4, rule(MappingRule::kGraphNode)).BindInt(5, rule(MappingRule::kExternalId));
-  st.BindInt(6, rule(MappingRule::kLaunchNesting)).BindInt(7, rule(MappingRule::kGraphLaunch));
-  st.BindInt(8, rule(MappingRule::kUnmapped));
-  st.BindInt(9, rollup.first_start_ns).BindInt(10, rollup.last_end_ns);
-  return st.Run();
+  {
+    ASSIGN_OR_RETURN(
+        sqlite::Statement st,
+        db_->Prepare("UPDATE sessions SET complete = 1, gpu_event_count = ?2, gpu_time_ns = ?3, "
+                     "rule_graph_node = ?4, rule_external_id = ?5, rule_launch_nesting = ?6, "
+                     "rule_graph_launch = ?7, rule_unmapped = ?8, "
+                     "window_start_ns = CASE WHEN ?2 = 0 THEN window_start_ns "
+                     "WHEN window_start_ns = 0 THEN ?9 ELSE min(window_start_ns, ?9) END, "
+                     "window_end_ns = CASE WHEN ?2 = 0 THEN window_end_ns "
+                     "ELSE max(window_end_ns, ?10) END WHERE id = ?1"));
+    using analysis::MappingRule;
+    auto rule = [&](MappingRule r) { return rollup.by_rule[static_cast<int>(r)]; };
+    st.BindInt(1, session_rowid).BindInt(2, rollup.gpu_event_count).BindInt(3, rollup.gpu_time_ns);
+    st.BindInt(4, rule(MappingRule::kGraphNode)).BindInt(5, rule(MappingRule::kExternalId));
+    st.BindInt(6, rule(MappingRule::kLaunchNesting)).BindInt(7, rule(MappingRule::kGraphLaunch));
+    st.BindInt(8, rule(MappingRule::kUnmapped));
+    st.BindInt(9, rollup.first_start_ns).BindInt(10, rollup.last_end_ns);
+    RETURN_IF_ERROR(st.Run());
+  }
+  if (bucket_ns_ <= 0) return absl::OkStatus();
+  // The final window decides the bucket (rollup_buckets.h); the rows are merged into it
+  // in this transaction, so a bucket row always equals its sessions' rows merged.
+  std::optional<int64_t> bucket;
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("SELECT window_start_ns, window_end_ns FROM sessions "
+                                  "WHERE id = ?1"));
+    st.BindInt(1, session_rowid);
+    ASSIGN_OR_RETURN(bool found, st.Step());
+    if (!found) return absl::InternalError("InsertRollup: the session row is gone");
+    bucket = BucketOf(st.Int(0), st.Int(1), bucket_ns_);
+  }
+  if (!bucket.has_value()) return absl::OkStatus();
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("UPDATE sessions SET bucket_ns = ?2 WHERE id = ?1"));
+    st.BindInt(1, session_rowid).BindInt(2, *bucket);
+    RETURN_IF_ERROR(st.Run());
+  }
+  ASSIGN_OR_RETURN(const int64_t resource,
+                   ResourceId(*db_, res.host(), res.model_name(), res.model_revision(),
+                              labels_json));
+  for (size_t i = 0; i < rollup.rows.size(); ++i) {
+    const analysis::RollupRow& row = rollup.rows[i];
+    const stats::DDSketch& sk = row.sketch;
+    BucketRow b;
+    b.subject = static_cast<int>(row.subject);
+    b.layer_type = row.layer_type;
+    b.operator_name = row.operator_name;
+    b.kernel = row.kernel_name;
+    b.count = row.count;
+    b.sum_ns = row.sum_ns;
+    b.min_ns = row.min_ns;
+    b.max_ns = row.max_ns;
+    b.sketch = StoredSketch{sk.scale(), sk.offset(), bins[i], sk.zero_count(), sk.sum(),
+                            sk.empty() ? 0 : sk.min(), sk.empty() ? 0 : sk.max()};
+    RETURN_IF_ERROR(MergeIntoBucket(*db_, resource, *bucket, b));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::string>> SqliteStore::LoadSessionPayloads(

@@ -1,10 +1,10 @@
 // The SQLite Store: one file on one collector host ("sqlite:PATH").
 //
 // Schema (version kSchemaVersion in PRAGMA user_version; created idempotently at open,
-// a newer version is refused):
+// version 1 migrated, a newer version refused):
 //   sessions(id, agent, session, last_seq, string_count, complete, host, model, revision,
 //            labels_json, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns,
-//            rule_graph_node .. rule_unmapped)               UNIQUE(agent, session)
+//            rule_graph_node .. rule_unmapped, bucket_ns)    UNIQUE(agent, session)
 //   batches(session_id, seq, received_ns, window_start_ns, window_end_ns, records,
 //           payload BLOB)                                     PRIMARY KEY(session_id, seq)
 //     One row per serialized Batch, not per event: a 10k-kernel batch is one insert.
@@ -15,21 +15,31 @@
 //     session's rows contiguously; the sketch in columns (sketch_columns.h).
 //   device_times(session_id, device, gpu_uuid, gpu_name, span_ns, busy_ns, idle_ns,
 //                compute_ns, non_compute_ns, event_count)
+//   (v2) resources(id, host, model, revision, labels_json)      UNIQUE(all four)
+//   (v2) rollup_buckets(resource_id, subject, bucket_ns, layer_type, operator, kernel,
+//                       count .. sketch_bins as in rollups)  pre-merged per time bucket
+//   (v2) meta(key, value): 'rollup_bucket_ns', the bucket width of this file
 // Resource columns (host, model, revision, labels) live on sessions; queries join.
+// Rollup queries read bucket rows where they can and per-session rows elsewhere, with
+// the same answers (rollup_buckets.h has the exact split).
 //
 // Durability: WAL with synchronous=NORMAL. A CommitBatch that returned is in the WAL,
 // in the OS: it survives a kill of the collector process (tested). After a power loss or
 // OS crash, commits since the WAL was last synced (at the latest, the last checkpoint)
 // may be lost although they were acked; set `synchronous_full` where acked batches must
-// survive that too, at some ingest cost.
+// survive that too, at some ingest cost. Checkpoints run on a thread of their own
+// (wal_checkpointer.h), not inside a commit.
 //
 // Time ranges select sessions whose window [window_start_ns, window_end_ns) overlaps
 // the request's [start_ns, end_ns) (0/0 = everything). A session's window is the hull of
 // its batches' capture windows and, once rolled up, of its GPU events; a session whose
 // window is still open (end 0) overlaps every range that ends after its start.
 //
-// Thread safety: one connection, every call holds the store's mutex (queries over
-// rollups take milliseconds). ForEachBatch releases it while `visit` runs.
+// Connections and threads: the writer (ingest: CommitBatch, GetSession,
+// LoadSessionPayloads, retention) under `mu_`; a reader for the queries and export under
+// `read_mu_` (WAL readers see every commit that returned and never block the writer, so
+// a query does not stall ingest); the checkpointer's. A ":memory:" store has one
+// connection for everything.
 #ifndef OPMAP_COLLECTOR_STORE_SQLITE_STORE_H_
 #define OPMAP_COLLECTOR_STORE_SQLITE_STORE_H_
 
@@ -41,6 +51,7 @@
 #include "absl/synchronization/mutex.h"
 #include "collector/store/sqlite_db.h"
 #include "collector/store/store.h"
+#include "collector/store/wal_checkpointer.h"
 
 namespace opmap::collector {
 
@@ -50,11 +61,18 @@ struct SqliteStoreOptions {
   int busy_timeout_ms = 5000;
   // synchronous=FULL: every commit is synced to disk (survives power loss).
   bool synchronous_full = false;
+  // Width of the rollup buckets of a file created (or migrated from v1) by this open;
+  // an existing v2 file keeps its own. 0: no buckets. 1 h: a `--since 24h` query reads
+  // 23 bucket rows per key and per-session rows for at most the 2 partial hours.
+  int64_t rollup_bucket_ns = int64_t{3600} * 1'000'000'000;
+  // WAL size (bytes) at which the checkpointer thread copies it back; past 16 times
+  // that, a commit checkpoints synchronously.
+  int64_t checkpoint_bytes = int64_t{16} << 20;
 };
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
   static constexpr uint32_t kDefaultLatencyLimit = 1000;
   static constexpr uint32_t kDefaultTopKernels = 20;
 
@@ -79,15 +97,38 @@ class SqliteStore final : public Store {
   absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) override;
   StoreStats Stats() override;
 
- private:
-  explicit SqliteStore(std::unique_ptr<sqlite::Database> db) : db_(std::move(db)) {}
+  ~SqliteStore() override;
+  int64_t rollup_bucket_ns() const { return bucket_ns_; }
+  // The background checkpointer (null for ":memory:"): tests flush it.
+  WalCheckpointer* checkpointer() { return checkpointer_.get(); }
 
-  absl::Status InsertRollup(int64_t session_rowid, const opmap::v1::Resource& resource,
+ private:
+  SqliteStore(std::unique_ptr<sqlite::Database> db, int64_t bucket_ns)
+      : bucket_ns_(bucket_ns), db_(std::move(db)) {}
+
+  absl::Status InsertRollup(int64_t session_rowid, const std::string& labels_json,
+                            const opmap::v1::Resource& resource,
                             const analysis::SessionRollup& rollup)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Runs `fn` with the query connection and its lock held (the writer's for ":memory:").
+  template <typename Fn>
+  absl::Status WithReader(Fn&& fn) {
+    if (reader_ == nullptr) {
+      absl::MutexLock lock(&mu_);
+      return fn(*db_);
+    }
+    absl::MutexLock lock(&read_mu_);
+    return fn(*reader_);
+  }
+
+  const int64_t bucket_ns_;  // this file's bucket width; 0 = none
   absl::Mutex mu_;
   std::unique_ptr<sqlite::Database> db_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex read_mu_;
+  // Set at open, then only used under read_mu_ (the pointer itself never changes).
+  std::unique_ptr<sqlite::Database> reader_;
+  std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 }  // namespace opmap::collector

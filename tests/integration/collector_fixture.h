@@ -99,6 +99,7 @@ class CollectorProcess {
   absl::Status Restart();
 
   const std::string& address() const { return address_; }  // 127.0.0.1:PORT
+  pid_t pid() const { return child_.pid(); }
   int port() const { return port_; }
   const std::string& metrics_address() const { return metrics_address_; }
   std::string tokens_file() const { return options_.dir + "/tokens"; }

@@ -137,6 +137,43 @@ TEST_F(CollectorTest, RejectsNegativeDurationNamingFieldNothingOfItStored) {
   EXPECT_EQ(exported.ranges.size(), 2u);
 }
 
+// The store keeps a valid batch's bytes as they came (no re-serialization): here with an
+// unknown field first, where serializing the parsed message would put it last. A
+// rejected batch stores its remainder instead, and over the stream what the agent sent
+// is what is stored.
+TEST_F(CollectorTest, ValidBatchIsStoredAsReceived) {
+  Collector c(db_);
+  std::vector<Batch> batches = SessionBatches("raw");
+  const std::string unknown_field = "\xb8\x3e\x07";  // field 999, varint 7
+  std::string received = unknown_field + batches[0].SerializeAsString();
+  Batch parsed;
+  ASSERT_TRUE(parsed.ParseFromString(received));
+  ASSERT_NE(parsed.SerializeAsString(), received);
+  const std::string expected = received;
+  ASSERT_EQ(c.ingest().HandleBatch(parsed, &received)->durable_seq(), 1u);
+
+  Batch bad = batches[1];
+  bad.mutable_kernels()->set_dur_ns(0, -5);
+  std::string bad_bytes = bad.SerializeAsString();
+  absl::StatusOr<Ack> ack = c.ingest().HandleBatch(bad, &bad_bytes);
+  ASSERT_TRUE(ack.ok());
+  ASSERT_EQ(ack->rejected_size(), 1);
+  EXPECT_EQ(ack->durable_seq(), 2u);
+
+  IngestStream stream(c.channel(), kAgentToken);
+  ASSERT_EQ(stream.Send(batches[2])->durable_seq(), 3u);
+  EXPECT_TRUE(stream.Finish().ok());
+
+  std::vector<std::string> stored = c.store().LoadSessionPayloads("agent-1", "raw").value();
+  ASSERT_EQ(stored.size(), 3u);
+  EXPECT_EQ(stored[0], expected);
+  Batch remainder;
+  ASSERT_TRUE(remainder.ParseFromString(stored[1]));
+  EXPECT_EQ(remainder.seq(), 2u);
+  EXPECT_EQ(remainder.kernels().dur_ns_size(), 0);
+  EXPECT_EQ(stored[2], batches[2].SerializeAsString());
+}
+
 TEST_F(CollectorTest, GapIsHeldBackUntilResent) {
   Collector c(db_);
   std::vector<Batch> batches = SessionBatches("s3");

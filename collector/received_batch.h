@@ -1,0 +1,65 @@
+// A Batch as the Ingest stream receives it: parsed, and its bytes as they came.
+//
+// Why: the store keeps each batch serialized (for export and for rebuilding a session).
+// Re-serializing the parsed message for that cost ~4% of the collector's CPU at 1 M
+// kernels/s; the bytes on the wire are already that serialization (proto3 parses them to
+// the same message, unknown fields included). gRPC reads a request type through
+// grpc::SerializationTraits, so this type's traits keep the bytes, then parse them.
+#ifndef OPMAP_COLLECTOR_RECEIVED_BATCH_H_
+#define OPMAP_COLLECTOR_RECEIVED_BATCH_H_
+
+#include <string>
+#include <vector>
+
+#include "grpcpp/impl/serialization_traits.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/slice.h"
+#include "grpcpp/support/status.h"
+#include "opmap/v1/telemetry.pb.h"
+
+namespace opmap::collector {
+
+struct ReceivedBatch {
+  opmap::v1::Batch batch;
+  std::string bytes;  // what `batch` was parsed from
+};
+
+}  // namespace opmap::collector
+
+namespace grpc {
+
+template <>
+class SerializationTraits<opmap::collector::ReceivedBatch, void> {
+ public:
+  static Status Serialize(const opmap::collector::ReceivedBatch& msg, ByteBuffer* buffer,
+                          bool* own_buffer) {
+    Slice slice(msg.bytes);
+    *buffer = ByteBuffer(&slice, 1);
+    *own_buffer = true;
+    return Status::OK;
+  }
+
+  static Status Deserialize(ByteBuffer* buffer, opmap::collector::ReceivedBatch* msg) {
+    if (buffer == nullptr) return Status(StatusCode::INTERNAL, "No payload");
+    std::vector<Slice> slices;
+    Status st = buffer->Dump(&slices);
+    buffer->Clear();
+    if (!st.ok()) return st;
+    size_t size = 0;
+    for (const Slice& s : slices) size += s.size();
+    msg->bytes.clear();
+    msg->bytes.reserve(size);
+    for (const Slice& s : slices) {
+      msg->bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+    // As gRPC's own protobuf traits answer a message that does not parse.
+    if (!msg->batch.ParseFromString(msg->bytes)) {
+      return Status(StatusCode::INTERNAL, "Batch: the message does not parse");
+    }
+    return Status::OK;
+  }
+};
+
+}  // namespace grpc
+
+#endif  // OPMAP_COLLECTOR_RECEIVED_BATCH_H_

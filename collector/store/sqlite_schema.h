@@ -1,0 +1,25 @@
+// The SQLite store's schema (tables in sqlite_store.h): created idempotently, a version 1
+// file migrated in place, a newer one refused. Private to collector/store.
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collector/store/sqlite_db.h"
+#include "collector/store/sqlite_store.h"
+
+namespace opmap::collector {
+
+// Pragmas every connection to the file gets (busy timeout, synchronous, cache size).
+absl::Status ConfigureConnection(sqlite::Database& db, const SqliteStoreOptions& options);
+
+// On the writer's connection at open: WAL, the pragmas, then under the write lock the
+// schema (created, or migrated from version 1: sessions.bucket_ns added, the v2 tables
+// created and the stored rollups merged into buckets). Returns the file's bucket width.
+absl::StatusOr<int64_t> SetUpSchema(sqlite::Database& db, const SqliteStoreOptions& options);
+
+}  // namespace opmap::collector
+
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
