@@ -8,21 +8,23 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "analysis/import/kineto_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/report/analyze_report.h"
 #include "analysis/summary/trace_summary.h"
 #include "cli/read_file.h"
+#include "cli/trace_loader.h"
 
 namespace opmap::cli {
 namespace {
 
 constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--quiet]
 
-Analyzes PyTorch-profiler (Kineto) traces (.json or .json.gz) offline: per-device time
+Analyzes traces offline — PyTorch-profiler (Kineto) traces (.json or .json.gz) and
+Nsight Systems SQLite exports (nsys export --type sqlite), told apart by content: per-device time
 breakdown (span/busy/idle/compute/non-compute), GPU time and p50/p95/p99 per operator,
 layer type and kernel, kernel-to-operator mapping by rule, idle-time categories per
-stream and CUDA launch statistics. Definitions: docs/metrics.md.
+stream, CUDA launch statistics, and host operator ranges by self time.
+Definitions: docs/metrics.md.
 
 options:
   --format F   table (default), json (one JSON object per trace, one per line), or csv
@@ -123,10 +125,9 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       return 2;
     }
     Progress progress(path, !args.quiet);
-    analysis::KinetoImportOptions options;
+    LoadOptions options;
     options.progress = [&](size_t done, size_t total) { progress.Update(done, total); };
-    absl::StatusOr<analysis::Trace> trace =
-        analysis::ImportKinetoBytes(std::move(*bytes), options);
+    absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes), options);
     if (!trace.ok()) {
       std::cerr << "opmap analyze: " << path << ": " << trace.status().message() << "\n";
       return 2;

@@ -12,12 +12,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analysis/import/kineto_importer.h"
 #include "analysis/report/json_writer.h"
 #include "analysis/wire/batch_codec.h"
 #include "cli/grpc_client.h"
 #include "cli/ingest_sender.h"
 #include "cli/read_file.h"
+#include "cli/trace_loader.h"
 
 #ifndef OPMAP_VERSION
 #define OPMAP_VERSION "0.0.0"
@@ -171,7 +171,7 @@ int ImportOne(const std::string& path, const Args& args, CollectorClient* client
     return 2;
   }
   const std::string session_id = ImportSessionId(*bytes, CanonicalOptions(args));
-  absl::StatusOr<analysis::Trace> trace = analysis::ImportKinetoBytes(std::move(*bytes));
+  absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes));
   if (!trace.ok()) {
     std::cerr << "opmap import: " << path << ": " << trace.status().message() << "\n";
     return 2;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "agent/inject/ring_layout.h"
+#include "analysis/import/cuda_names.h"
 #include "analysis/import/nvtx_names.h"
 
 namespace opmap::capture {
@@ -21,20 +22,6 @@ T Fixed(std::string_view record) {
 }
 
 int64_t OrNone(uint64_t v) { return v == 0 ? kNone : static_cast<int64_t>(v); }
-
-// CUpti_ActivityMemcpyKind / CUpti_ActivityMemoryKind, spelled as Kineto names copies
-// ("Memcpy HtoD (Pageable -> Device)") so the layer taxonomy types them as memcpy.
-const char* CopyKindName(uint8_t kind) {
-  static const char* kNames[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                 "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-  return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "Unknown";
-}
-
-const char* MemoryKindName(uint8_t kind) {
-  static const char* kNames[] = {"Unknown", "Pageable", "Pinned",         "Device",
-                                 "Array",   "Managed",  "Device Static", "Managed Static"};
-  return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "Unknown";
-}
 
 }  // namespace
 
@@ -185,8 +172,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
         e.device = static_cast<int32_t>(r.device_id);
         e.stream = r.stream_id;
         e.kind = analysis::GpuEventKind::kMemcpy;
-        label = absl::StrFormat("Memcpy %s (%s -> %s)", CopyKindName(r.copy_kind),
-                                MemoryKindName(r.src_kind), MemoryKindName(r.dst_kind));
+        label = analysis::MemcpyName(r.copy_kind, r.src_kind, r.dst_kind);
       } else {
         const auto r = Fixed<MemsetRecord>(record);
         e.start_ns = r.start_ns;
@@ -198,7 +184,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
         e.device = static_cast<int32_t>(r.device_id);
         e.stream = r.stream_id;
         e.kind = analysis::GpuEventKind::kMemset;
-        label = absl::StrFormat("Memset (%s)", MemoryKindName(r.memory_kind));
+        label = analysis::MemsetName(r.memory_kind);
       }
       if (e.dur_ns < 0) {
         Bad(absl::StrFormat("record %d: memory operation ends before it starts",

@@ -117,13 +117,25 @@ MappingResult MapGpuEvents(const Trace& trace) {
   MappingResult result;
   result.events.resize(trace.gpu_events.size());
 
-  absl::flat_hash_map<int64_t, int32_t> api_by_correlation;
+  // Correlation ids are per process: several processes in one trace (one per GPU) reuse
+  // them. Keyed by (process, id); a GPU event or launch of unknown process matches by id.
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int32_t> api_by_correlation;
+  absl::flat_hash_map<int64_t, int32_t> api_by_id;
+  // The smallest launch correlation per process: a kernel of a windowed capture whose id
+  // is below it was launched before the window began.
+  absl::flat_hash_map<int64_t, int64_t> min_correlation;
   api_by_correlation.reserve(trace.api_calls.size());
   for (int32_t i = 0; i < static_cast<int32_t>(trace.api_calls.size()); ++i) {
     const ApiCall& a = trace.api_calls[i];
     if (a.correlation == kNone) continue;
-    if (!api_by_correlation.emplace(a.correlation, i).second) ++result.duplicate_correlations;
+    if (!api_by_correlation.emplace(std::make_pair(a.process, a.correlation), i).second) {
+      ++result.duplicate_correlations;
+    }
+    api_by_id.emplace(a.correlation, i);
+    auto [m, inserted] = min_correlation.emplace(a.process, a.correlation);
+    if (!inserted && a.correlation < m->second) m->second = a.correlation;
   }
+  const bool windowed = trace.info.window_start_ns != kNone;
   absl::flat_hash_map<int64_t, int32_t> range_by_external_id;
   for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {
     const Range& r = trace.ranges[i];
@@ -138,12 +150,12 @@ MappingResult MapGpuEvents(const Trace& trace) {
     const GpuEvent& g = trace.gpu_events[i];
     EventMapping& m = result.events[i];
     if (g.correlation != kNone) {
-      auto it = api_by_correlation.find(g.correlation);
+      auto it = api_by_correlation.find(std::make_pair(g.process, g.correlation));
       if (it != api_by_correlation.end()) {
-        const ApiCall& api = trace.api_calls[it->second];
-        if (g.process == kNone || api.process == kNone || g.process == api.process) {
-          m.launch_api = it->second;
-        }
+        m.launch_api = it->second;
+      } else if (auto id = api_by_id.find(g.correlation); id != api_by_id.end()) {
+        const ApiCall& api = trace.api_calls[id->second];
+        if (g.process == kNone || api.process == kNone) m.launch_api = id->second;
       }
     }
     // Rule 2: external id, cross-checked against the launch when we have one. Some
@@ -177,6 +189,12 @@ MappingResult MapGpuEvents(const Trace& trace) {
       }
     } else if (m.range < 0) {
       m.reason = UnmappedReason::kNoLaunchRecord;
+      if (windowed && g.correlation != kNone) {
+        auto first = min_correlation.find(g.process);
+        if (first == min_correlation.end() || g.correlation < first->second) {
+          m.reason = UnmappedReason::kLaunchOutsideWindow;
+        }
+      }
     }
     ++result.by_rule[static_cast<int>(m.rule)];
     if (m.rule == MappingRule::kUnmapped) ++result.unmapped_by_reason[static_cast<int>(m.reason)];

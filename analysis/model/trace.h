@@ -92,6 +92,11 @@ struct TraceInfo {
   std::string format;            // "kineto-json", "nsys-sqlite", "opmap-capture"
   std::vector<std::string> gpu_names;
   int64_t process = kNone;       // main process pid when the source names one
+  // The capture window when the source was cut to one (Nsight's DERIVED_WINDOW_NS, a live
+  // capture window): kernels whose launch fell before it have no launch record, and the
+  // mapping says so (launch_outside_window) instead of "no launch record".
+  int64_t window_start_ns = kNone;
+  int64_t window_end_ns = kNone;
   // What the source could not record and why (e.g. {"cupti", "no CUDA driver ..."}):
   // reports print these as "unavailable: <reason>" instead of empty sections.
   std::vector<std::pair<std::string, std::string>> unavailable;

@@ -1,0 +1,367 @@
+#include "analysis/import/nsys_importer.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/import/cuda_names.h"
+#include "analysis/import/nvtx_names.h"
+
+namespace opmap::analysis {
+namespace {
+
+constexpr char kSqliteMagic[] = "SQLite format 3";  // plus its NUL: 16 bytes
+constexpr int64_t kNvtxPushPop = 59;                 // ENUM_NSYS_EVENT_TYPE
+constexpr int64_t kNvtxStartEnd = 60;
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct StmtFinalizer {
+  void operator()(sqlite3_stmt* st) const { sqlite3_finalize(st); }
+};
+using Db = std::unique_ptr<sqlite3, DbCloser>;
+using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
+
+int64_t Pid(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
+int64_t Tid(int64_t global_tid) { return global_tid & 0xFFFFFF; }
+
+class Importer {
+ public:
+  explicit Importer(sqlite3* db) : db_(db) {}
+
+  absl::StatusOr<Trace> Run() {
+    RETURN_IF_ERROR(LoadTables());
+    for (const char* required :
+         {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+      if (!tables_.contains(std::string(required))) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "not an Nsight Systems export: no table %s (export with `nsys export --type "
+            "sqlite` and CUDA trace enabled)",
+            required));
+      }
+    }
+    trace_.info.format = "nsys-sqlite";
+    RETURN_IF_ERROR(LoadStrings());
+    RETURN_IF_ERROR(LoadWindow());
+    RETURN_IF_ERROR(LoadKernels());
+    if (HasTable("CUPTI_ACTIVITY_KIND_MEMCPY")) RETURN_IF_ERROR(LoadMemcpy());
+    if (HasTable("CUPTI_ACTIVITY_KIND_MEMSET")) RETURN_IF_ERROR(LoadMemset());
+    RETURN_IF_ERROR(LoadRuntime());
+    if (HasTable("NVTX_EVENTS")) {
+      RETURN_IF_ERROR(LoadNvtx());
+    } else {
+      trace_.info.unavailable.emplace_back("nvtx", "the export has no NVTX_EVENTS table");
+    }
+    if (HasTable("TARGET_INFO_GPU")) RETURN_IF_ERROR(LoadGpuNames());
+    if (open_ranges_ > 0) trace_.info.counters.emplace_back("nvtx_open_ranges", open_ranges_);
+    return std::move(trace_);
+  }
+
+ private:
+  absl::Status Error(std::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s", what, sqlite3_errmsg(db_)));
+  }
+
+  absl::StatusOr<Stmt> Prepare(const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
+      return Error(absl::StrFormat("query \"%s\"", sql));
+    }
+    return Stmt(st);
+  }
+
+  // Steps through all rows, calling `row` on each; a row error names the table and row.
+  template <typename Row>
+  absl::Status ForEachRow(std::string_view table, const std::string& sql, Row&& row) {
+    ASSIGN_OR_RETURN(Stmt st, Prepare(sql));
+    int64_t index = 0;
+    while (true) {
+      const int rc = sqlite3_step(st.get());
+      if (rc == SQLITE_DONE) return absl::OkStatus();
+      if (rc != SQLITE_ROW) return Error(absl::StrFormat("%s row %d", table, index));
+      RETURN_IF_ERROR(row(st.get(), index));
+      ++index;
+    }
+  }
+
+  absl::Status LoadTables() {
+    ASSIGN_OR_RETURN(Stmt st, Prepare("SELECT name FROM sqlite_master WHERE type = 'table'"));
+    while (true) {
+      const int rc = sqlite3_step(st.get());
+      if (rc == SQLITE_DONE) return absl::OkStatus();
+      if (rc != SQLITE_ROW) return Error("reading the table list");
+      tables_.insert(reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0)));
+    }
+  }
+
+  // The column if the table has it, else NULL (older exports lack graph ids, for one).
+  std::string Column(std::string_view table, std::string_view column) {
+    auto& columns = columns_[std::string(table)];
+    if (columns.empty()) {
+      absl::StatusOr<Stmt> st = Prepare(absl::StrFormat("PRAGMA table_info(%s)", table));
+      if (st.ok()) {
+        while (sqlite3_step(st->get()) == SQLITE_ROW) {
+          columns.insert(reinterpret_cast<const char*>(sqlite3_column_text(st->get(), 1)));
+        }
+      }
+    }
+    return columns.contains(std::string(column)) ? std::string(column) : "NULL";
+  }
+
+  absl::Status LoadStrings() {
+    return ForEachRow("StringIds", "SELECT id, value FROM StringIds",
+                      [&](sqlite3_stmt* st, int64_t) {
+                        const unsigned char* text = sqlite3_column_text(st, 1);
+                        strings_[sqlite3_column_int64(st, 0)] =
+                            text ? reinterpret_cast<const char*>(text) : "";
+                        return absl::OkStatus();
+                      });
+  }
+
+  std::string_view String(sqlite3_stmt* st, int col) {
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return {};
+    auto it = strings_.find(sqlite3_column_int64(st, col));
+    return it == strings_.end() ? std::string_view() : std::string_view(it->second);
+  }
+
+  absl::Status LoadWindow() {
+    if (!HasTable("META_DATA_EXPORT")) return absl::OkStatus();
+    return ForEachRow(
+        "META_DATA_EXPORT",
+        "SELECT value FROM META_DATA_EXPORT WHERE name = 'DERIVED_WINDOW_NS'",
+        [&](sqlite3_stmt* st, int64_t) {
+          const char* v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+          std::vector<std::string> parts = absl::StrSplit(v ? v : "", '-');
+          int64_t a, b;
+          if (parts.size() == 2 && absl::SimpleAtoi(parts[0], &a) &&
+              absl::SimpleAtoi(parts[1], &b) && a <= b) {
+            trace_.info.window_start_ns = a;
+            trace_.info.window_end_ns = b;
+          }
+          return absl::OkStatus();
+        });
+  }
+
+  absl::Status CheckTimes(std::string_view table, int64_t index, sqlite3_stmt* st) {
+    if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s row %d: start or end is NULL", table, index));
+    }
+    if (sqlite3_column_int64(st, 1) < sqlite3_column_int64(st, 0)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s row %d: end %d < start %d", table, index, sqlite3_column_int64(st, 1),
+          sqlite3_column_int64(st, 0)));
+    }
+    return absl::OkStatus();
+  }
+
+  static int64_t IntOr(sqlite3_stmt* st, int col, int64_t none) {
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? none : sqlite3_column_int64(st, col);
+  }
+
+  absl::Status LoadKernels() {
+    constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_KERNEL";
+    const std::string sql = absl::StrFormat(
+        "SELECT start, end, deviceId, streamId, correlationId, globalPid, %s, %s, "
+        "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, "
+        "staticSharedMemory, dynamicSharedMemory, %s, %s FROM %s ORDER BY start",
+        Column(t, "demangledName"), Column(t, "shortName"), Column(t, "graphId"),
+        Column(t, "graphNodeId"), t);
+    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+      RETURN_IF_ERROR(CheckTimes(t, index, st));
+      GpuEvent e;
+      e.start_ns = sqlite3_column_int64(st, 0);
+      e.dur_ns = sqlite3_column_int64(st, 1) - e.start_ns;
+      e.device = static_cast<int32_t>(sqlite3_column_int64(st, 2));
+      e.stream = sqlite3_column_int64(st, 3);
+      e.correlation = IntOr(st, 4, kNone);
+      e.process = Pid(sqlite3_column_int64(st, 5));
+      std::string_view name = String(st, 6);
+      if (name.empty()) name = String(st, 7);
+      e.name = trace_.strings.Intern(name);
+      e.registers_per_thread = static_cast<int32_t>(IntOr(st, 8, -1));
+      for (int i = 0; i < 3; ++i) {
+        e.grid[i] = static_cast<int32_t>(sqlite3_column_int64(st, 9 + i));
+        e.block[i] = static_cast<int32_t>(sqlite3_column_int64(st, 12 + i));
+      }
+      e.shared_memory_bytes = sqlite3_column_int64(st, 15) + sqlite3_column_int64(st, 16);
+      e.graph_id = IntOr(st, 17, kNone);
+      e.graph_node_id = IntOr(st, 18, kNone);
+      if (e.graph_id == 0) e.graph_id = kNone;
+      if (e.graph_node_id == 0) e.graph_node_id = kNone;
+      trace_.gpu_events.push_back(e);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status LoadMemcpy() {
+    constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    const std::string sql = absl::StrFormat(
+        "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, copyKind, "
+        "srcKind, dstKind, %s FROM %s ORDER BY start",
+        Column(t, "graphNodeId"), t);
+    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+      RETURN_IF_ERROR(CheckTimes(t, index, st));
+      GpuEvent e = MemoryEvent(st, GpuEventKind::kMemcpy);
+      e.name = trace_.strings.Intern(MemcpyName(sqlite3_column_int64(st, 7),
+                                                sqlite3_column_int64(st, 8),
+                                                sqlite3_column_int64(st, 9)));
+      e.graph_node_id = IntOr(st, 10, kNone);
+      trace_.gpu_events.push_back(e);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status LoadMemset() {
+    constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_MEMSET";
+    const std::string sql = absl::StrFormat(
+        "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, %s, %s "
+        "FROM %s ORDER BY start",
+        Column(t, "memKind"), Column(t, "graphNodeId"), t);
+    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+      RETURN_IF_ERROR(CheckTimes(t, index, st));
+      GpuEvent e = MemoryEvent(st, GpuEventKind::kMemset);
+      e.name = trace_.strings.Intern(MemsetName(IntOr(st, 7, 0)));
+      e.graph_node_id = IntOr(st, 8, kNone);
+      trace_.gpu_events.push_back(e);
+      return absl::OkStatus();
+    });
+  }
+
+  // Columns 0..6: start, end, deviceId, streamId, correlationId, globalPid, bytes.
+  static GpuEvent MemoryEvent(sqlite3_stmt* st, GpuEventKind kind) {
+    GpuEvent e;
+    e.kind = kind;
+    e.start_ns = sqlite3_column_int64(st, 0);
+    e.dur_ns = sqlite3_column_int64(st, 1) - e.start_ns;
+    e.device = static_cast<int32_t>(sqlite3_column_int64(st, 2));
+    e.stream = sqlite3_column_int64(st, 3);
+    e.correlation = IntOr(st, 4, kNone);
+    e.process = Pid(sqlite3_column_int64(st, 5));
+    e.bytes = sqlite3_column_int64(st, 6);
+    if (e.graph_node_id == 0) e.graph_node_id = kNone;
+    return e;
+  }
+
+  absl::Status LoadRuntime() {
+    constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    const std::string sql = absl::StrFormat(
+        "SELECT start, end, globalTid, correlationId, nameId FROM %s ORDER BY start", t);
+    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+      RETURN_IF_ERROR(CheckTimes(t, index, st));
+      ApiCall a;
+      a.start_ns = sqlite3_column_int64(st, 0);
+      a.dur_ns = sqlite3_column_int64(st, 1) - a.start_ns;
+      const int64_t gtid = sqlite3_column_int64(st, 2);
+      a.process = Pid(gtid);
+      a.thread = Tid(gtid);
+      a.correlation = IntOr(st, 3, kNone);
+      a.name = trace_.strings.Intern(StripApiVersion(String(st, 4)));
+      a.kind = ApiKind::kRuntime;
+      trace_.api_calls.push_back(a);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status LoadNvtx() {
+    constexpr std::string_view t = "NVTX_EVENTS";
+    const std::string sql = absl::StrFormat(
+        "SELECT start, end, eventType, text, textId, globalTid FROM %s "
+        "WHERE eventType IN (%d, %d) ORDER BY start",
+        t, kNvtxPushPop, kNvtxStartEnd);
+    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+      // A range still open when the capture ended has no end: counted, not guessed.
+      if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+        ++open_ranges_;
+        return absl::OkStatus();
+      }
+      RETURN_IF_ERROR(CheckTimes(t, index, st));
+      std::string_view text;
+      if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+        text = reinterpret_cast<const char*>(sqlite3_column_text(st, 3));
+      } else {
+        text = String(st, 4);
+      }
+      const NvtxName name = ParseNvtxName(text);
+      Range r;
+      r.start_ns = sqlite3_column_int64(st, 0);
+      r.dur_ns = sqlite3_column_int64(st, 1) - r.start_ns;
+      r.name = trace_.strings.Intern(name.name);
+      r.kind = RangeKind::kNvtx;
+      const int64_t gtid = sqlite3_column_int64(st, 5);
+      r.process = Pid(gtid);
+      r.thread = Tid(gtid);
+      r.flops = name.flops;
+      r.bytes = name.bytes;
+      trace_.ranges.push_back(r);
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status LoadGpuNames() {
+    return ForEachRow("TARGET_INFO_GPU", "SELECT DISTINCT name FROM TARGET_INFO_GPU",
+                      [&](sqlite3_stmt* st, int64_t) {
+                        const unsigned char* n = sqlite3_column_text(st, 0);
+                        if (n) trace_.info.gpu_names.emplace_back(reinterpret_cast<const char*>(n));
+                        return absl::OkStatus();
+                      });
+  }
+
+  bool HasTable(const char* name) const { return tables_.contains(std::string(name)); }
+
+  sqlite3* db_;
+  Trace trace_;
+  absl::flat_hash_set<std::string> tables_;
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> columns_;
+  absl::flat_hash_map<int64_t, std::string> strings_;
+  int64_t open_ranges_ = 0;
+};
+
+}  // namespace
+
+bool LooksLikeSqlite(std::string_view head) {
+  return head.size() >= sizeof(kSqliteMagic) &&
+         std::memcmp(head.data(), kSqliteMagic, sizeof(kSqliteMagic)) == 0;
+}
+
+absl::StatusOr<Trace> ImportNsysSqlite(std::string bytes) {
+  if (!LooksLikeSqlite(bytes)) {
+    return absl::InvalidArgumentError("not an SQLite database (no \"SQLite format 3\" header)");
+  }
+  sqlite3* raw = nullptr;
+  if (sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    sqlite3_close(raw);
+    return absl::InternalError("sqlite3_open_v2(:memory:) failed");
+  }
+  Db db(raw);
+  // Read-only over our buffer, which outlives `db` (declared before it in this scope).
+  const int rc = sqlite3_deserialize(
+      db.get(), "main", reinterpret_cast<unsigned char*>(bytes.data()),
+      static_cast<sqlite3_int64>(bytes.size()), static_cast<sqlite3_int64>(bytes.size()),
+      SQLITE_DESERIALIZE_READONLY);
+  if (rc != SQLITE_OK) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot open the SQLite image: %s", sqlite3_errmsg(db.get())));
+  }
+  Importer importer(db.get());
+  absl::StatusOr<Trace> trace = importer.Run();
+  if (!trace.ok() && absl::StrContains(trace.status().message(), "malformed")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s (the file is truncated or damaged)", trace.status().message()));
+  }
+  return trace;
+}
+
+}  // namespace opmap::analysis

@@ -1,0 +1,33 @@
+// Imports an Nsight Systems SQLite export (`nsys export --type sqlite`, or the .sqlite
+// `nsys stats` leaves beside a report) into a Trace: kernels, memcpy/memset, CUDA runtime
+// calls, NVTX push/pop and start/end ranges, strings, graph ids. Kernels then map to
+// operators by the one mapping (analysis/mapping): kernel → runtime launch with the same
+// correlationId in the same process → innermost NVTX range on the launching thread.
+//
+// The database is opened from bytes already in memory (sqlite3_deserialize, read-only):
+// no I/O here. Errors are kInvalidArgument and name what is wrong — "not an SQLite
+// database", "not an Nsight Systems export: no table CUPTI_ACTIVITY_KIND_KERNEL",
+// "CUPTI_ACTIVITY_KIND_KERNEL row 17: end < start", a truncated file's SQLite error.
+//
+// Processes and threads: Nsight's globalPid/globalTid carry the pid in bits 24..47 and the
+// tid in bits 0..23; ranges, launches and kernels get those pids and tids. NVTX names go
+// through ParseNvtxName (emit_nvtx decorations dropped, shape payloads read).
+#ifndef OPMAP_ANALYSIS_IMPORT_NSYS_IMPORTER_H_
+#define OPMAP_ANALYSIS_IMPORT_NSYS_IMPORTER_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "analysis/model/trace.h"
+
+namespace opmap::analysis {
+
+// True when `head` (the file's first bytes) starts like an SQLite database.
+bool LooksLikeSqlite(std::string_view head);
+
+absl::StatusOr<Trace> ImportNsysSqlite(std::string bytes);
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_IMPORT_NSYS_IMPORTER_H_
