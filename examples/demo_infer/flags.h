@@ -1,0 +1,45 @@
+// Command-line configuration of opmap-demo-infer. Parsing never exits or throws: it returns
+// either a Config or one error line naming the flag, and main turns that into exit code 2.
+#ifndef OPMAP_EXAMPLES_DEMO_INFER_FLAGS_H_
+#define OPMAP_EXAMPLES_DEMO_INFER_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opmap::demo {
+
+enum class Device { kCpu, kCuda };
+
+struct Config {
+  // Model shape.
+  int layers = 2;
+  int hidden = 128;
+  int heads = 4;
+  int seq = 32;   // tokens per sequence (one prefill forward pass per request)
+  int batch = 1;  // sequences per request
+  int vocab = 1024;
+  // Load.
+  double rate = 200.0;  // offered requests per second, all clients together (Poisson)
+  int clients = 2;
+  int workers = 2;
+  int queue = 64;          // bounded request queue; a full queue makes the client wait
+  int64_t requests = 200;  // used unless duration_s > 0
+  double duration_s = 0;   // > 0: clients generate arrivals for this long instead
+  uint64_t seed = 42;
+  Device device = Device::kCpu;
+  bool json = false;
+};
+
+struct ParseResult {
+  Config config;
+  bool help = false;  // --help: print Usage() and exit 0
+  std::string error;  // non-empty: print it and exit 2
+};
+
+ParseResult ParseFlags(const std::vector<std::string>& args);
+std::string Usage();
+
+}  // namespace opmap::demo
+
+#endif  // OPMAP_EXAMPLES_DEMO_INFER_FLAGS_H_
