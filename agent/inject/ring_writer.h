@@ -50,17 +50,24 @@ class RingWriter {
   void* ReserveBytes(RecordType type, uint32_t bytes, DropCause cause) {
     const uint64_t size = AlignRecord(bytes);
     const uint64_t capacity = mask_ + 1;
-    uint64_t pos = header_->write_pos.load(std::memory_order_relaxed);
+    uint64_t pos = 0;
     uint64_t pad = 0;
     while (true) {
+      // read_pos first, then write_pos: the reader only moves past records whose
+      // reservation happened before, so a write_pos loaded afterwards is >= read. Loaded
+      // the other way round, a thread preempted between the loads can see read > pos, and
+      // the unsigned difference below would call a ring with room "full".
+      const uint64_t read = header_->read_pos.load(std::memory_order_acquire);
+      pos = header_->write_pos.load(std::memory_order_relaxed);
       const uint64_t to_end = capacity - (pos & mask_);
       pad = size <= to_end ? 0 : to_end;
-      const uint64_t read = header_->read_pos.load(std::memory_order_acquire);
-      if (pos + pad + size - read > capacity) {
+      // A reader that corrupted read_pos (read > pos) reads as full: drop, never overrun.
+      if (read > pos || pos + pad + size - read > capacity) {
         CountDrop(cause);
         return nullptr;
       }
-      if (header_->write_pos.compare_exchange_weak(pos, pos + pad + size,
+      uint64_t expected = pos;
+      if (header_->write_pos.compare_exchange_weak(expected, pos + pad + size,
                                                    std::memory_order_acq_rel,
                                                    std::memory_order_relaxed)) {
         break;

@@ -1,0 +1,176 @@
+// NVTX push+pop cost with libopmap_inject.so: no tool loaded (NVTX's own no-op, the
+// baseline), the library loaded but dormant (no window), and capturing (window open, this
+// process draining the ring on another thread, as the agent would). Targets (issue 3):
+// dormant ≤ 20 ns, capturing ≤ 150 ns per push+pop pair.
+//
+//   nvtx_bench LIB                 runs every mode, each in a fresh process, and prints a table
+//   nvtx_bench LIB MODE THREADS    one mode (off | dormant | capture), prints one line
+//
+// NVTX loads its tool once per process at the first call, which is why each mode runs in its
+// own process (this binary re-executes itself).
+#include <nvtx3/nvToolsExt.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/capture/control_channel.h"
+#include "agent/capture/ring_reader.h"
+
+namespace {
+
+constexpr int kPairs = 2'000'000;  // per thread per repetition
+constexpr int kRepetitions = 7;
+
+// Thread CPU time (CLOCK_THREAD_CPUTIME_ID): what the calling thread pays, unaffected by
+// time spent descheduled — this machine's 2 cores are shared with other work, which made
+// wall-clock figures swing 2-3x between runs.
+double ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
+}
+
+// CPU ns per push+pop pair on each of `threads` threads, median over repetitions of the
+// slowest thread. `registered` uses the demo's pattern (domain + registered string), else
+// nvtxRangePushA (the message is copied at the push).
+double Measure(int threads, bool registered) {
+  nvtxDomainHandle_t domain = nvtxDomainCreateA("opmap.bench");
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = nvtxDomainRegisterStringA(domain, "demo::gelu{flops=147456,bytes=131072}");
+  a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+  std::vector<double> samples;
+  for (int rep = 0; rep < kRepetitions; ++rep) {
+    std::vector<double> per_thread(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        nvtxEventAttributes_t attr = a;
+        const double start = ThreadCpuNs();
+        for (int i = 0; i < kPairs; ++i) {
+          if (registered) {
+            attr.payload.ullValue = i;
+            nvtxDomainRangePushEx(domain, &attr);
+            nvtxDomainRangePop(domain);
+          } else {
+            nvtxRangePushA("demo::gelu{flops=147456,bytes=131072}");
+            nvtxRangePop();
+          }
+        }
+        per_thread[t] = (ThreadCpuNs() - start) / kPairs;
+      });
+    }
+    for (auto& th : pool) th.join();
+    samples.push_back(*std::max_element(per_thread.begin(), per_thread.end()));
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+// Capture mode: this process is its own agent. The library's control thread connects to
+// the listener; the first NVTX call waits (OPMAP_INIT_WAIT_MS) until the window is open.
+struct InProcessAgent {
+  std::unique_ptr<opmap::capture::ControlListener> listener;
+  std::unique_ptr<opmap::capture::ControlChannel> channel;
+  std::unique_ptr<opmap::capture::RingReader> reader;
+  std::thread thread;
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> records{0};
+
+  bool Start(const std::string& path) {
+    auto l = opmap::capture::ControlListener::Listen(path);
+    if (!l.ok()) return false;
+    listener = std::move(*l);
+    thread = std::thread([this] {
+      auto c = listener->Accept(absl::Seconds(30));
+      if (!c.ok()) return;
+      channel = std::move(*c);
+      auto r = opmap::capture::RingReader::AttachFd(channel->TakeRingFd());
+      if (!r.ok()) return;
+      reader = std::move(*r);
+      if (!channel->StartWindow(1, absl::InfiniteDuration(), opmap::ring::kCaptureNvtx).ok()) {
+        return;
+      }
+      while (!stop.load(std::memory_order_relaxed)) {
+        auto n = reader->Drain([](std::span<const uint8_t>) { return true; });
+        if (!n.ok()) return;
+        records.fetch_add(*n, std::memory_order_relaxed);
+        if (*n == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    });
+    return true;
+  }
+  uint64_t Drops() { return reader ? reader->Counters().TotalDrops() : 0; }
+  void Stop() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+};
+
+int RunMode(const std::string& lib, const std::string& mode, int threads) {
+  InProcessAgent agent;
+  const std::string sock = "/tmp/opmap_nvtx_bench_" + std::to_string(getpid()) + ".sock";
+  if (mode == "dormant" || mode == "capture") {
+    setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
+    setenv("OPMAP_AGENT_SOCKET", sock.c_str(), 1);  // nobody listens in dormant mode
+  }
+  if (mode == "capture") {
+    setenv("OPMAP_INIT_WAIT_MS", "30000", 1);
+    if (!agent.Start(sock)) {
+      std::fprintf(stderr, "cannot listen on %s\n", sock.c_str());
+      return 1;
+    }
+  }
+  nvtxInitialize(nullptr);
+  const double reg = Measure(threads, true);
+  const double ascii = Measure(threads, false);
+  agent.Stop();
+  std::printf("%-8s %7d %12.1f %12.1f %14llu %10llu\n", mode.c_str(), threads, reg, ascii,
+              static_cast<unsigned long long>(agent.records.load()),
+              static_cast<unsigned long long>(agent.Drops()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4) return RunMode(argv[1], argv[2], std::atoi(argv[3]));
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s LIBOPMAP_INJECT [MODE THREADS]\n", argv[0]);
+    return 2;
+  }
+  std::printf("NVTX push+pop pair, thread CPU ns (median of %d x %d pairs per thread, "
+              "slowest thread)\n",
+              kRepetitions, kPairs);
+  std::printf("%-8s %7s %12s %12s %14s %10s\n", "mode", "threads", "registered", "ascii",
+              "records_read", "drops");
+  std::fflush(stdout);
+  for (const char* mode : {"off", "dormant", "capture"}) {
+    for (const char* threads : {"1", "2"}) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        execl(argv[0], argv[0], argv[1], mode, threads, static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      int status = 0;
+      waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "mode %s failed\n", mode);
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
