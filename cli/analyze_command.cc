@@ -20,7 +20,8 @@ namespace {
 constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--quiet]
 
 Analyzes traces offline — PyTorch-profiler (Kineto) traces (.json or .json.gz) and
-Nsight Systems SQLite exports (nsys export --type sqlite), told apart by content: per-device time
+Nsight Systems SQLite exports (nsys export --type sqlite) and libopmap_inject capture
+files (OPMAP_CAPTURE_FILE), told apart by content: per-device time
 breakdown (span/busy/idle/compute/non-compute), GPU time and p50/p95/p99 per operator,
 layer type and kernel, kernel-to-operator mapping by rule, idle-time categories per
 stream, CUDA launch statistics, and host operator ranges by self time.

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "agent/capture/capture_import.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/import/nsys_importer.h"
 
@@ -9,6 +10,7 @@ namespace opmap::cli {
 
 absl::StatusOr<analysis::Trace> LoadTraceBytes(std::string bytes, const LoadOptions& options) {
   if (analysis::LooksLikeSqlite(bytes)) return analysis::ImportNsysSqlite(std::move(bytes));
+  if (capture::LooksLikeCaptureFile(bytes)) return capture::ImportCaptureFile(bytes);
   analysis::KinetoImportOptions kineto;
   kineto.progress = options.progress;
   return analysis::ImportKinetoBytes(std::move(bytes), kineto);

@@ -4,10 +4,14 @@
 #include "agent/capture/capture_trace.h"
 
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "agent/capture/capture_file.h"
+#include "agent/capture/capture_import.h"
 #include "agent/inject/ring_layout.h"
+#include "tests/testing/shared_data.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "gtest/gtest.h"
 
@@ -205,6 +209,55 @@ TEST(CaptureTrace, BadRecordsAreCountedNotTrusted) {
   EXPECT_NE(r.first_bad_record.find("overruns"), std::string::npos) << r.first_bad_record;
   EXPECT_EQ(r.trace.gpu_events.size(), 0u);
   EXPECT_EQ(r.trace.ranges.size(), 1u);
+}
+
+}  // namespace
+}  // namespace opmap::capture
+
+namespace opmap::capture {
+namespace {
+
+TEST(CaptureImport, FileBecomesATraceWithUnavailableAndDropCounters) {
+  const std::string path = ::testing::TempDir() + "/capture_import_test.opcap";
+  absl::StatusOr<CaptureFileWriter> w = CaptureFileWriter::Create(path, 77, 1 << 20, "model=m\n");
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto append = [&](const std::string& r) {
+    ASSERT_TRUE(w->Append(std::span<const uint8_t>(
+                              reinterpret_cast<const uint8_t*>(r.data()), r.size()))
+                    .ok());
+  };
+  append(Range(100, 900, 5, 0, "demo::qkv_linear{flops=10,bytes=20}"));
+  append(Api(200, 300, 5, 9));
+  append(Kernel(400, 700, 9, "gemm"));
+  StatusRecord st{};
+  st.component = kComponentCupti;
+  st.code = kStatusUnavailable;
+  st.message_len = 14;
+  append(Record(kStatus, st, "no CUDA driver"));
+  capfile::TrailerRecord trailer{};
+  trailer.drops[kRingFull] = 3;
+  ASSERT_TRUE(w->Finish(trailer).ok());
+
+  const std::string bytes = opmap::testing::ReadFileOrDie(path);
+  ASSERT_TRUE(LooksLikeCaptureFile(bytes));
+  absl::StatusOr<analysis::Trace> t = ImportCaptureFile(bytes);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->info.format, "opmap-capture");
+  EXPECT_EQ(t->info.process, 77);
+  ASSERT_EQ(t->gpu_events.size(), 1u);
+  ASSERT_EQ(t->ranges.size(), 1u);
+  EXPECT_EQ(t->ranges[0].flops, 10);
+  ASSERT_EQ(t->info.unavailable.size(), 1u);
+  EXPECT_EQ(t->info.unavailable[0].first, "cupti");
+  EXPECT_EQ(t->info.unavailable[0].second, "no CUDA driver");
+  int64_t ring_full = -1;
+  for (const auto& [name, value] : t->info.counters) {
+    if (name == "drops.ring_full") ring_full = value;
+  }
+  EXPECT_EQ(ring_full, 3);
+  const analysis::MappingResult m = analysis::MapGpuEvents(*t);
+  EXPECT_EQ(m.events[0].rule, analysis::MappingRule::kLaunchNesting);
+  EXPECT_FALSE(ImportCaptureFile(bytes.substr(0, 10)).ok());
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+#include "agent/capture/capture_import.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "agent/capture/capture_file.h"
+#include "agent/capture/capture_trace.h"
+
+namespace opmap::capture {
+namespace {
+
+const char* ComponentName(uint16_t c) {
+  switch (c) {
+    case ring::kComponentNvtx: return "nvtx";
+    case ring::kComponentCupti: return "cupti";
+    case ring::kComponentPcSampling: return "pc_sampling";
+  }
+  return "component";
+}
+
+const char* DropName(int cause) {
+  switch (cause) {
+    case ring::kRingFull: return "drops.ring_full";
+    case ring::kNestingTooDeep: return "drops.nesting_too_deep";
+    case ring::kUnmatchedPop: return "drops.unmatched_pop";
+    case ring::kCuptiBufferQueue: return "drops.cupti_buffer_queue";
+    case ring::kCuptiDropped: return "drops.cupti_dropped";
+    case ring::kBadRecord: return "drops.bad_record";
+    case ring::kTooManyStrings: return "drops.too_many_strings";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool LooksLikeCaptureFile(std::string_view head) {
+  return head.size() >= sizeof(capfile::kMagic) &&
+         std::memcmp(head.data(), capfile::kMagic, sizeof(capfile::kMagic)) == 0;
+}
+
+absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes) {
+  absl::StatusOr<CaptureFile> file = ParseCaptureFile(bytes);
+  if (!file.ok()) return absl::InvalidArgumentError(file.status().message());
+  CaptureTraceBuilder builder(file->header.pid);
+  for (const std::string& record : file->records) builder.Add(record);
+  CaptureResult r = std::move(builder).Finish();
+  analysis::Trace trace = std::move(r.trace);
+  analysis::TraceInfo& info = trace.info;
+  for (const CaptureStatus& s : r.statuses) {
+    if (s.code != ring::kStatusOk) info.unavailable.emplace_back(ComponentName(s.component), s.message);
+  }
+  for (const CaptureWindow& w : r.windows) {
+    if (w.begin_ns != 0 && (info.window_start_ns == analysis::kNone || w.begin_ns < info.window_start_ns)) {
+      info.window_start_ns = w.begin_ns;
+    }
+    if (w.end_ns != 0 && w.end_ns > info.window_end_ns) info.window_end_ns = w.end_ns;
+  }
+  info.counters.emplace_back("records", r.records);
+  if (file->trailer) {
+    for (int c = 0; c < ring::kDropCauseCount; ++c) {
+      if (const char* name = DropName(c)) {
+        info.counters.emplace_back(name, static_cast<int64_t>(file->trailer->drops[c]));
+      }
+    }
+    info.counters.emplace_back("names_truncated",
+                               static_cast<int64_t>(file->trailer->names_truncated));
+    info.counters.emplace_back("write_errors", static_cast<int64_t>(file->trailer->write_errors));
+  } else {
+    info.unavailable.emplace_back(
+        "drop counters", file->cut_short ? "the capture file ends inside a record (the process "
+                                           "died mid-write)"
+                                         : "the capture file has no trailer (still being written?)");
+  }
+  info.counters.emplace_back("open_ranges", r.open_ranges);
+  info.counters.emplace_back("unmatched_ends", r.unmatched_ends);
+  info.counters.emplace_back("bad_records", r.bad_records);
+  info.counters.emplace_back("stall_samples_rows", static_cast<int64_t>(r.stalls.size()));
+  return trace;
+}
+
+}  // namespace opmap::capture
