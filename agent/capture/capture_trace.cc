@@ -23,6 +23,22 @@ T Fixed(std::string_view record) {
 
 int64_t OrNone(uint64_t v) { return v == 0 ? kNone : static_cast<int64_t>(v); }
 
+// MemcpyRecord and MemsetRecord share their leading fields (ring_layout.h).
+template <typename R>
+analysis::GpuEvent MemoryEvent(const R& r, analysis::GpuEventKind kind) {
+  analysis::GpuEvent e;
+  e.kind = kind;
+  e.start_ns = r.start_ns;
+  e.dur_ns = r.end_ns - r.start_ns;
+  e.bytes = static_cast<int64_t>(r.bytes);
+  e.correlation = OrNone(r.correlation_id);
+  e.graph_id = OrNone(r.graph_id);
+  e.graph_node_id = OrNone(r.graph_node_id);
+  e.device = static_cast<int32_t>(r.device_id);
+  e.stream = r.stream_id;
+  return e;
+}
+
 }  // namespace
 
 CaptureTraceBuilder::CaptureTraceBuilder(int64_t pid) : pid_(pid) {
@@ -158,32 +174,15 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     }
     case kMemcpy:
     case kMemset: {
-      // The two share the leading fields (ring_layout.h); read them from each type.
       analysis::GpuEvent e;
       std::string label;
       if (type == kMemcpy) {
         const auto r = Fixed<MemcpyRecord>(record);
-        e.start_ns = r.start_ns;
-        e.dur_ns = r.end_ns - r.start_ns;
-        e.bytes = static_cast<int64_t>(r.bytes);
-        e.correlation = OrNone(r.correlation_id);
-        e.graph_id = OrNone(r.graph_id);
-        e.graph_node_id = OrNone(r.graph_node_id);
-        e.device = static_cast<int32_t>(r.device_id);
-        e.stream = r.stream_id;
-        e.kind = analysis::GpuEventKind::kMemcpy;
+        e = MemoryEvent(r, analysis::GpuEventKind::kMemcpy);
         label = analysis::MemcpyName(r.copy_kind, r.src_kind, r.dst_kind);
       } else {
         const auto r = Fixed<MemsetRecord>(record);
-        e.start_ns = r.start_ns;
-        e.dur_ns = r.end_ns - r.start_ns;
-        e.bytes = static_cast<int64_t>(r.bytes);
-        e.correlation = OrNone(r.correlation_id);
-        e.graph_id = OrNone(r.graph_id);
-        e.graph_node_id = OrNone(r.graph_node_id);
-        e.device = static_cast<int32_t>(r.device_id);
-        e.stream = r.stream_id;
-        e.kind = analysis::GpuEventKind::kMemset;
+        e = MemoryEvent(r, analysis::GpuEventKind::kMemset);
         label = analysis::MemsetName(r.memory_kind);
       }
       if (e.dur_ns < 0) {
