@@ -170,6 +170,11 @@ class Importer {
   static int64_t IntOr(sqlite3_stmt* st, int col, int64_t none) {
     return sqlite3_column_type(st, col) == SQLITE_NULL ? none : sqlite3_column_int64(st, col);
   }
+  // Graph ids: NULL and 0 both mean "not launched from a graph".
+  static int64_t NonZeroOr(sqlite3_stmt* st, int col) {
+    const int64_t v = IntOr(st, col, 0);
+    return v == 0 ? kNone : v;
+  }
 
   absl::Status LoadKernels() {
     constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -197,10 +202,8 @@ class Importer {
         e.block[i] = static_cast<int32_t>(sqlite3_column_int64(st, 12 + i));
       }
       e.shared_memory_bytes = sqlite3_column_int64(st, 15) + sqlite3_column_int64(st, 16);
-      e.graph_id = IntOr(st, 17, kNone);
-      e.graph_node_id = IntOr(st, 18, kNone);
-      if (e.graph_id == 0) e.graph_id = kNone;
-      if (e.graph_node_id == 0) e.graph_node_id = kNone;
+      e.graph_id = NonZeroOr(st, 17);
+      e.graph_node_id = NonZeroOr(st, 18);
       trace_.gpu_events.push_back(e);
       return absl::OkStatus();
     });
@@ -218,7 +221,7 @@ class Importer {
       e.name = trace_.strings.Intern(MemcpyName(sqlite3_column_int64(st, 7),
                                                 sqlite3_column_int64(st, 8),
                                                 sqlite3_column_int64(st, 9)));
-      e.graph_node_id = IntOr(st, 10, kNone);
+      e.graph_node_id = NonZeroOr(st, 10);
       trace_.gpu_events.push_back(e);
       return absl::OkStatus();
     });
@@ -234,7 +237,7 @@ class Importer {
       RETURN_IF_ERROR(CheckTimes(t, index, st));
       GpuEvent e = MemoryEvent(st, GpuEventKind::kMemset);
       e.name = trace_.strings.Intern(MemsetName(IntOr(st, 7, 0)));
-      e.graph_node_id = IntOr(st, 8, kNone);
+      e.graph_node_id = NonZeroOr(st, 8);
       trace_.gpu_events.push_back(e);
       return absl::OkStatus();
     });
@@ -251,7 +254,6 @@ class Importer {
     e.correlation = IntOr(st, 4, kNone);
     e.process = Pid(sqlite3_column_int64(st, 5));
     e.bytes = sqlite3_column_int64(st, 6);
-    if (e.graph_node_id == 0) e.graph_node_id = kNone;
     return e;
   }
 

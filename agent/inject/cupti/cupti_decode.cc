@@ -63,12 +63,9 @@ void WriteKernel(const KernelActivity& k, RingWriter* ring, DecodeStats* stats) 
   ring->Commit(&r->h, sizeof(*r) + name.size());
 }
 
-void WriteMemcpy(const MemcpyActivity& m, RingWriter* ring, DecodeStats* stats) {
-  auto* r = ring->Reserve<ring::MemcpyRecord>(ring::kMemcpy, 0);
-  if (r == nullptr) {
-    ++stats->ring_full;
-    return;
-  }
+// MemcpyRecord and MemsetRecord share these fields, as CUPTI's memcpy and memset do.
+template <typename Activity, typename Record>
+void CopyMemoryFields(const Activity& m, Record* r) {
   r->start_ns = static_cast<int64_t>(m.start);
   r->end_ns = static_cast<int64_t>(m.end);
   r->bytes = m.bytes;
@@ -78,6 +75,15 @@ void WriteMemcpy(const MemcpyActivity& m, RingWriter* ring, DecodeStats* stats) 
   r->device_id = m.deviceId;
   r->context_id = m.contextId;
   r->stream_id = m.streamId;
+}
+
+void WriteMemcpy(const MemcpyActivity& m, RingWriter* ring, DecodeStats* stats) {
+  auto* r = ring->Reserve<ring::MemcpyRecord>(ring::kMemcpy, 0);
+  if (r == nullptr) {
+    ++stats->ring_full;
+    return;
+  }
+  CopyMemoryFields(m, r);
   r->copy_kind = m.copyKind;
   r->src_kind = m.srcKind;
   r->dst_kind = m.dstKind;
@@ -90,15 +96,7 @@ void WriteMemset(const MemsetActivity& m, RingWriter* ring, DecodeStats* stats) 
     ++stats->ring_full;
     return;
   }
-  r->start_ns = static_cast<int64_t>(m.start);
-  r->end_ns = static_cast<int64_t>(m.end);
-  r->bytes = m.bytes;
-  r->correlation_id = m.correlationId;
-  r->graph_node_id = m.graphNodeId;
-  r->graph_id = m.graphId;
-  r->device_id = m.deviceId;
-  r->context_id = m.contextId;
-  r->stream_id = m.streamId;
+  CopyMemoryFields(m, r);
   r->value = m.value;
   // CUpti_ActivityMemoryKind fits a byte (its largest value is 8).
   r->memory_kind = static_cast<uint8_t>(m.memoryKind);
