@@ -17,20 +17,23 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--quiet]
+constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--launches] [--quiet]
 
 Analyzes traces offline — PyTorch-profiler (Kineto) traces (.json or .json.gz) and
 Nsight Systems SQLite exports (nsys export --type sqlite) and libopmap_inject capture
 files (OPMAP_CAPTURE_FILE), told apart by content: per-device time
 breakdown (span/busy/idle/compute/non-compute), GPU time and p50/p95/p99 per operator,
 layer type and kernel, kernel-to-operator mapping by rule, idle-time categories per
-stream, CUDA launch statistics, and host operator ranges by self time.
+stream, CUDA launch statistics, host operator ranges by self time, and memory-stall
+fractions per kernel and layer type where the source sampled warp-stall reasons.
 Definitions: docs/metrics.md.
 
 options:
   --format F   table (default), json (one JSON object per trace, one per line), or csv
   --top N      show the N heaviest operators and kernels (default: 20 for table, all
                for json and csv)
+  --launches   json: also list every GPU event (name, grid, block, start/end ns,
+               stream, correlation, the operator it was mapped to and by which rule)
   --quiet      no progress line on stderr
   -h, --help   this text
 
@@ -45,6 +48,7 @@ struct Args {
   Format format = Format::kTable;
   int top = -1;
   bool quiet = false;
+  bool launches = false;
 };
 
 int UsageError(const std::string& msg) {
@@ -107,6 +111,8 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       if (!v || !absl::SimpleAtoi(*v, &args.top) || args.top < 0) {
         return UsageError("--top needs a non-negative integer");
       }
+    } else if (a == "--launches") {
+      args.launches = true;
     } else if (a == "--quiet" || a == "-q") {
       args.quiet = true;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
@@ -116,6 +122,9 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     }
   }
   if (args.traces.empty()) return UsageError("no trace given");
+  if (args.launches && args.format != Format::kJson) {
+    return UsageError("--launches needs --format json");
+  }
   int top = args.top >= 0 ? args.top : (args.format == Format::kTable ? 20 : 0);
 
   bool first = true;
@@ -134,8 +143,9 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       return 2;
     }
     analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);
-    analysis::TraceSummary summary = analysis::Summarize(*trace, mapping);
-    analysis::ReportOptions report{path, top};
+    analysis::TraceSummary summary =
+        analysis::Summarize(*trace, mapping, {.list_launches = args.launches});
+    analysis::ReportOptions report{path, top, args.launches};
     switch (args.format) {
       case Format::kJson:
         std::cout << analysis::RenderAnalyzeJson(summary, report) << "\n";

@@ -61,6 +61,14 @@ bool CaptureTraceBuilder::Inline(std::string_view record, uint32_t fixed, uint32
   return true;
 }
 
+analysis::StringId CaptureTraceBuilder::KernelName(std::string_view mangled) {
+  auto it = kernel_names_.find(absl::string_view(mangled.data(), mangled.size()));
+  if (it != kernel_names_.end()) return it->second;
+  analysis::StringId id = result_.trace.strings.Intern(analysis::DemangleKernelName(mangled));
+  kernel_names_.emplace(std::string(mangled), id);
+  return id;
+}
+
 analysis::StringId CaptureTraceBuilder::NvtxRangeName(std::string_view text, int64_t* flops,
                                                       int64_t* bytes) {
   const analysis::NvtxName n = analysis::ParseNvtxName(text);
@@ -156,7 +164,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       analysis::GpuEvent e;
       e.start_ns = r.start_ns;
       e.dur_ns = r.end_ns - r.start_ns;
-      e.name = t.strings.Intern(name);
+      e.name = KernelName(name);
       e.kind = analysis::GpuEventKind::kKernel;
       e.device = static_cast<int32_t>(r.device_id);
       e.stream = r.stream_id;
@@ -225,8 +233,12 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       std::string_view function, reason;
       if (!Inline(record, fixed, 0, r.function_len, &function)) return;
       if (!Inline(record, fixed, r.function_len, r.reason_len, &reason)) return;
-      result_.stalls.push_back(
-          StallSample{std::string(function), std::string(reason), r.device_id, r.samples});
+      analysis::StallSample& st = t.stalls.emplace_back();
+      st.function = KernelName(function);
+      st.reason = t.strings.Intern(reason);
+      st.device = static_cast<int32_t>(r.device_id);
+      st.unit = analysis::StallUnit::kSamples;
+      st.value = static_cast<double>(r.samples);
       return;
     }
     case kStatus: {

@@ -32,14 +32,6 @@ struct CaptureStatus {
   std::string message;
 };
 
-// PC-sampling samples of one stall reason in one function (kernel name).
-struct StallSample {
-  std::string function;
-  std::string reason;
-  uint32_t device = 0;
-  uint64_t samples = 0;
-};
-
 struct CaptureWindow {
   uint64_t window_id = 0;
   int64_t begin_ns = 0;  // 0 = no begin mark seen
@@ -47,9 +39,8 @@ struct CaptureWindow {
 };
 
 struct CaptureResult {
-  analysis::Trace trace;
+  analysis::Trace trace;  // PC-sampling stall records land in trace.stalls
   std::vector<CaptureStatus> statuses;
-  std::vector<StallSample> stalls;
   std::vector<CaptureWindow> windows;
   absl::flat_hash_map<uint64_t, std::string> domains;  // NVTX domain id → name
   int64_t records = 0;
@@ -75,7 +66,10 @@ class CaptureTraceBuilder {
   bool Inline(std::string_view record, uint32_t fixed, uint32_t offset, uint32_t len,
               std::string_view* out);
   analysis::StringId NvtxRangeName(std::string_view text, int64_t* flops, int64_t* bytes);
+  // Kernel and PC-sampling function names, demangled once per distinct symbol.
+  analysis::StringId KernelName(std::string_view mangled);
 
+  absl::flat_hash_map<std::string, analysis::StringId> kernel_names_;
   struct PendingStart {
     int64_t start_ns;
     int64_t thread;

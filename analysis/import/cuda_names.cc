@@ -1,5 +1,9 @@
 #include "analysis/import/cuda_names.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+
 #include "absl/strings/str_format.h"
 
 namespace opmap::analysis {
@@ -39,6 +43,20 @@ std::string_view StripApiVersion(std::string_view name) {
     if (c < '0' || c > '9') return name;
   }
   return name.substr(0, v);
+}
+
+std::string DemangleKernelName(std::string_view name) {
+  if (name.size() < 3 || name.substr(0, 2) != "_Z") return std::string(name);
+  std::string mangled(name);  // __cxa_demangle needs a terminated string
+  int status = 0;
+  char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) {
+    std::free(out);
+    return mangled;
+  }
+  std::string demangled(out);
+  std::free(out);
+  return demangled;
 }
 
 }  // namespace opmap::analysis

@@ -19,6 +19,13 @@ std::string MemsetName(int64_t memory_kind);
 // points).
 std::string_view StripApiVersion(std::string_view name);
 
+// CUPTI names kernels and PC-sampling functions by their mangled symbol
+// ("_Z22triad_elementwise_kernelPKfS0_Pff"); Kineto and Nsight print the demangled form
+// ("triad_elementwise_kernel(float const*, float const*, float*, float)"). Live captures
+// demangle with this so every source spells a kernel the same way and stall samples join
+// their kernels. A name that is not a mangled C++ symbol comes back unchanged.
+std::string DemangleKernelName(std::string_view name);
+
 }  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_IMPORT_CUDA_NAMES_H_

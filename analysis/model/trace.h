@@ -87,6 +87,20 @@ struct Range {
   int64_t end_ns() const { return start_ns + dur_ns; }
 };
 
+// Warp-stall evidence for one GPU function (kernel name) and one stall reason: CUPTI PC
+// sampling counts sampled warps; Nsight Compute gives a per-issue ratio
+// (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio). The reason is kept
+// as the source spelled it; analysis/stalls normalizes names and applies METRICS.md.
+enum class StallUnit : uint8_t { kSamples = 0, kPerIssueRatio = 1 };
+
+struct StallSample {
+  StringId function = kEmptyString;
+  StringId reason = kEmptyString;
+  int32_t device = 0;
+  StallUnit unit = StallUnit::kSamples;
+  double value = 0;  // samples (kSamples) or warp cycles per issued instruction
+};
+
 // Facts about the source the trace came from.
 struct TraceInfo {
   std::string format;            // "kineto-json", "nsys-sqlite", "opmap-capture"
@@ -111,6 +125,7 @@ struct Trace {
   std::vector<GpuEvent> gpu_events;
   std::vector<ApiCall> api_calls;
   std::vector<Range> ranges;
+  std::vector<StallSample> stalls;  // empty when the source sampled no stall reasons
 };
 
 }  // namespace opmap::analysis

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/report/host_ranges_report.h"
 #include "analysis/report/json_writer.h"
+#include "analysis/report/stalls_report.h"
 #include "analysis/report/timeline_report.h"
 
 namespace opmap::analysis {
@@ -111,6 +112,8 @@ std::string RenderAnalyzeJson(const TraceSummary& s, const ReportOptions& option
   MappingJson(w, s);
   TimelineJson(w, s.idle_time, s.launch_stats);
   HostRangesJson(w, s.host_ranges, options.top);
+  StallsJson(w, s.stalls, options.top);
+  if (options.launches) LaunchesJson(w, s.launches);
   w.EndObject();
   return w.Take();
 }
@@ -174,6 +177,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
                         s.layer_type_source_operator, s.layer_type_source_kernel_name);
   out.append(TimelineTable(s.idle_time, s.launch_stats));
   out.append(HostRangesTable(s.host_ranges, options.top));
+  out.append(StallsTable(s.stalls, options.top));
   return out;
 }
 
@@ -219,6 +223,7 @@ std::string RenderAnalyzeCsv(const TraceSummary& s, const ReportOptions& options
                           MappingRuleName(static_cast<MappingRule>(r)), s.by_rule[r]);
   }
   out.append(HostRangesCsv(s.host_ranges, file, options.top));
+  out.append(StallsCsv(s.stalls, file, options.top));
   return out;
 }
 

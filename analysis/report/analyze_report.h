@@ -14,6 +14,7 @@ namespace opmap::analysis {
 struct ReportOptions {
   std::string source;  // file name shown in the report
   int top = 0;         // rows of operators/kernels to show; 0 = all
+  bool launches = false;  // JSON: add "launches" (TraceSummary::launches, one per event)
 };
 
 std::string RenderAnalyzeJson(const TraceSummary& summary, const ReportOptions& options);

@@ -23,9 +23,37 @@ void SortByGpuTime(std::vector<T>& rows) {
   });
 }
 
+std::vector<LaunchRow> ListLaunches(const Trace& trace, const MappingResult& mapping,
+                                    const EventLayerTypes& types) {
+  std::vector<LaunchRow> rows;
+  rows.reserve(trace.gpu_events.size());
+  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
+    const GpuEvent& g = trace.gpu_events[i];
+    const EventMapping& m = mapping.events[i];
+    LaunchRow& r = rows.emplace_back();
+    r.name = std::string(trace.strings.Get(g.name));
+    r.kind = g.kind;
+    r.device = g.device;
+    r.stream = g.stream;
+    r.start_ns = g.start_ns;
+    r.end_ns = g.end_ns();
+    r.grid = g.grid;
+    r.block = g.block;
+    r.correlation = g.correlation;
+    r.external_id = g.external_id;
+    r.graph_id = g.graph_id;
+    if (m.range >= 0) r.op = std::string(trace.strings.Get(trace.ranges[m.range].name));
+    r.layer_type = types.layer_type[i];
+    r.rule = m.rule;
+    r.reason = m.reason;
+  }
+  return rows;
+}
+
 }  // namespace
 
-TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
+TraceSummary Summarize(const Trace& trace, const MappingResult& mapping,
+                       const SummaryOptions& options) {
   TraceSummary s;
   s.info = trace.info;
   s.gpu_event_count = static_cast<int64_t>(trace.gpu_events.size());
@@ -127,6 +155,10 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping) {
   s.idle_time = ComputeIdleTime(trace, launches);
   s.launch_stats = ComputeLaunchStats(trace, launches);
   s.host_ranges = SummarizeHostRanges(trace);
+  absl::flat_hash_map<std::string, LayerType> kernel_types;
+  for (const KernelStats& k : s.kernels) kernel_types[k.name] = k.layer_type;
+  s.stalls = SummarizeStalls(trace, kernel_types);
+  if (options.list_launches) s.launches = ListLaunches(trace, mapping, event_types);
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/host_ranges.h"
 #include "analysis/model/trace.h"
+#include "analysis/stalls/stall_summary.h"
 #include "analysis/stats/quantiles.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 #include "analysis/timeline/device_breakdown.h"
@@ -49,6 +50,30 @@ struct LayerTypeStats {
   double share = 0;  // of the trace's summed GPU event time
 };
 
+// One GPU event as launched and mapped: what `opmap analyze --launches` lists so a
+// capture can be checked launch by launch (examples/gpu_check).
+struct LaunchRow {
+  std::string name;
+  GpuEventKind kind = GpuEventKind::kKernel;
+  int32_t device = 0;
+  int64_t stream = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::array<int32_t, 3> grid = {0, 0, 0};  // 0 = unknown
+  std::array<int32_t, 3> block = {0, 0, 0};
+  int64_t correlation = kNone;
+  int64_t external_id = kNone;
+  int64_t graph_id = kNone;
+  std::string op;  // the operator range it was mapped to; "" when unmapped
+  LayerType layer_type = LayerType::kOther;
+  MappingRule rule = MappingRule::kUnmapped;
+  UnmappedReason reason = UnmappedReason::kNone;
+};
+
+struct SummaryOptions {
+  bool list_launches = false;  // fill TraceSummary::launches (one row per GPU event)
+};
+
 struct TraceSummary {
   TraceInfo info;
   int64_t gpu_event_count = 0;
@@ -64,9 +89,12 @@ struct TraceSummary {
   std::vector<StreamIdleTime> idle_time;
   LaunchStatsSummary launch_stats;
   HostRangeSummary host_ranges;  // operator ranges by self time (host side)
+  StallSummary stalls;           // memory-stall fractions per kernel and layer type
+  std::vector<LaunchRow> launches;  // in trace order; only with list_launches
 };
 
-TraceSummary Summarize(const Trace& trace, const MappingResult& mapping);
+TraceSummary Summarize(const Trace& trace, const MappingResult& mapping,
+                       const SummaryOptions& options = {});
 
 }  // namespace opmap::analysis
 

@@ -1,5 +1,6 @@
 // TraceToBatches: Trace -> wire Batches. Value conventions: wire_conventions.h.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -61,6 +62,16 @@ absl::Status CheckTrace(const Trace& trace) {
                               "uint64");
     if (s.ok()) s = CheckFits(a.process, true, kInt32Min, kInt32Max, r, i, "process", "pid");
     if (s.ok()) s = CheckFits(a.thread, true, kInt32Min, kInt32Max, r, i, "thread", "tid");
+    if (!s.ok()) return s;
+  }
+  for (size_t i = 0; i < trace.stalls.size(); ++i) {
+    const StallSample& st = trace.stalls[i];
+    if (st.unit != StallUnit::kSamples || st.value < 0 || st.value != std::floor(st.value)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "stalls[%d].value: %g is not a sample count (the wire carries PC-sampling counts "
+          "as uint64, not per-issue ratios)", i, st.value));
+    }
+    absl::Status s = CheckFits(st.device, false, 0, kUint32Max, "stalls", i, "device", "uint32");
     if (!s.ok()) return s;
   }
   for (size_t i = 0; i < trace.ranges.size(); ++i) {
@@ -356,6 +367,18 @@ absl::StatusOr<std::vector<opmap::v1::Batch>> TraceToBatches(const Trace& trace,
     }
     if (!ranges.empty()) EncodeRanges(trace, ranges, strings, resource_pid, batch.mutable_ranges());
   } while (next < refs.size());
+  // Stall samples are per function over the whole window: they travel once, in the last
+  // batch, after every kernel whose name they join by id.
+  if (!trace.stalls.empty()) {
+    opmap::v1::Batch& last = batches.back();
+    opmap::v1::StallSamples* out = last.mutable_stalls();
+    for (const StallSample& st : trace.stalls) {
+      out->add_function_id(strings.Encode(st.function, last.mutable_strings()));
+      out->add_reason_id(strings.Encode(st.reason, last.mutable_strings()));
+      out->add_samples(static_cast<uint64_t>(st.value));
+      out->add_device(static_cast<uint32_t>(st.device));
+    }
+  }
   batches.back().set_last_in_session(true);
   return batches;
 }

@@ -72,8 +72,8 @@ class SessionAssembler {
   SessionAssembler(const SessionAssembler&) = delete;
   SessionAssembler& operator=(const SessionAssembler&) = delete;
 
-  // Validates (ValidateBatch) and appends. On error nothing is applied. Counter and
-  // stall samples are validated but not kept: the Trace has no place for them yet.
+  // Validates (ValidateBatch) and appends. On error nothing is applied. Stall samples
+  // are kept (Trace::stalls); counter samples are validated but not kept yet.
   absl::Status Append(const opmap::v1::Batch& batch, const BatchLimits& limits = {},
                       std::string* field = nullptr);
 

@@ -104,6 +104,18 @@ void DecodeRanges(const opmap::v1::RangeColumns& r, const std::vector<StringId>&
   }
 }
 
+void DecodeStalls(const opmap::v1::StallSamples& s, const std::vector<StringId>& names,
+                  Trace* trace) {
+  for (int i = 0; i < s.function_id_size(); ++i) {
+    StallSample& st = trace->stalls.emplace_back();
+    st.function = names[s.function_id(i)];
+    st.reason = names[s.reason_id(i)];
+    st.device = static_cast<int32_t>(Optional(s.device(), i, 0u));
+    st.unit = StallUnit::kSamples;
+    st.value = static_cast<double>(s.samples(i));
+  }
+}
+
 }  // namespace
 
 void SessionAssembler::AppendStrings(const opmap::v1::StringTableDelta& delta) {
@@ -143,6 +155,7 @@ absl::Status SessionAssembler::Append(const opmap::v1::Batch& batch, const Batch
   DecodeMemoryOps(batch.memory_ops(), wire_to_model_, &trace_);
   DecodeLaunches(batch.launches(), wire_to_model_, pid, &trace_);
   DecodeRanges(batch.ranges(), wire_to_model_, pid, &trace_);
+  DecodeStalls(batch.stalls(), wire_to_model_, &trace_);
   return absl::OkStatus();
 }
 

@@ -2,12 +2,10 @@
 """Compares what gpu_check launched with what opmap captured (run_gpu_check.sh calls this).
 
 Inputs: gpu_check's JSON line from a run without the injection library (--baseline) and one
-with it (--launched), and `opmap analyze CAPTURE --format json` (--report). Prints one
-PASS/FAIL/SKIP line per check, writes them all to --out as JSON, exits 1 if any failed.
-
-!!! ASSUMED REPORT FIELDS — the capture-file import is being built concurrently; adjust the
-!!! two functions marked ASSUMED below (kernel_instances, memory_stall_fraction) to the
-!!! fields `opmap analyze` finally prints. Everything else reads gpu_check's own output.
+with it (--launched), and `opmap analyze CAPTURE --format json --launches` (--report).
+Prints one PASS/FAIL/SKIP line per check, writes them all to --out as JSON, exits 1 if any
+failed. Report fields read (docs/analyze-json.md): launches[] (name, kind, grid, block,
+start_ns, end_ns, operator) and stalls.kernels[] (name, memory_stall_fraction).
 """
 import argparse
 import json
@@ -37,14 +35,17 @@ def dims(value):
     return tuple(int(v) for v in value)
 
 
-# ASSUMED: one entry per captured kernel launch under report["kernels"], each with
-# name, grid, block, start_ns, end_ns and operator (the NVTX range it was mapped to).
 def kernel_instances(report):
+    """One entry per captured kernel launch (report["launches"], kind "kernel")."""
+    if "launches" not in report:
+        raise KeyError("the report has no launches[]: run opmap analyze with --launches")
     out = []
-    for k in report.get("kernels", []):
+    for k in report["launches"]:
+        if k.get("kind", "kernel") != "kernel":
+            continue  # memcpy/memset of the setup phase
         missing = [f for f in ("name", "grid", "block", "start_ns", "end_ns") if f not in k]
         if missing:
-            raise KeyError(f"kernels[] entry lacks {missing} (ASSUMED fields; see top of file)")
+            raise KeyError(f"launches[] entry lacks {missing}")
         out.append({
             "name": base_name(k["name"]),
             "grid": dims(k["grid"]),
@@ -56,16 +57,13 @@ def kernel_instances(report):
     return out
 
 
-# ASSUMED: per-kernel memory-stall fraction (shared/METRICS.md definition) either on the
-# kernels[] entries or in report["stalls"]["kernels"][] as {name, memory_stall_fraction}.
-# Returns None when the report has none for this kernel.
 def memory_stall_fraction(report, kernel):
+    """Per-kernel memory-stall fraction (METRICS.md) from report["stalls"]["kernels"][];
+    None when the report has none for this kernel (or nothing stalled: null)."""
     for k in report.get("stalls", {}).get("kernels", []):
-        if base_name(k.get("name", "")) == kernel and "memory_stall_fraction" in k:
+        if base_name(k.get("name", "")) == kernel and k.get("memory_stall_fraction") is not None:
             return float(k["memory_stall_fraction"])
-    values = [float(k["memory_stall_fraction"]) for k in report.get("kernels", [])
-              if base_name(k.get("name", "")) == kernel and "memory_stall_fraction" in k]
-    return values[0] if values else None
+    return None
 
 
 class Checks:
@@ -132,9 +130,10 @@ def main():
             gemm = memory_stall_fraction(report, "gemm_tiled_fp32_kernel")
             triad = memory_stall_fraction(report, "triad_elementwise_kernel")
             if gemm is None or triad is None:
+                why = report.get("stalls", {}).get("unavailable", "no row for the kernel")
                 c.check("memory stalls: triad > gemm", False,
                         f"no memory_stall_fraction in the report (gemm {gemm}, triad {triad}; "
-                        "OPMAP_STALLS=1 was set; ASSUMED field names, see top of file)")
+                        f"OPMAP_STALLS=1 was set): {why}")
             else:
                 c.check("memory stalls: triad > gemm", triad > gemm,
                         f"triad {triad:.3f}, gemm {gemm:.3f}")

@@ -91,7 +91,7 @@ done
 # capture checks are skipped (not failed) and --analyze-only finishes them elsewhere.
 report_args=()
 if [[ -x "$OPMAP_BIN" ]] && "$OPMAP_BIN" --help > /dev/null 2>&1; then
-  "$OPMAP_BIN" analyze "$OUT/capture.opcap" --format json > "$OUT/report.json" \
+  "$OPMAP_BIN" analyze "$OUT/capture.opcap" --format json --launches --quiet > "$OUT/report.json" \
     2> "$OUT/analyze.err" || fail "opmap analyze failed (see $OUT/analyze.err)"
   report_args=(--report "$OUT/report.json")
 else

@@ -187,13 +187,37 @@ TEST(CaptureTrace, MemoryOpsStatusStallsAndWindows) {
   EXPECT_EQ(r.trace.strings.Get(r.trace.gpu_events[1].name), "Memset (Device)");
   ASSERT_EQ(r.statuses.size(), 1u);
   EXPECT_EQ(r.statuses[0].message, "no CUDA driver");
-  ASSERT_EQ(r.stalls.size(), 1u);
-  EXPECT_EQ(r.stalls[0].function, "gemm");
-  EXPECT_EQ(r.stalls[0].reason, "long_scoreboard");
-  EXPECT_EQ(r.stalls[0].samples, 12u);
+  ASSERT_EQ(r.trace.stalls.size(), 1u);
+  EXPECT_EQ(r.trace.strings.Get(r.trace.stalls[0].function), "gemm");
+  EXPECT_EQ(r.trace.strings.Get(r.trace.stalls[0].reason), "long_scoreboard");
+  EXPECT_EQ(r.trace.stalls[0].value, 12.0);
+  EXPECT_EQ(r.trace.stalls[0].unit, opmap::analysis::StallUnit::kSamples);
   ASSERT_EQ(r.windows.size(), 1u);
   EXPECT_EQ(r.windows[0].begin_ns, 5);
   EXPECT_EQ(r.windows[0].end_ns, 50);
+}
+
+// CUPTI names kernels and PC-sampling functions by mangled symbol; the capture demangles
+// both the same way, so stall samples join their kernels and names read like Kineto's.
+TEST(CaptureTrace, KernelAndStallNamesAreDemangledAndJoin) {
+  CaptureTraceBuilder b(1);
+  const std::string mangled = "_Z24triad_elementwise_kernelPKfS0_Pff";
+  b.Add(Kernel(10, 20, 1, mangled));
+  b.Add(Kernel(30, 40, 2, mangled));
+  b.Add(Kernel(50, 60, 3, "not_mangled_kernel"));
+  StallRecord sr{};
+  sr.samples = 9;
+  sr.function_len = static_cast<uint16_t>(mangled.size());
+  sr.reason_len = 15;
+  b.Add(Record(kStall, sr, mangled + "long_scoreboard"));
+  CaptureResult r = std::move(b).Finish();
+  const std::string want = "triad_elementwise_kernel(float const*, float const*, float*, float)";
+  ASSERT_EQ(r.trace.gpu_events.size(), 3u);
+  EXPECT_EQ(r.trace.strings.Get(r.trace.gpu_events[0].name), want);
+  EXPECT_EQ(r.trace.gpu_events[0].name, r.trace.gpu_events[1].name);
+  EXPECT_EQ(r.trace.strings.Get(r.trace.gpu_events[2].name), "not_mangled_kernel");
+  ASSERT_EQ(r.trace.stalls.size(), 1u);
+  EXPECT_EQ(r.trace.stalls[0].function, r.trace.gpu_events[0].name);
 }
 
 TEST(CaptureTrace, BadRecordsAreCountedNotTrusted) {
