@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
-#include "collector/text_util.h"
+#include "common/config/text_util.h"
 
 namespace opmap::collector {
 

@@ -1,13 +1,13 @@
-// Small std::string_view text helpers for the collector's parsers. (Debian's Abseil has
+// Small std::string_view text helpers for the config and token-file parsers. (Debian's Abseil has
 // its own absl::string_view, so absl::StrSplit & co. don't take std::string_view.)
-#ifndef OPMAP_COLLECTOR_TEXT_UTIL_H_
-#define OPMAP_COLLECTOR_TEXT_UTIL_H_
+#ifndef OPMAP_COMMON_CONFIG_TEXT_UTIL_H_
+#define OPMAP_COMMON_CONFIG_TEXT_UTIL_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace opmap::collector::text {
+namespace opmap::text {
 
 inline bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
@@ -56,6 +56,6 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && Lower(a) == Lower(b);
 }
 
-}  // namespace opmap::collector::text
+}  // namespace opmap::text
 
-#endif  // OPMAP_COLLECTOR_TEXT_UTIL_H_
+#endif  // OPMAP_COMMON_CONFIG_TEXT_UTIL_H_

@@ -1,0 +1,189 @@
+#include "common/config/flag_config.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "common/config/text_util.h"
+
+namespace opmap::config {
+
+absl::StatusOr<bool> ParseBool(std::string_view v) {
+  std::string s = text::Lower(v);
+  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "0" || s == "no" || s == "off") return false;
+  return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a boolean (true/false)", v));
+}
+
+absl::StatusOr<int64_t> ParsePositive(std::string_view v) {
+  int64_t x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || x <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a positive integer", v));
+  }
+  return x;
+}
+
+absl::StatusOr<absl::Duration> ParseDuration(std::string_view text) {
+  auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid duration '%s' (expected a positive duration such as 24h, 90m, 7d, 1h30m)",
+        text));
+  };
+  std::string_view s = text::Trim(text);
+  if (s.empty()) return bad();
+  absl::Duration total = absl::ZeroDuration();
+  while (!s.empty()) {
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc() || p == s.data() || p == s.data() + s.size() || n < 0) return bad();
+    s.remove_prefix(p - s.data());
+    if (s.starts_with("ms")) {
+      total += absl::Milliseconds(n);
+      s.remove_prefix(2);
+      continue;
+    }
+    char unit = s.front();
+    s.remove_prefix(1);
+    switch (unit) {
+      case 's': total += absl::Seconds(n); break;
+      case 'm': total += absl::Minutes(n); break;
+      case 'h': total += absl::Hours(n); break;
+      case 'd': total += absl::Hours(24 * n); break;
+      default: return bad();
+    }
+  }
+  if (total <= absl::ZeroDuration() || total == absl::InfiniteDuration()) return bad();
+  return total;
+}
+
+absl::StatusOr<int64_t> ParseBytes(std::string_view text) {
+  std::string_view s = text::Trim(text);
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  std::string unit = text::Lower(s.substr(p - s.data()));
+  int shift = -1;
+  if (unit.empty() || unit == "b") shift = 0;
+  if (unit == "k" || unit == "kib") shift = 10;
+  if (unit == "m" || unit == "mib") shift = 20;
+  if (unit == "g" || unit == "gib") shift = 30;
+  if (ec != std::errc() || p == s.data() || n <= 0 || shift < 0 ||
+      n > (int64_t{1} << (62 - shift))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid size '%s' (expected bytes, or a number with KiB, MiB or GiB)", text));
+  }
+  return n << shift;
+}
+
+absl::Status SplitHostPort(std::string_view address, std::string* host, int* port) {
+  auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("invalid address '%s': %s (expected HOST:PORT)", address, why));
+  };
+  size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos) return bad("no port");
+  std::string_view h = address.substr(0, colon);
+  std::string_view p = address.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+    h = h.substr(1, h.size() - 2);
+  } else if (h.find(':') != std::string_view::npos) {
+    return bad("an IPv6 host must be in brackets, e.g. [::1]:7700");
+  }
+  if (h.empty()) return bad("no host");
+  int x = -1;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), x);
+  if (p.empty() || ec != std::errc() || end != p.data() + p.size() || x < 0 || x > 65535) {
+    return bad("port must be 0..65535");
+  }
+  *host = std::string(h);
+  *port = x;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrFormat("--config: cannot read %s", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+namespace internal {
+
+absl::StatusOr<std::vector<ConfigLine>> SplitConfigText(std::string_view text,
+                                                        std::string_view source) {
+  std::vector<ConfigLine> out;
+  int line_no = 0;
+  for (std::string_view line : text::Lines(text)) {
+    ++line_no;
+    size_t hash = line.find('#');
+    if (hash != std::string_view::npos) line = line.substr(0, hash);
+    line = text::Trim(line);
+    if (line.empty()) continue;
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s:%d: expected `key = value`", source, line_no));
+    }
+    std::string_view value = text::Trim(line.substr(eq + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    out.push_back({line_no, std::string(text::Trim(line.substr(0, eq))), std::string(value)});
+  }
+  return out;
+}
+
+absl::StatusOr<SplitArgs> SplitFlags(
+    const std::vector<std::string>& args,
+    const std::function<std::optional<bool>(std::string_view)>& is_boolean) {
+  SplitArgs out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      out.help = true;
+      return out;
+    }
+    if (!arg.starts_with("--")) {
+      return absl::InvalidArgumentError(absl::StrFormat("unexpected argument '%s'", arg));
+    }
+    std::string_view name = arg.substr(2);
+    std::optional<std::string> value;
+    if (size_t eq = name.find('='); eq != std::string_view::npos) {
+      value = std::string(name.substr(eq + 1));
+      name = name.substr(0, eq);
+    }
+    std::optional<bool> boolean =
+        name == "config" ? std::optional<bool>(false) : is_boolean(name);
+    if (!boolean) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("unknown flag --%s (see --help)", name));
+    }
+    if (!value) {
+      if (*boolean) {
+        value = "true";
+      } else {
+        if (i + 1 >= args.size()) {
+          return absl::InvalidArgumentError(absl::StrFormat("--%s needs a value", name));
+        }
+        value = args[++i];
+      }
+    }
+    if (name == "config") {
+      if (value->empty()) return absl::InvalidArgumentError("--config: empty value");
+      out.config_file = *value;
+      continue;
+    }
+    out.flags.emplace_back(std::string(name), std::move(*value));
+  }
+  return out;
+}
+
+void AppendHelpLine(std::string_view flag, std::string_view hint, std::string_view help,
+                    std::string* out) {
+  std::string left = absl::StrFormat("  --%s%s%s", flag, hint.empty() ? "" : " ", hint);
+  absl::StrAppendFormat(out, "%-30s %s\n", left, help);
+}
+
+}  // namespace internal
+}  // namespace opmap::config

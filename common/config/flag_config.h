@@ -1,0 +1,159 @@
+// Flags plus an optional config file of `key = value` lines with the same keys as the
+// flags (without the leading "--"), shared by opmap-collector and opmap-agent so both
+// parse, validate and explain settings the same way. Flags override the file. Errors name
+// the flag, or the file and line.
+//
+//   const std::vector<ConfigKey<MyConfig>> keys = {
+//       {"listen", false, "HOST:PORT", "gRPC address", StringSetter(&MyConfig::listen)}};
+//   ASSIGN_OR_RETURN(bool help, ParseArgsInto(argv, keys, &config, &config.config_file));
+#ifndef OPMAP_COMMON_CONFIG_FLAG_CONFIG_H_
+#define OPMAP_COMMON_CONFIG_FLAG_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+
+namespace opmap::config {
+
+template <typename Config>
+struct ConfigKey {
+  std::string_view name;        // flag without "--", and config-file key
+  bool boolean = false;         // a flag that takes no value ("--x" means true)
+  std::string_view value_hint;  // "FILE", "HOST:PORT", ... for --help
+  std::string_view help;
+  std::function<absl::Status(std::string_view value, Config*)> set;
+};
+
+absl::StatusOr<bool> ParseBool(std::string_view v);
+absl::StatusOr<int64_t> ParsePositive(std::string_view v);
+// "24h", "90m", "2s", "500ms", "1h30m", "7d": a sum of integer·unit terms, > 0.
+absl::StatusOr<absl::Duration> ParseDuration(std::string_view text);
+// "1GiB", "64MiB", "512KiB", "1048576" (bytes), > 0.
+absl::StatusOr<int64_t> ParseBytes(std::string_view text);
+// "host:port" / "[v6]:port"; the port must be 0..65535.
+absl::Status SplitHostPort(std::string_view address, std::string* host, int* port);
+absl::StatusOr<std::string> ReadConfigFile(const std::string& path);
+
+// Setters for the common field types.
+template <typename Config>
+auto StringSetter(std::string Config::*field, bool allow_empty = false) {
+  return [field, allow_empty](std::string_view v, Config* c) -> absl::Status {
+    if (v.empty() && !allow_empty) return absl::InvalidArgumentError("empty value");
+    c->*field = std::string(v);
+    return absl::OkStatus();
+  };
+}
+template <typename Config, typename T>
+auto ParsedSetter(T Config::*field, absl::StatusOr<T> (*parse)(std::string_view)) {
+  return [field, parse](std::string_view v, Config* c) -> absl::Status {
+    absl::StatusOr<T> x = parse(v);
+    if (!x.ok()) return x.status();
+    c->*field = *x;
+    return absl::OkStatus();
+  };
+}
+
+namespace internal {
+// `key = value` lines ('#' starts a comment, values may be "quoted"), with line numbers.
+struct ConfigLine {
+  int line = 0;
+  std::string key;
+  std::string value;
+};
+absl::StatusOr<std::vector<ConfigLine>> SplitConfigText(std::string_view text,
+                                                        std::string_view source);
+// argv → (flag name, value) pairs. `is_boolean(name)` is nullopt for an unknown flag.
+struct SplitArgs {
+  bool help = false;
+  std::string config_file;
+  std::vector<std::pair<std::string, std::string>> flags;
+};
+absl::StatusOr<SplitArgs> SplitFlags(
+    const std::vector<std::string>& args,
+    const std::function<std::optional<bool>(std::string_view)>& is_boolean);
+void AppendHelpLine(std::string_view flag, std::string_view hint, std::string_view help,
+                    std::string* out);
+}  // namespace internal
+
+template <typename Config>
+const ConfigKey<Config>* FindKey(const std::vector<ConfigKey<Config>>& keys,
+                                 std::string_view name) {
+  for (const ConfigKey<Config>& k : keys) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+// Applies a config file's text to `config`. `source` names the file in errors.
+template <typename Config>
+absl::Status ApplyConfigText(std::string_view text, std::string_view source,
+                             const std::vector<ConfigKey<Config>>& keys, Config* config) {
+  absl::StatusOr<std::vector<internal::ConfigLine>> lines =
+      internal::SplitConfigText(text, source);
+  if (!lines.ok()) return lines.status();
+  for (const internal::ConfigLine& l : *lines) {
+    auto error = [&](std::string_view what) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", source, l.line, what));
+    };
+    if (l.key == "config") return error("`config` cannot be set in a config file");
+    const ConfigKey<Config>* k = FindKey(keys, l.key);
+    if (k == nullptr) return error(absl::StrFormat("unknown key '%s'", l.key));
+    if (absl::Status s = k->set(l.value, config); !s.ok()) {
+      return error(absl::StrFormat("%s: %s", l.key, s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Parses argv (argv[0] skipped): `--flag value` or `--flag=value`; boolean flags take no
+// value; `--config FILE` is read first and the other flags applied over it. Returns true
+// when --help/-h was given (nothing else is applied then).
+template <typename Config>
+absl::StatusOr<bool> ParseArgsInto(const std::vector<std::string>& args,
+                                   const std::vector<ConfigKey<Config>>& keys, Config* config,
+                                   std::string* config_file) {
+  absl::StatusOr<internal::SplitArgs> split =
+      internal::SplitFlags(args, [&](std::string_view name) -> std::optional<bool> {
+        const ConfigKey<Config>* k = FindKey(keys, name);
+        if (k == nullptr) return std::nullopt;
+        return k->boolean;
+      });
+  if (!split.ok()) return split.status();
+  if (split->help) return true;
+  if (!split->config_file.empty()) {
+    absl::StatusOr<std::string> text = ReadConfigFile(split->config_file);
+    if (!text.ok()) return text.status();
+    absl::Status s = ApplyConfigText(*text, split->config_file, keys, config);
+    if (!s.ok()) return s;
+    *config_file = split->config_file;
+  }
+  for (const auto& [name, value] : split->flags) {
+    if (absl::Status s = FindKey(keys, name)->set(value, config); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat("--%s: %s", name, s.message()));
+    }
+  }
+  return false;
+}
+
+// "  --flag HINT    help" lines for every key, plus --config and --help.
+template <typename Config>
+std::string FlagHelp(const std::vector<ConfigKey<Config>>& keys) {
+  std::string out;
+  internal::AppendHelpLine("config", "FILE", "read `key = value` settings from FILE", &out);
+  for (const ConfigKey<Config>& k : keys) internal::AppendHelpLine(k.name, k.value_hint, k.help, &out);
+  internal::AppendHelpLine("help", "", "print this help", &out);
+  return out;
+}
+
+}  // namespace opmap::config
+
+#endif  // OPMAP_COMMON_CONFIG_FLAG_CONFIG_H_
