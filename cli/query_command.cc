@@ -20,24 +20,33 @@ namespace {
 
 using analysis::JsonWriter;
 
-constexpr char kUsage[] = R"(usage: opmap query latency|breakdown|kernels --collector HOST:PORT [options]
+constexpr char kUsage[] = R"(usage: opmap query latency|breakdown|kernels|counters --collector HOST:PORT [options]
 
 Asks a collector about the events it stores (imported traces and live agents alike).
 
-  latency    percentiles of kernel durations (--of kernel) or of operator instances'
-             summed GPU time (--of operator), grouped by --group-by; from the collector's
-             mergeable DDSketches (the header states their relative error)
+  latency    percentiles of --subject's values, grouped by --group-by; from the
+             collector's mergeable DDSketches (the header states their relative error)
   breakdown  per GPU: span, busy, idle, compute and non-compute time (interval unions)
   kernels    the heaviest kernels by summed GPU time, with p50/p99 and share
+  counters   hardware/software counters (PAPI, perf_event) summed over the selected
+             sessions, scaled for multiplexing, per second of capture; the drops the
+             agents counted; what they reported unavailable
 
 options:
   --format F            table (default), json (one object) or csv
-  --of S                latency: kernel (default) or operator
+  --subject S           latency: whose durations —
+                          kernel        each GPU event (kernel, memcpy, memset) (default)
+                          operator-gpu  each operator instance: its kernels' summed GPU time
+                          operator-cpu  each operator range (cpu_op, NVTX): its host duration
+                          request       each range named request or iteration, or
+                                        ProfilerStep#N: its duration
+  --of S                latency: the same as --subject (operator = operator-gpu)
   --group-by LIST       latency: comma-separated keys, in order, from operator,
                         layer_type, kernel, host, revision, module, request (default:
-                        one row for everything selected)
+                        one row for everything selected); counters: from host, revision,
+                        pid (rows are always per counter name and source)
   --quantiles LIST      latency: each in [0,1] (default 0.5,0.95,0.99)
-  --limit N             latency: rows at most, largest total first (default: collector's)
+  --limit N             latency, counters: rows at most (default: collector's)
   --top N               kernels: rows at most (default 20)
   -h, --help            this text
 
@@ -62,7 +71,7 @@ struct Args {
   std::vector<double> quantiles = {0.5, 0.95, 0.99};
   uint32_t limit = 0;
   uint32_t top = 20;
-  bool latency_flag = false, kernels_flag = false;
+  bool latency_flag = false, kernels_flag = false, rows_flag = false;
   bool has_range = false;
 };
 
@@ -80,7 +89,7 @@ bool ParseGroupBy(std::string_view name, opmap::v1::GroupBy* out, std::string* c
       {"operator", opmap::v1::GROUP_BY_OPERATOR}, {"layer_type", opmap::v1::GROUP_BY_LAYER_TYPE},
       {"kernel", opmap::v1::GROUP_BY_KERNEL},     {"host", opmap::v1::GROUP_BY_HOST},
       {"revision", opmap::v1::GROUP_BY_REVISION}, {"module", opmap::v1::GROUP_BY_MODULE},
-      {"request", opmap::v1::GROUP_BY_REQUEST},
+      {"request", opmap::v1::GROUP_BY_REQUEST},   {"pid", opmap::v1::GROUP_BY_PID},
   };
   std::string n(name);
   std::replace(n.begin(), n.end(), '-', '_');
@@ -92,6 +101,35 @@ bool ParseGroupBy(std::string_view name, opmap::v1::GroupBy* out, std::string* c
     }
   }
   return false;
+}
+
+bool ParseSubject(std::string_view name, opmap::v1::LatencySubject* out) {
+  if (name == "kernel") *out = opmap::v1::LATENCY_SUBJECT_KERNEL;
+  else if (name == "operator" || name == "operator-gpu" || name == "operator_gpu")
+    *out = opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU;
+  else if (name == "operator-cpu" || name == "operator_cpu")
+    *out = opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU;
+  else if (name == "request") *out = opmap::v1::LATENCY_SUBJECT_REQUEST;
+  else return false;
+  return true;
+}
+
+// The --subject spelling, and what the title says the values are.
+const char* SubjectFlag(opmap::v1::LatencySubject s) {
+  switch (s) {
+    case opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU: return "operator-gpu";
+    case opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU: return "operator-cpu";
+    case opmap::v1::LATENCY_SUBJECT_REQUEST: return "request";
+    default: return "kernel";
+  }
+}
+const char* SubjectTitle(opmap::v1::LatencySubject s) {
+  switch (s) {
+    case opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU: return "operator instances' GPU time";
+    case opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU: return "operator ranges' host durations";
+    case opmap::v1::LATENCY_SUBJECT_REQUEST: return "request durations";
+    default: return "GPU event durations";
+  }
 }
 
 // "p50", "p95", "p99.9".
@@ -229,15 +267,20 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
       &endpoint);
   if (!status.ok()) return CallFailed(status, client, endpoint);
 
-  const char* subject = args.subject == opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU ? "operator"
-                                                                                : "kernel";
+  // "of" keeps its first spellings (kernel, operator); "subject" is the --subject value.
+  const char* subject = args.subject == opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU
+                            ? "operator"
+                            : SubjectFlag(args.subject);
   double alpha = resp.rows().empty() ? 0 : resp.rows(0).relative_accuracy();
   for (const auto& r : resp.rows()) alpha = std::max(alpha, r.relative_accuracy());
   std::vector<std::string> keys = args.group_names;
 
   if (args.format == Format::kJson) {
     JsonWriter w;
-    w.BeginObject().Field("query", "latency").Field("of", subject);
+    w.BeginObject()
+        .Field("query", "latency")
+        .Field("of", subject)
+        .Field("subject", SubjectFlag(args.subject));
     w.Key("group_by").BeginArray();
     for (const auto& k : keys) w.String(k);
     w.EndArray();
@@ -298,9 +341,7 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
     rows.push_back(std::move(row));
   }
   const std::string what = absl::StrFormat(
-      "latency of %s, %s",
-      args.subject == opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU ? "operator instances' GPU time"
-                                                              : "GPU event durations",
+      "latency of %s, %s", SubjectTitle(args.subject),
       keys.empty() ? "all selected" : "by " + absl::StrJoin(keys, ", "));
   return PrintRows(args, std::move(header), std::move(numeric), std::move(rows),
                    what + ": no rows",
@@ -429,6 +470,144 @@ int Kernels(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
                    resp.unavailable());
 }
 
+
+std::string_view StageName(opmap::v1::DropStage stage) {
+  switch (stage) {
+    case opmap::v1::DROP_STAGE_RING: return "ring";
+    case opmap::v1::DROP_STAGE_BUFFER: return "buffer";
+    case opmap::v1::DROP_STAGE_SPOOL: return "spool";
+    case opmap::v1::DROP_STAGE_QUEUE: return "queue";
+    default: return "unspecified";
+  }
+}
+
+std::string_view KindName(opmap::v1::EventKind kind) {
+  switch (kind) {
+    case opmap::v1::EVENT_KIND_KERNEL: return "kernel";
+    case opmap::v1::EVENT_KIND_MEMORY_OP: return "memory_op";
+    case opmap::v1::EVENT_KIND_LAUNCH_API: return "launch_api";
+    case opmap::v1::EVENT_KIND_RANGE: return "range";
+    case opmap::v1::EVENT_KIND_COUNTER: return "counter";
+    case opmap::v1::EVENT_KIND_STALL: return "stall";
+    case opmap::v1::EVENT_KIND_BATCH: return "batch";
+    default: return "unspecified";
+  }
+}
+
+int Counters(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+  opmap::v1::CountersRequest req;
+  if (args.has_range) *req.mutable_range() = range;
+  *req.mutable_filter() = args.selection.filter;
+  for (opmap::v1::GroupBy g : args.group_by) req.add_group_by(g);
+  req.set_limit(args.limit);
+  opmap::v1::CountersResponse resp;
+  std::string endpoint;
+  grpc::Status status = client.CallWithFailover(
+      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
+        return opmap::v1::Query::NewStub(ch)->Counters(&ctx, req, &resp);
+      },
+      &endpoint);
+  if (!status.ok()) return CallFailed(status, client, endpoint);
+  const std::vector<std::string>& keys = args.group_names;
+
+  if (args.format == Format::kJson) {
+    JsonWriter w;
+    w.BeginObject().Field("query", "counters");
+    w.Key("group_by").BeginArray();
+    for (const auto& k : keys) w.String(k);
+    w.EndArray();
+    w.Key("rows").BeginArray();
+    for (const auto& r : resp.rows()) {
+      w.BeginObject();
+      for (size_t k = 0; k < keys.size(); ++k) {
+        w.Field(keys[k], k < static_cast<size_t>(r.key_size()) ? r.key(k) : "");
+      }
+      w.Field("name", r.name()).Field("source", r.source()).Field("value", r.value());
+      w.Key("scaled");
+      if (r.has_scaled()) w.Double(r.scaled(), 3); else w.Null();
+      w.Field("time_enabled_ns", r.time_enabled_ns())
+          .Field("time_running_ns", r.time_running_ns());
+      w.Key("per_second");
+      if (r.has_per_second()) w.Double(r.per_second(), 3); else w.Null();
+      w.Field("samples", static_cast<int64_t>(r.samples()))
+          .Field("sessions", static_cast<int64_t>(r.sessions()));
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("truncated").Bool(resp.truncated());
+    w.Key("drops").BeginArray();
+    for (const auto& d : resp.drops()) {
+      w.BeginObject()
+          .Field("stage", StageName(d.stage()))
+          .Field("kind", KindName(d.kind()))
+          .Field("reason", d.reason())
+          .Field("count", static_cast<int64_t>(d.count()))
+          .EndObject();
+    }
+    w.EndArray();
+    UnavailableJson(w, resp.unavailable());
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return std::cout.good() ? 0 : 1;
+  }
+
+  const bool csv = args.format == Format::kCsv;
+  std::vector<std::string> header = keys;
+  std::vector<bool> numeric(keys.size(), false);
+  for (const char* h : {"name", "source"}) header.push_back(h), numeric.push_back(false);
+  for (const char* h : {"value", "scaled", "per_second", "enabled_us", "running_us", "samples"}) {
+    header.push_back(h), numeric.push_back(true);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : resp.rows()) {
+    auto text = [&](const std::string& v) { return csv ? CsvField(v) : v.empty() ? "-" : v; };
+    std::vector<std::string> row;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      row.push_back(text(k < static_cast<size_t>(r.key_size()) ? r.key(k) : ""));
+    }
+    row.push_back(csv ? CsvField(r.name()) : Shorten(r.name(), 40));
+    row.push_back(text(r.source()));
+    row.push_back(absl::StrCat(r.value()));
+    row.push_back(r.has_scaled() ? absl::StrFormat("%.1f", r.scaled()) : "unavailable");
+    row.push_back(r.has_per_second() ? absl::StrFormat("%.3f", r.per_second()) : "unavailable");
+    row.push_back(UsFromNs(r.time_enabled_ns()));
+    row.push_back(UsFromNs(r.time_running_ns()));
+    row.push_back(absl::StrCat(r.samples()));
+    rows.push_back(std::move(row));
+  }
+  const std::string what =
+      keys.empty() ? std::string("counters") : "counters by " + absl::StrJoin(keys, ", ");
+  // Drops after the counters, before the unavailable lines: a table of their own (CSV:
+  // `drop:` lines on stderr, so stdout stays one table).
+  google::protobuf::RepeatedPtrField<opmap::v1::Unavailable> none;
+  int rc = PrintRows(args, std::move(header), std::move(numeric), std::move(rows),
+                     what + ": no rows",
+                     absl::StrFormat("%s: %d rows%s; scaled = value × enabled ÷ running, per "
+                                     "second of the sessions' capture windows",
+                                     what, resp.rows_size(),
+                                     resp.truncated() ? " (truncated by --limit)" : ""),
+                     none);
+  if (resp.drops_size() > 0) {
+    if (csv) {
+      for (const auto& d : resp.drops()) {
+        std::cerr << "drop: " << StageName(d.stage()) << "," << KindName(d.kind()) << ","
+                  << CsvField(d.reason()) << "," << d.count() << "\n";
+      }
+    } else {
+      std::cout << absl::StrFormat("drops counted by the agents: %d rows\n", resp.drops_size());
+      Table t({"stage", "kind", "reason", "count"}, {false, false, false, true});
+      for (const auto& d : resp.drops()) {
+        t.Add({std::string(StageName(d.stage())), std::string(KindName(d.kind())),
+               d.reason().empty() ? "-" : d.reason(), absl::StrCat(d.count())});
+      }
+      std::cout << t.Render();
+    }
+  }
+  PrintUnavailable(resp.unavailable(), args.format);
+  std::cout.flush();
+  return rc != 0 ? rc : (std::cout.good() ? 0 : 1);
+}
+
 }  // namespace
 
 int RunQuery(const std::vector<std::string>& argv) {
@@ -454,23 +633,24 @@ int RunQuery(const std::vector<std::string>& argv) {
       else if (v && *v == "json") args.format = Format::kJson;
       else if (v && *v == "csv") args.format = Format::kCsv;
       else return UsageError("--format needs table, json or csv");
-    } else if (a == "--of") {
+    } else if (a == "--of" || a == "--subject") {
       const std::string* v = value();
       args.latency_flag = true;
-      if (v && *v == "kernel") args.subject = opmap::v1::LATENCY_SUBJECT_KERNEL;
-      else if (v && *v == "operator") args.subject = opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU;
-      else return UsageError("--of needs kernel or operator");
+      if (v == nullptr || !ParseSubject(*v, &args.subject)) {
+        return UsageError(a + " needs request, operator-cpu, operator-gpu or kernel");
+      }
     } else if (a == "--group-by") {
       const std::string* v = value();
       if (!v) return UsageError("--group-by needs a list, e.g. operator,layer_type");
-      args.latency_flag = true;
+      args.rows_flag = true;
       for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
         opmap::v1::GroupBy g;
         std::string name;
         if (!ParseGroupBy(std::string_view(part.data(), part.size()), &g, &name)) {
           return UsageError(absl::StrCat(
               "--group-by: unknown key '", part,
-              "' (expected operator, layer_type, kernel, host, revision, module, request)"));
+              "' (expected operator, layer_type, kernel, host, revision, module, request, "
+              "pid)"));
         }
         args.group_by.push_back(g);
         args.group_names.push_back(name);
@@ -492,7 +672,7 @@ int RunQuery(const std::vector<std::string>& argv) {
       const std::string* v = value();
       uint32_t n;
       if (!v || !absl::SimpleAtoi(*v, &n)) return UsageError(a + " needs a non-negative integer");
-      if (a == "--limit") args.limit = n, args.latency_flag = true;
+      if (a == "--limit") args.limit = n, args.rows_flag = true;
       else args.top = n, args.kernels_flag = true;
     } else if (!a.empty() && a[0] == '-') {
       return UsageError("unknown option '" + a + "'");
@@ -502,12 +682,35 @@ int RunQuery(const std::vector<std::string>& argv) {
       return UsageError("unexpected argument '" + a + "'");
     }
   }
-  if (args.what.empty()) return UsageError("what to query? latency, breakdown or kernels");
-  if (args.what != "latency" && args.what != "breakdown" && args.what != "kernels") {
-    return UsageError("unknown query '" + args.what + "' (expected latency, breakdown or kernels)");
+  if (args.what.empty()) {
+    return UsageError("what to query? latency, breakdown, kernels or counters");
+  }
+  if (args.what != "latency" && args.what != "breakdown" && args.what != "kernels" &&
+      args.what != "counters") {
+    return UsageError("unknown query '" + args.what +
+                      "' (expected latency, breakdown, kernels or counters)");
   }
   if (args.latency_flag && args.what != "latency") {
-    return UsageError("--of, --group-by, --quantiles and --limit apply to 'latency' only");
+    return UsageError("--subject, --of and --quantiles apply to 'latency' only");
+  }
+  if (args.rows_flag && args.what != "latency" && args.what != "counters") {
+    return UsageError("--group-by and --limit apply to 'latency' and 'counters' only");
+  }
+  if (args.what == "counters") {
+    for (size_t g = 0; g < args.group_by.size(); ++g) {
+      if (args.group_by[g] != opmap::v1::GROUP_BY_HOST &&
+          args.group_by[g] != opmap::v1::GROUP_BY_REVISION &&
+          args.group_by[g] != opmap::v1::GROUP_BY_PID) {
+        return UsageError("--group-by: counters group by host, revision or pid, not '" +
+                          args.group_names[g] + "'");
+      }
+    }
+  } else if (args.what == "latency") {
+    for (size_t g = 0; g < args.group_by.size(); ++g) {
+      if (args.group_by[g] == opmap::v1::GROUP_BY_PID) {
+        return UsageError("--group-by: pid applies to 'counters' only");
+      }
+    }
   }
   if (args.kernels_flag && args.what != "kernels") {
     return UsageError("--top applies to 'kernels' only");
@@ -521,6 +724,7 @@ int RunQuery(const std::vector<std::string>& argv) {
 
   if (args.what == "latency") return Latency(args, **client, range);
   if (args.what == "breakdown") return Breakdown(args, **client, range);
+  if (args.what == "counters") return Counters(args, **client, range);
   return Kernels(args, **client, range);
 }
 

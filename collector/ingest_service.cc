@@ -25,6 +25,7 @@ struct IngestService::Session {
   bool complete = false;    // last_in_session stored with the rollup
   std::unique_ptr<analysis::SessionAssembler> assembler;  // null until needed
   std::optional<opmap::v1::Resource> last_resource;       // of the last valid batch
+  TelemetryAccumulator telemetry;  // counters and drops of the batches the assembler took
   std::atomic<int64_t> last_used_ns{0};
 };
 
@@ -99,6 +100,7 @@ void IngestService::Reset(Session& s) {
   s.complete = false;
   s.assembler.reset();
   s.last_resource.reset();
+  s.telemetry = TelemetryAccumulator();
 }
 
 absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch) {
@@ -112,6 +114,7 @@ absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch) {
   s.last_seq = state->last_seq;
   s.complete = state->complete;
   s.assembler.reset();
+  s.telemetry = TelemetryAccumulator();
   s.loaded = true;
   return absl::OkStatus();
 }
@@ -119,6 +122,7 @@ absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch) {
 absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
   if (s.assembler != nullptr) return absl::OkStatus();
   auto assembler = std::make_unique<analysis::SessionAssembler>();
+  s.telemetry = TelemetryAccumulator();
   if (s.last_seq > 0) {
     // Rebuild from what the store holds (after a restart or an eviction). Stored batches
     // passed validation when they came; replay them without today's size limits.
@@ -145,6 +149,7 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
             "store: stored batch seq %d of session %s/%s does not decode: %s", stored.seq(),
             batch.agent_id(), batch.session_id(), st.message()));
       }
+      s.telemetry.Add(stored, *assembler);
       s.last_resource = stored.resource();
     }
   }
@@ -259,6 +264,8 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     }
     to_store = &remainder;
   }
+  // Before the commit: a failed one resets the session, the accumulator with it.
+  s.telemetry.Add(*to_store, assembler);
 
   BatchCommit commit;
   commit.batch = to_store;
@@ -271,10 +278,13 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   commit.string_count_after = assembler.string_count();
   commit.record_count = rejection.has_value() ? 0 : records;
   std::optional<analysis::SessionRollup> rollup;
+  std::optional<SessionTelemetry> telemetry;
   if (to_store->last_in_session()) {
     analysis::MappingResult mapping = analysis::MapGpuEvents(assembler.trace());
     rollup = analysis::BuildRollup(assembler.trace(), mapping);
     commit.rollup = &*rollup;
+    telemetry = s.telemetry.Finish(assembler.trace().strings);
+    commit.telemetry = &*telemetry;
   }
   const absl::Time t0 = absl::Now();
   absl::StatusOr<CommitOutcome> outcome = store_->CommitBatch(commit);

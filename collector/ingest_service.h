@@ -13,8 +13,10 @@
 //    with its records. Invalid: stored *without its events* (its string-table delta
 //    alone, when that is valid, so later ids keep their meaning — ingest.proto), and
 //    the Ack lists a Rejection{seq, field, message, code}. Either way, on the session's
-//    last batch the assembled Trace is mapped and rolled up and the rollup is committed
-//    in the same transaction; then Ack(durable_seq = seq).
+//    last batch the assembled Trace is mapped and rolled up and the rollup — with the
+//    session's summed counters and drops (session_telemetry.h) — is committed in the
+//    same transaction; then Ack(durable_seq = seq). A rejected batch's counters and
+//    drops go with its events.
 //  - A failed commit ends the stream with UNAVAILABLE (the agent resends) and drops the
 //    session's in-memory state, which is rebuilt from the store on its next batch.
 // Sessions are rebuilt from Store::LoadSessionPayloads when a batch arrives for a
@@ -36,6 +38,7 @@
 #include "collector/auth.h"
 #include "collector/metrics.h"
 #include "collector/received_batch.h"
+#include "collector/session_telemetry.h"
 #include "collector/store/store.h"
 #include "opmap/v1/ingest.grpc.pb.h"
 

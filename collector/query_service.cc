@@ -236,6 +236,19 @@ grpc::Status QueryService::TopKernels(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status QueryService::Counters(grpc::ServerContext* context,
+                                    const opmap::v1::CountersRequest* request,
+                                    opmap::v1::CountersResponse* response) {
+  if (grpc::Status s = Authorize(context); !s.ok()) return s;
+  if (absl::Status s = ValidateTimeRange(request->range(), request->has_range()); !s.ok()) {
+    return Reply(s);
+  }
+  absl::StatusOr<opmap::v1::CountersResponse> result = store_->QueryCounters(*request);
+  if (!result.ok()) return Reply(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
 grpc::Status QueryService::ExportTrace(grpc::ServerContext* context,
                                        const opmap::v1::ExportTraceRequest* request,
                                        grpc::ServerWriter<opmap::v1::TraceChunk>* writer) {

@@ -1,5 +1,5 @@
-// The Query service: latency percentiles, per-device time breakdown and top kernels
-// (answered by the Store over rollups), and ExportTrace (raw batches of the selected
+// The Query service: latency percentiles, per-device time breakdown, top kernels and
+// counters (answered by the Store over rollups and per-session sums), and ExportTrace (raw batches of the selected
 // sessions re-assembled and rendered as Chrome-trace JSON, streamed in chunks ≤ 1 MiB).
 // Every call needs a token with role analyst or admin.
 #ifndef OPMAP_COLLECTOR_QUERY_SERVICE_H_
@@ -44,6 +44,8 @@ class QueryService final : public opmap::v1::Query::Service {
                              opmap::v1::TimeBreakdownResponse* response) override;
   grpc::Status TopKernels(grpc::ServerContext* context, const opmap::v1::TopKernelsRequest* request,
                           opmap::v1::TopKernelsResponse* response) override;
+  grpc::Status Counters(grpc::ServerContext* context, const opmap::v1::CountersRequest* request,
+                        opmap::v1::CountersResponse* response) override;
   grpc::Status ExportTrace(grpc::ServerContext* context,
                            const opmap::v1::ExportTraceRequest* request,
                            grpc::ServerWriter<opmap::v1::TraceChunk>* writer) override;

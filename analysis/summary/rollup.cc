@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "analysis/summary/event_layer_types.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 
@@ -43,7 +44,22 @@ RollupRow ToRow(RollupSubject subject, LayerType type, std::string_view op,
   return row;
 }
 
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (absl::ascii_tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string_view RequestKey(std::string_view range_name) {
+  if (EqualsIgnoringCase(range_name, "request")) return "request";
+  if (EqualsIgnoringCase(range_name, "iteration")) return "iteration";
+  if (range_name.starts_with("ProfilerStep#")) return "ProfilerStep";
+  return {};
+}
 
 SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   SessionRollup out;
@@ -77,12 +93,35 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
     out.last_end_ns = last;
   }
 
+  // Host ranges: requests and operators' inclusive durations, no GPU event needed.
+  // Keyed by name id; request keys are few fixed strings.
+  absl::flat_hash_map<std::string_view, Accumulator> requests;
+  absl::flat_hash_map<StringId, Accumulator> cpu_operators;
+  int64_t range_first = std::numeric_limits<int64_t>::max();
+  int64_t range_last = std::numeric_limits<int64_t>::min();
+  for (const Range& r : trace.ranges) {
+    range_first = std::min(range_first, r.start_ns);
+    range_last = std::max(range_last, r.end_ns());
+    const std::string_view request = RequestKey(trace.strings.Get(r.name));
+    if (!request.empty()) {
+      ++out.request_count;
+      requests[request].Add(r.dur_ns);
+    } else if (IsOperatorRange(r.kind)) {
+      cpu_operators[r.name].Add(r.dur_ns);
+    }
+  }
+  out.range_count = static_cast<int64_t>(trace.ranges.size());
+  if (n == 0 && !trace.ranges.empty()) {
+    out.first_start_ns = range_first;
+    out.last_end_ns = range_last;
+  }
+
   absl::flat_hash_map<StringId, Accumulator> operators;
   for (const auto& [r, gpu_time_ns] : instances) {
     operators[trace.ranges[r].name].Add(gpu_time_ns);
   }
 
-  out.rows.reserve(kernels.size() + operators.size());
+  out.rows.reserve(kernels.size() + operators.size() + requests.size() + cpu_operators.size());
   for (auto& [key, acc] : kernels) {
     const auto& [type, op, kernel] = key;
     out.rows.push_back(ToRow(RollupSubject::kKernel, type, trace.strings.Get(op),
@@ -92,6 +131,18 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
     out.rows.push_back(ToRow(RollupSubject::kOperatorGpu,
                              types.operator_types.at(op).layer_type, trace.strings.Get(op),
                              "", std::move(acc)));
+  }
+  for (auto& [key, acc] : requests) {
+    RollupRow& row = out.rows.emplace_back(
+        ToRow(RollupSubject::kRequest, LayerType::kOther, key, "", std::move(acc)));
+    row.layer_type.clear();
+  }
+  LayerClassifier classifier;
+  for (auto& [op, acc] : cpu_operators) {
+    const std::string_view name = trace.strings.Get(op);
+    out.rows.push_back(ToRow(RollupSubject::kOperatorCpu,
+                             classifier.ClassifyOperator(op, name).value_or(LayerType::kOther),
+                             name, "", std::move(acc)));
   }
   // Deterministic order (hash maps have none): subject, GPU time descending, then keys.
   std::sort(out.rows.begin(), out.rows.end(), [](const RollupRow& a, const RollupRow& b) {

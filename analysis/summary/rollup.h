@@ -1,15 +1,28 @@
 // Rollups: what the collector keeps of a capture session after its raw events expire —
-// mergeable DDSketches (analysis/stats/ddsketch.h) of kernel durations and of operator
-// instances' GPU time, keyed by (layer type, operator, kernel), plus the per-device time
-// breakdown. Built from the same mapping and taxonomy as `opmap analyze`, so a query over
-// rollups of one imported trace gives analyze's counts and totals exactly and its
-// percentiles within the sketch's α.
+// mergeable DDSketches (analysis/stats/ddsketch.h) of kernel durations, of operator
+// instances' GPU time, of operator ranges' host durations and of request durations, keyed
+// by (layer type, operator, kernel), plus the per-device time breakdown. Built from the
+// same mapping and taxonomy as `opmap analyze`, so a query over rollups of one imported
+// trace gives analyze's counts and totals exactly and its percentiles within the
+// sketch's α.
+//
+// Host-side subjects need no GPU event at all (a capture of NVTX ranges on a machine
+// without a GPU rolls up into kOperatorCpu and kRequest rows only):
+//   - Request range: a range of any kind whose name is `request` or `iteration` (ASCII
+//     case ignored), or starts with `ProfilerStep#` (PyTorch profiler steps). Its key is
+//     the name lowercased for the first two ("Request" → "request") and `ProfilerStep`
+//     for the third (every step is one key). One value per request range: its duration.
+//   - Operator range: a range IsOperatorRange counts (cpu_op, user annotation, NVTX) that
+//     is not a request range. One value per range: its inclusive host duration. Key:
+//     (layer type from METRICS.md's operator-name table, "other" when no row matches;
+//     operator name). Unlike kOperatorGpu, no kernel votes on the layer type.
 #ifndef OPMAP_ANALYSIS_SUMMARY_ROLLUP_H_
 #define OPMAP_ANALYSIS_SUMMARY_ROLLUP_H_
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/mapping/kernel_mapper.h"
@@ -22,13 +35,21 @@ namespace opmap::analysis {
 enum class RollupSubject : uint8_t {
   kKernel = 0,       // one value per GPU event (kernel, memcpy, memset): its duration
   kOperatorGpu = 1,  // one value per operator instance: its kernels' summed GPU time
+  kRequest = 2,      // one value per request range: its duration (key in operator_name)
+  kOperatorCpu = 3,  // one value per operator range: its inclusive host duration
 };
+// Stored as integers: never renumber.
+
+// The request key of a range name ("request", "iteration", "ProfilerStep"), or "" when
+// the name does not make a request range (rule above).
+std::string_view RequestKey(std::string_view range_name);
 
 struct RollupRow {
   RollupSubject subject = RollupSubject::kKernel;
-  std::string layer_type;     // METRICS.md name, e.g. "matmul"
-  std::string operator_name;  // "" for GPU events no operator owns
-  std::string kernel_name;    // "" for kOperatorGpu rows
+  std::string layer_type;     // METRICS.md name, e.g. "matmul"; "" for kRequest rows
+  // "" for GPU events no operator owns; the request key for kRequest rows.
+  std::string operator_name;
+  std::string kernel_name;    // "" except for kKernel rows
   int64_t count = 0;
   int64_t sum_ns = 0;
   int64_t min_ns = 0;
@@ -42,7 +63,12 @@ struct SessionRollup {
   std::array<int64_t, kMappingRuleCount> by_rule = {};
   int64_t gpu_event_count = 0;
   int64_t gpu_time_ns = 0;
-  int64_t first_start_ns = 0;  // earliest GPU event start (0 when none)
+  int64_t range_count = 0;     // host ranges of every kind
+  int64_t request_count = 0;   // request ranges among them
+  // Hull of the session's GPU events; of its host ranges when it has no GPU event (a
+  // host-only capture); 0/0 when it has neither. The collector widens the session's
+  // window to it before choosing its rollup bucket, so the bucket holds every value.
+  int64_t first_start_ns = 0;
   int64_t last_end_ns = 0;
 };
 

@@ -8,13 +8,16 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
@@ -138,6 +141,24 @@ opmap::v1::Unavailable MakeUnavailable(std::string what, std::string reason) {
 
 constexpr char kNoSessions[] = "no complete session matches the range and filter";
 
+const char* SubjectName(analysis::RollupSubject subject) {
+  switch (subject) {
+    case analysis::RollupSubject::kKernel: return "KERNEL";
+    case analysis::RollupSubject::kOperatorGpu: return "OPERATOR_GPU";
+    case analysis::RollupSubject::kRequest: return "REQUEST";
+    case analysis::RollupSubject::kOperatorCpu: return "OPERATOR_CPU";
+  }
+  return "?";
+}
+
+opmap::v1::Unavailable BeforeV3(int64_t sessions) {
+  return MakeUnavailable(
+      "sessions before schema v3",
+      absl::StrFormat("%d selected sessions were rolled up by an older collector, without "
+                      "request and operator-CPU durations or counters",
+                      sessions));
+}
+
 // Columns of RollupView a group_by selects.
 enum class KeyColumn { kHost, kRevision, kLayerType, kOperator, kKernel };
 
@@ -196,30 +217,41 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
                             : analysis::RollupSubject::kKernel;
       break;
     case opmap::v1::LATENCY_SUBJECT_REQUEST:
-      *response.add_unavailable() =
-          MakeUnavailable("subject REQUEST", "request ranges are not collected yet");
-      return response;
+      subject = analysis::RollupSubject::kRequest;
+      break;
     case opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU:
-      *response.add_unavailable() = MakeUnavailable(
-          "subject OPERATOR_CPU", "operator CPU durations are not rolled up yet");
-      return response;
+      subject = analysis::RollupSubject::kOperatorCpu;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrFormat("subject: unknown value %d", static_cast<int>(request.subject())));
   }
+  const bool host_subject = subject == analysis::RollupSubject::kRequest ||
+                            subject == analysis::RollupSubject::kOperatorCpu;
+  const char* const subject_name = SubjectName(subject);
 
   std::vector<KeyColumn> columns;
+  const bool is_request = subject == analysis::RollupSubject::kRequest;
+  auto not_for = [&](int i, const char* group, const char* why) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "group_by[%d]: %s does not apply to subject %s (%s)", i, group, subject_name, why));
+  };
   for (int i = 0; i < request.group_by_size(); ++i) {
     switch (request.group_by(i)) {
-      case opmap::v1::GROUP_BY_OPERATOR: columns.push_back(KeyColumn::kOperator); break;
-      case opmap::v1::GROUP_BY_LAYER_TYPE: columns.push_back(KeyColumn::kLayerType); break;
+      case opmap::v1::GROUP_BY_OPERATOR:
+        if (is_request) return not_for(i, "OPERATOR", "group by REQUEST");
+        columns.push_back(KeyColumn::kOperator);
+        break;
+      case opmap::v1::GROUP_BY_LAYER_TYPE:
+        if (is_request) return not_for(i, "LAYER_TYPE", "requests have no layer type");
+        columns.push_back(KeyColumn::kLayerType);
+        break;
       case opmap::v1::GROUP_BY_HOST: columns.push_back(KeyColumn::kHost); break;
       case opmap::v1::GROUP_BY_REVISION: columns.push_back(KeyColumn::kRevision); break;
       case opmap::v1::GROUP_BY_KERNEL:
-        if (subject == analysis::RollupSubject::kOperatorGpu) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "group_by[%d]: KERNEL does not apply to subject OPERATOR_GPU (one value per "
-              "operator instance, over all its kernels)", i));
+        if (subject != analysis::RollupSubject::kKernel) {
+          return not_for(i, "KERNEL", is_request ? "group by REQUEST"
+                                                 : "one value per operator, over all its kernels");
         }
         columns.push_back(KeyColumn::kKernel);
         break;
@@ -228,8 +260,15 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
             MakeUnavailable("group_by MODULE", "module ranges are not collected yet");
         break;
       case opmap::v1::GROUP_BY_REQUEST:
-        *response.add_unavailable() =
-            MakeUnavailable("group_by REQUEST", "request ranges are not collected yet");
+        // Request rows keep their key in the operator column (rollup.h).
+        if (is_request) {
+          columns.push_back(KeyColumn::kOperator);
+        } else {
+          *response.add_unavailable() = MakeUnavailable(
+              "group_by REQUEST", absl::StrFormat("%s values are not attributed to requests "
+                                                  "yet; subject REQUEST groups by request",
+                                                  subject_name));
+        }
         break;
       default:
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -270,8 +309,24 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
           return groups[it->second].acc.Add(v);
         });
   }));
+  if (host_subject) {
+    // Sessions a v2 collector rolled up have no rows of these subjects: say so, as
+    // their values are missing rather than zero.
+    ASSIGN_OR_RETURN(const SessionCount n,
+                     CountSessions(request.range(), request.filter()));
+    if (n.before_v3 > 0) *response.add_unavailable() = BeforeV3(n.before_v3);
+    if (groups.empty() && n.complete > n.before_v3) {
+      *response.add_unavailable() = MakeUnavailable(
+          "rows", is_request ? "the selected sessions hold no request ranges (ranges named "
+                               "request or iteration, or ProfilerStep#N)"
+                             : "the selected sessions hold no operator ranges");
+      return response;
+    }
+  }
   if (groups.empty()) {
-    *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
+    if (!host_subject || response.unavailable_size() == 0) {
+      *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
+    }
     return response;
   }
   std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
@@ -294,6 +349,26 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
     if (request.include_sketch()) ToProto(sketch, row->mutable_sketch());
   }
   return response;
+}
+
+absl::StatusOr<SqliteStore::SessionCount> SqliteStore::CountSessions(
+    const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter) {
+  const SessionConditions c = Conditions(range, filter);
+  SessionCount n;
+  RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db.Prepare(absl::StrFormat("SELECT count(*), coalesce(sum(s.host_rollup = 0), "
+                                                "0) FROM sessions s WHERE s.complete = 1%s",
+                                                c.sql)));
+    c.Bind(st);
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (row) {
+      n.complete = st.Int(0);
+      n.before_v3 = st.Int(1);
+    }
+    return absl::OkStatus();
+  }));
+  return n;
 }
 
 absl::StatusOr<opmap::v1::TopKernelsResponse> SqliteStore::QueryTopKernels(
@@ -389,6 +464,183 @@ absl::StatusOr<opmap::v1::TimeBreakdownResponse> SqliteStore::QueryTimeBreakdown
   opmap::v1::TimeBreakdownResponse response;
   for (auto& [key, d] : devices) *response.add_devices() = std::move(d);
   if (devices.empty()) *response.add_unavailable() = MakeUnavailable("devices", kNoSessions);
+  return response;
+}
+
+absl::StatusOr<opmap::v1::CountersResponse> SqliteStore::QueryCounters(
+    const opmap::v1::CountersRequest& request) {
+  RETURN_IF_ERROR(ValidateRange(request.range()));
+  enum class Key { kHost, kRevision, kPid };
+  std::vector<Key> keys;
+  for (int i = 0; i < request.group_by_size(); ++i) {
+    switch (request.group_by(i)) {
+      case opmap::v1::GROUP_BY_HOST: keys.push_back(Key::kHost); break;
+      case opmap::v1::GROUP_BY_REVISION: keys.push_back(Key::kRevision); break;
+      case opmap::v1::GROUP_BY_PID: keys.push_back(Key::kPid); break;
+      default:
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "group_by[%d]: %s does not apply to Counters (HOST, REVISION or PID)", i,
+            opmap::v1::GroupBy_Name(request.group_by(i))));
+    }
+  }
+  const size_t limit = request.limit() == 0 ? kDefaultCounterRows : request.limit();
+  const SessionConditions c = Conditions(request.range(), request.filter());
+
+  struct Group {
+    std::vector<std::string> key;
+    std::string name;
+    int source = 0;
+    int64_t samples = 0, value = 0, enabled = 0, running = 0;
+    int64_t sessions = 0, window_ns = 0;
+    int64_t last_session = -1;
+  };
+  std::vector<Group> groups;
+  absl::flat_hash_map<std::string, size_t> index;
+  std::map<std::tuple<int, int, std::string>, int64_t> drops;
+  std::vector<std::pair<std::string, std::string>> unavailable;
+  auto add_saturating = [](int64_t& total, int64_t v) {
+    if (v > 0 && total > std::numeric_limits<int64_t>::max() - v) {
+      total = std::numeric_limits<int64_t>::max();
+    } else {
+      total += v;
+    }
+  };
+  RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) -> absl::Status {
+    ASSIGN_OR_RETURN(sqlite::Transaction snapshot, sqlite::Transaction::BeginRead(db));
+    {
+      // Sessions outer (CROSS JOIN), each session's rows by primary key: a group meets
+      // one session's rows together, so `last_session` counts each session once.
+      ASSIGN_OR_RETURN(
+          sqlite::Statement st,
+          db.Prepare(absl::StrFormat(
+              "SELECT s.id, s.host, s.revision, s.window_start_ns, s.window_end_ns, c.name, "
+              "c.source, c.pid, c.samples, c.value, c.time_enabled_ns, c.time_running_ns "
+              "FROM sessions s CROSS JOIN session_counters c ON c.session_id = s.id "
+              "WHERE s.complete = 1%s",
+              c.sql)));
+      c.Bind(st);
+      std::string key;
+      while (true) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        std::vector<std::string> parts;
+        for (Key k : keys) {
+          switch (k) {
+            case Key::kHost: parts.emplace_back(st.Text(1)); break;
+            case Key::kRevision: parts.emplace_back(st.Text(2)); break;
+            case Key::kPid: parts.push_back(absl::StrCat(st.Int(7))); break;
+          }
+        }
+        parts.emplace_back(st.Text(5));
+        parts.push_back(absl::StrCat(st.Int(6)));
+        key.clear();
+        for (const std::string& p : parts) {
+          const uint32_t n = static_cast<uint32_t>(p.size());
+          key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+          key.append(p);
+        }
+        auto [it, inserted] = index.try_emplace(key, groups.size());
+        if (inserted) {
+          Group& g = groups.emplace_back();
+          g.key.assign(parts.begin(), parts.begin() + static_cast<ptrdiff_t>(keys.size()));
+          g.name = std::string(st.Text(5));
+          g.source = static_cast<int>(st.Int(6));
+        }
+        Group& g = groups[it->second];
+        const int64_t session = st.Int(0);
+        if (session != g.last_session) {
+          g.last_session = session;
+          ++g.sessions;
+          const int64_t start = st.Int(3), end = st.Int(4);
+          if (start > 0 && end > start) g.window_ns += end - start;
+        }
+        g.samples += st.Int(8);
+        add_saturating(g.value, st.Int(9));
+        add_saturating(g.enabled, st.Int(10));
+        add_saturating(g.running, st.Int(11));
+      }
+    }
+    {
+      ASSIGN_OR_RETURN(sqlite::Statement st,
+                       db.Prepare(absl::StrFormat(
+                           "SELECT d.stage, d.kind, d.reason, d.count FROM sessions s CROSS JOIN "
+                           "session_drops d ON d.session_id = s.id WHERE s.complete = 1%s",
+                           c.sql)));
+      c.Bind(st);
+      while (true) {
+        ASSIGN_OR_RETURN(bool row, st.Step());
+        if (!row) break;
+        add_saturating(drops[{static_cast<int>(st.Int(0)), static_cast<int>(st.Int(1)),
+                              std::string(st.Text(2))}],
+                       st.Int(3));
+      }
+    }
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db.Prepare(absl::StrFormat(
+                         "SELECT DISTINCT u.what, u.reason FROM sessions s CROSS JOIN "
+                         "session_unavailable u ON u.session_id = s.id WHERE s.complete = 1%s "
+                         "ORDER BY u.what, u.reason LIMIT %d",
+                         c.sql, limit + 1)));
+    c.Bind(st);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      unavailable.emplace_back(st.Text(0), st.Text(1));
+    }
+    return absl::OkStatus();
+  }));
+
+  opmap::v1::CountersResponse response;
+  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    return std::tie(a.key, a.name, a.source) < std::tie(b.key, b.name, b.source);
+  });
+  bool truncated = groups.size() > limit;
+  for (size_t i = 0; i < groups.size() && i < limit; ++i) {
+    const Group& g = groups[i];
+    opmap::v1::CounterRow* row = response.add_rows();
+    for (const std::string& k : g.key) row->add_key(k);
+    row->set_name(g.name);
+    row->set_source(g.source == opmap::v1::COUNTER_SOURCE_PAPI         ? "papi"
+                    : g.source == opmap::v1::COUNTER_SOURCE_PERF_EVENT ? "perf_event"
+                                                                       : "");
+    row->set_value(g.value);
+    row->set_time_enabled_ns(g.enabled);
+    row->set_time_running_ns(g.running);
+    row->set_samples(static_cast<uint64_t>(g.samples));
+    row->set_sessions(static_cast<uint64_t>(g.sessions));
+    if (g.running > 0) {
+      // long double: value × enabled overflows neither the range nor (much) the precision.
+      const long double scaled = static_cast<long double>(g.value) * g.enabled / g.running;
+      row->set_scaled(static_cast<double>(scaled));
+      if (g.window_ns > 0) row->set_per_second(static_cast<double>(scaled * 1e9L / g.window_ns));
+    }
+  }
+  std::vector<std::pair<std::tuple<int, int, std::string>, int64_t>> sorted_drops(drops.begin(),
+                                                                                  drops.end());
+  std::stable_sort(sorted_drops.begin(), sorted_drops.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  truncated = truncated || sorted_drops.size() > limit || unavailable.size() > limit;
+  for (size_t i = 0; i < sorted_drops.size() && i < limit; ++i) {
+    const auto& [key, count] = sorted_drops[i];
+    opmap::v1::DropCount* d = response.add_drops();
+    d->set_stage(static_cast<opmap::v1::DropStage>(std::get<0>(key)));
+    d->set_kind(static_cast<opmap::v1::EventKind>(std::get<1>(key)));
+    d->set_reason(std::get<2>(key));
+    d->set_count(static_cast<uint64_t>(count));
+  }
+  for (size_t i = 0; i < unavailable.size() && i < limit; ++i) {
+    *response.add_unavailable() = MakeUnavailable(unavailable[i].first, unavailable[i].second);
+  }
+  response.set_truncated(truncated);
+
+  ASSIGN_OR_RETURN(const SessionCount n, CountSessions(request.range(), request.filter()));
+  if (n.before_v3 > 0) *response.add_unavailable() = BeforeV3(n.before_v3);
+  if (n.complete == 0) {
+    *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
+  } else if (groups.empty() && n.complete > n.before_v3) {
+    *response.add_unavailable() =
+        MakeUnavailable("rows", "the selected sessions carried no counter samples");
+  }
   return response;
 }
 

@@ -1,4 +1,4 @@
-// The store's schema: creation, the v1 → v2 migration, and per-connection pragmas.
+// The store's schema: creation, the v1 → v2 → v3 migrations, and per-connection pragmas.
 #include "collector/store/sqlite_schema.h"
 
 #include <algorithm>
@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   rule_graph_launch INTEGER NOT NULL DEFAULT 0,
   rule_unmapped INTEGER NOT NULL DEFAULT 0,
   bucket_ns INTEGER,
+  host_rollup INTEGER NOT NULL DEFAULT 0,
   UNIQUE(agent, session));
 CREATE TABLE IF NOT EXISTS batches(
   session_id INTEGER NOT NULL,
@@ -104,7 +105,38 @@ CREATE TABLE IF NOT EXISTS rollup_buckets(
   sketch_max REAL NOT NULL,
   sketch_bins BLOB NOT NULL,
   PRIMARY KEY(resource_id, subject, bucket_ns, layer_type, operator, kernel)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_counters(
+  session_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  source INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  samples INTEGER NOT NULL,
+  value INTEGER NOT NULL,
+  time_enabled_ns INTEGER NOT NULL,
+  time_running_ns INTEGER NOT NULL,
+  PRIMARY KEY(session_id, name, source, pid)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_drops(
+  session_id INTEGER NOT NULL,
+  stage INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY(session_id, stage, kind, reason)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_unavailable(
+  session_id INTEGER NOT NULL,
+  ordinal INTEGER NOT NULL,
+  what TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  PRIMARY KEY(session_id, ordinal)) WITHOUT ROWID;
 )sql";
+
+// Whether `table` has `column` (a migration step that ran once must not run again).
+absl::StatusOr<bool> HasColumn(sqlite::Database& db, const char* table, const char* column) {
+  ASSIGN_OR_RETURN(sqlite::Statement st,
+                   db.Prepare(absl::StrFormat("SELECT 1 FROM pragma_table_info('%s') "
+                                              "WHERE name = '%s'", table, column)));
+  return st.Step();
+}
 
 }  // namespace
 
@@ -148,6 +180,15 @@ absl::StatusOr<int64_t> SetUpSchema(sqlite::Database& db, const SqliteStoreOptio
   }
   // v1 → v2: the sessions table gains bucket_ns; the new tables are created below.
   if (version == 1) RETURN_IF_ERROR(db.Exec("ALTER TABLE sessions ADD COLUMN bucket_ns INTEGER"));
+  // v2 → v3: sessions gain host_rollup (0: rolled up before request / operator-CPU rows
+  // and counters were kept; queries say so); the session_* tables are created below.
+  if (version >= 1 && version < 3) {
+    ASSIGN_OR_RETURN(const bool has, HasColumn(db, "sessions", "host_rollup"));
+    if (!has) {
+      RETURN_IF_ERROR(db.Exec(
+          "ALTER TABLE sessions ADD COLUMN host_rollup INTEGER NOT NULL DEFAULT 0"));
+    }
+  }
   RETURN_IF_ERROR(db.Exec(kSchema));
   int64_t bucket_ns = 0;
   {

@@ -1,5 +1,5 @@
 // The SQLite store's schema (tables in sqlite_store.h): created idempotently, a version 1
-// file migrated in place, a newer one refused. Private to collector/store.
+// or 2 file migrated in place, a newer one refused. Private to collector/store.
 #ifndef OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
 #define OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
 
@@ -17,7 +17,9 @@ absl::Status ConfigureConnection(sqlite::Database& db, const SqliteStoreOptions&
 
 // On the writer's connection at open: WAL, the pragmas, then under the write lock the
 // schema (created, or migrated from version 1: sessions.bucket_ns added, the v2 tables
-// created and the stored rollups merged into buckets). Returns the file's bucket width.
+// created and the stored rollups merged into buckets; from version 1 or 2:
+// sessions.host_rollup added (0 for the sessions already there), the v3 session_*
+// tables created). Returns the file's bucket width.
 absl::StatusOr<int64_t> SetUpSchema(sqlite::Database& db, const SqliteStoreOptions& options);
 
 }  // namespace opmap::collector

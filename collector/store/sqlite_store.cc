@@ -203,6 +203,9 @@ absl::StatusOr<CommitOutcome> SqliteStore::CommitBatch(const BatchCommit& commit
   }
   if (commit.rollup != nullptr) {
     RETURN_IF_ERROR(InsertRollup(session_rowid, labels, res, *commit.rollup));
+    if (commit.telemetry != nullptr) {
+      RETURN_IF_ERROR(InsertTelemetry(session_rowid, *commit.telemetry));
+    }
   }
   RETURN_IF_ERROR(tx.Commit());
   return CommitOutcome::kStored;
@@ -261,17 +264,19 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
       st.Reset();
     }
   }
-  // Complete, with the session's totals; its window widens to cover its GPU events
-  // (kernels may finish after the capture window closed).
+  // Complete, with the session's totals; its window widens to cover its events — GPU
+  // events (kernels may finish after the capture window closed), or its host ranges
+  // when it has none (SessionRollup::first_start_ns; ?11 = 0 when it has neither).
   {
     ASSIGN_OR_RETURN(
         sqlite::Statement st,
-        db_->Prepare("UPDATE sessions SET complete = 1, gpu_event_count = ?2, gpu_time_ns = ?3, "
+        db_->Prepare("UPDATE sessions SET complete = 1, host_rollup = 1, gpu_event_count = ?2, "
+                     "gpu_time_ns = ?3, "
                      "rule_graph_node = ?4, rule_external_id = ?5, rule_launch_nesting = ?6, "
                      "rule_graph_launch = ?7, rule_unmapped = ?8, "
-                     "window_start_ns = CASE WHEN ?2 = 0 THEN window_start_ns "
+                     "window_start_ns = CASE WHEN ?11 = 0 THEN window_start_ns "
                      "WHEN window_start_ns = 0 THEN ?9 ELSE min(window_start_ns, ?9) END, "
-                     "window_end_ns = CASE WHEN ?2 = 0 THEN window_end_ns "
+                     "window_end_ns = CASE WHEN ?11 = 0 THEN window_end_ns "
                      "ELSE max(window_end_ns, ?10) END WHERE id = ?1"));
     using analysis::MappingRule;
     auto rule = [&](MappingRule r) { return rollup.by_rule[static_cast<int>(r)]; };
@@ -280,6 +285,8 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
     st.BindInt(6, rule(MappingRule::kLaunchNesting)).BindInt(7, rule(MappingRule::kGraphLaunch));
     st.BindInt(8, rule(MappingRule::kUnmapped));
     st.BindInt(9, rollup.first_start_ns).BindInt(10, rollup.last_end_ns);
+    const bool has_hull = rollup.first_start_ns != 0 || rollup.last_end_ns != 0;
+    st.BindInt(11, has_hull ? 1 : 0);
     RETURN_IF_ERROR(st.Run());
   }
   if (bucket_ns_ <= 0) return absl::OkStatus();
@@ -320,6 +327,46 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
     b.sketch = StoredSketch{sk.scale(), sk.offset(), bins[i], sk.zero_count(), sk.sum(),
                             sk.empty() ? 0 : sk.min(), sk.empty() ? 0 : sk.max()};
     RETURN_IF_ERROR(MergeIntoBucket(*db_, resource, *bucket, b));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::InsertTelemetry(int64_t session_rowid,
+                                          const SessionTelemetry& telemetry) {
+  {
+    // INSERT OR REPLACE: a session completes once (CommitBatch refuses a second last
+    // batch), so each key is written once; REPLACE only makes that harmless to rely on.
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("INSERT OR REPLACE INTO session_counters(session_id, name, "
+                                  "source, pid, samples, value, time_enabled_ns, "
+                                  "time_running_ns) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
+    for (const CounterTotal& c : telemetry.counters) {
+      st.BindInt(1, session_rowid).BindText(2, c.name).BindInt(3, c.source);
+      st.BindInt(4, c.pid).BindInt(5, c.samples).BindInt(6, c.value);
+      st.BindInt(7, c.time_enabled_ns).BindInt(8, c.time_running_ns);
+      RETURN_IF_ERROR(st.Run());
+      st.Reset();
+    }
+  }
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("INSERT OR REPLACE INTO session_drops(session_id, stage, kind, "
+                                  "reason, count) VALUES(?1, ?2, ?3, ?4, ?5)"));
+    for (const DropTotal& d : telemetry.drops) {
+      st.BindInt(1, session_rowid).BindInt(2, d.stage).BindInt(3, d.kind);
+      st.BindText(4, d.reason).BindInt(5, d.count);
+      RETURN_IF_ERROR(st.Run());
+      st.Reset();
+    }
+  }
+  ASSIGN_OR_RETURN(sqlite::Statement st,
+                   db_->Prepare("INSERT OR REPLACE INTO session_unavailable(session_id, ordinal, "
+                                "what, reason) VALUES(?1, ?2, ?3, ?4)"));
+  for (size_t i = 0; i < telemetry.unavailable.size(); ++i) {
+    st.BindInt(1, session_rowid).BindInt(2, static_cast<int64_t>(i));
+    st.BindText(3, telemetry.unavailable[i].first).BindText(4, telemetry.unavailable[i].second);
+    RETURN_IF_ERROR(st.Run());
+    st.Reset();
   }
   return absl::OkStatus();
 }

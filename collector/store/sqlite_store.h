@@ -1,10 +1,11 @@
 // The SQLite Store: one file on one collector host ("sqlite:PATH").
 //
 // Schema (version kSchemaVersion in PRAGMA user_version; created idempotently at open,
-// version 1 migrated, a newer version refused):
+// versions 1 and 2 migrated, a newer version refused):
 //   sessions(id, agent, session, last_seq, string_count, complete, host, model, revision,
 //            labels_json, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns,
-//            rule_graph_node .. rule_unmapped, bucket_ns)    UNIQUE(agent, session)
+//            rule_graph_node .. rule_unmapped, bucket_ns, host_rollup)
+//                                                              UNIQUE(agent, session)
 //   batches(session_id, seq, received_ns, window_start_ns, window_end_ns, records,
 //           payload BLOB)                                     PRIMARY KEY(session_id, seq)
 //     One row per serialized Batch, not per event: a 10k-kernel batch is one insert.
@@ -19,6 +20,13 @@
 //   (v2) rollup_buckets(resource_id, subject, bucket_ns, layer_type, operator, kernel,
 //                       count .. sketch_bins as in rollups)  pre-merged per time bucket
 //   (v2) meta(key, value): 'rollup_bucket_ns', the bucket width of this file
+//   (v3) session_counters(session_id, name, source, pid, samples, value,
+//                         time_enabled_ns, time_running_ns)   a complete session's sums
+//   (v3) session_drops(session_id, stage, kind, reason, count)
+//   (v3) session_unavailable(session_id, ordinal, what, reason)
+//   (v3) sessions.host_rollup: 1 when the session's rollup has the request and
+//        operator-CPU subjects and its counters; 0 for sessions a v2 collector rolled
+//        up (their raw batches may be gone; queries name them as unavailable)
 // Resource columns (host, model, revision, labels) live on sessions; queries join.
 // Rollup queries read bucket rows where they can and per-session rows elsewhere, with
 // the same answers (rollup_buckets.h has the exact split).
@@ -72,9 +80,10 @@ struct SqliteStoreOptions {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
   static constexpr uint32_t kDefaultLatencyLimit = 1000;
   static constexpr uint32_t kDefaultTopKernels = 20;
+  static constexpr uint32_t kDefaultCounterRows = 1000;
 
   // Opens or creates the file at `path`. Errors name the path: kFailedPrecondition when
   // it can't be opened (e.g. a directory), kDataLoss when it is not an SQLite database.
@@ -92,6 +101,8 @@ class SqliteStore final : public Store {
       const opmap::v1::TimeBreakdownRequest& request) override;
   absl::StatusOr<opmap::v1::TopKernelsResponse> QueryTopKernels(
       const opmap::v1::TopKernelsRequest& request) override;
+  absl::StatusOr<opmap::v1::CountersResponse> QueryCounters(
+      const opmap::v1::CountersRequest& request) override;
   absl::Status ForEachBatch(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter,
                             const std::function<absl::Status(std::string_view)>& visit) override;
   absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) override;
@@ -109,6 +120,16 @@ class SqliteStore final : public Store {
   absl::Status InsertRollup(int64_t session_rowid, const std::string& labels_json,
                             const opmap::v1::Resource& resource,
                             const analysis::SessionRollup& rollup)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Complete sessions the range and filter select, and how many of them a v2 collector
+  // rolled up (host_rollup = 0).
+  struct SessionCount {
+    int64_t complete = 0;
+    int64_t before_v3 = 0;
+  };
+  absl::StatusOr<SessionCount> CountSessions(const opmap::v1::TimeRange& range,
+                                             const opmap::v1::Filter& filter);
+  absl::Status InsertTelemetry(int64_t session_rowid, const SessionTelemetry& telemetry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Runs `fn` with the query connection and its lock held (the writer's for ":memory:").

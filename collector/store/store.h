@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,6 +32,30 @@ struct SessionState {
   bool complete = false;         // the last_in_session batch is stored and rolled up
 };
 
+// What a session's batches said besides events, summed over the session at its end
+// (collector/session_telemetry.h): counters per (name, source, pid), drops per (stage,
+// kind, reason), and the distinct capabilities reported unavailable.
+struct CounterTotal {
+  std::string name;
+  int source = 0;  // opmap::v1::CounterSource
+  uint32_t pid = 0;
+  int64_t samples = 0;
+  int64_t value = 0;
+  int64_t time_enabled_ns = 0;
+  int64_t time_running_ns = 0;
+};
+struct DropTotal {
+  int stage = 0;  // opmap::v1::DropStage
+  int kind = 0;   // opmap::v1::EventKind
+  std::string reason;
+  int64_t count = 0;
+};
+struct SessionTelemetry {
+  std::vector<CounterTotal> counters;
+  std::vector<DropTotal> drops;
+  std::vector<std::pair<std::string, std::string>> unavailable;  // (what, reason)
+};
+
 // One batch to commit. `payload` is the batch serialized (stored as is, for export and
 // for rebuilding a session after a restart).
 struct BatchCommit {
@@ -41,6 +66,8 @@ struct BatchCommit {
   int64_t record_count = 0;         // kernels + memory ops + launches + ranges in it
   // Set on the session's last batch: stored in the same transaction, marking it complete.
   const analysis::SessionRollup* rollup = nullptr;
+  // With `rollup`: the session's counters and drops, stored in the same transaction.
+  const SessionTelemetry* telemetry = nullptr;
 };
 
 enum class CommitOutcome { kStored, kDuplicate };
@@ -72,6 +99,8 @@ class Store {
       const opmap::v1::TimeBreakdownRequest& request) = 0;
   virtual absl::StatusOr<opmap::v1::TopKernelsResponse> QueryTopKernels(
       const opmap::v1::TopKernelsRequest& request) = 0;
+  virtual absl::StatusOr<opmap::v1::CountersResponse> QueryCounters(
+      const opmap::v1::CountersRequest& request) = 0;
   // Calls `visit` with each stored serialized batch whose window overlaps the range and
   // matches the filter, grouped by session and in seq order within one.
   virtual absl::Status ForEachBatch(const opmap::v1::TimeRange& range,

@@ -73,6 +73,10 @@ class FlakyStore final : public Store {
       const opmap::v1::TopKernelsRequest& r) override {
     return inner_->QueryTopKernels(r);
   }
+  absl::StatusOr<opmap::v1::CountersResponse> QueryCounters(
+      const opmap::v1::CountersRequest& r) override {
+    return inner_->QueryCounters(r);
+  }
   absl::Status ForEachBatch(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter,
                             const std::function<absl::Status(std::string_view)>& visit) override {
     return inner_->ForEachBatch(range, filter, visit);

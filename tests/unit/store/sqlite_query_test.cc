@@ -261,10 +261,26 @@ TEST_F(QueryTest, UnavailableGroupingsAndSubjects) {
   EXPECT_EQ(r.rows_size(), 0);
   ASSERT_EQ(r.unavailable_size(), 1);
   EXPECT_EQ(r.unavailable(0).reason(), "module ranges are not collected yet");
+  // Sessions without request ranges: no rows, and the reason says which ranges count.
   r = Latency({}, opmap::v1::LATENCY_SUBJECT_REQUEST);
   EXPECT_EQ(r.rows_size(), 0);
   ASSERT_EQ(r.unavailable_size(), 1);
-  EXPECT_EQ(r.unavailable(0).reason(), "request ranges are not collected yet");
+  EXPECT_EQ(r.unavailable(0).reason(),
+            "the selected sessions hold no request ranges (ranges named request or iteration, "
+            "or ProfilerStep#N)");
+  // Kernels and operators are not attributed to requests: the grouping is unavailable.
+  r = Latency({opmap::v1::GROUP_BY_REQUEST}, opmap::v1::LATENCY_SUBJECT_KERNEL);
+  EXPECT_EQ(r.rows_size(), 0);
+  ASSERT_EQ(r.unavailable_size(), 1);
+  EXPECT_EQ(r.unavailable(0).what(), "group_by REQUEST");
+  // Groupings that do not apply to requests are refused.
+  EXPECT_EQ(store_->QueryLatency([&] {
+                  opmap::v1::LatencyRequest q = request_;
+                  q.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST);
+                  q.add_group_by(opmap::v1::GROUP_BY_KERNEL);
+                  return q;
+                }()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(QueryTest, LimitQuantilesAndSketch) {

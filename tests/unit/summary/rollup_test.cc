@@ -114,6 +114,9 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     ASSERT_EQ(static_cast<int64_t>(row.sketch.count()), row.count);
     ASSERT_EQ(static_cast<int64_t>(row.sketch.min()), row.min_ns);
     ASSERT_EQ(static_cast<int64_t>(row.sketch.max()), row.max_ns);
+    if (row.subject == RollupSubject::kRequest || row.subject == RollupSubject::kOperatorCpu) {
+      continue;  // host subjects: checked below
+    }
     if (row.subject == RollupSubject::kOperatorGpu) {
       EXPECT_TRUE(row.kernel_name.empty());
       EXPECT_TRUE(operator_rows.emplace(row.operator_name, &row).second)
@@ -161,6 +164,37 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     ExpectQuantile(t.sketch, values, 0.99, k.duration_ns.p99, k.name);
   }
 
+  // Host subjects against the ranges themselves: exact count, sum, min, max per key.
+  std::map<std::pair<int, std::string>, std::vector<int64_t>> host_values;
+  for (const Range& range : trace.ranges) {
+    const std::string name(trace.strings.Get(range.name));
+    const std::string_view request = RequestKey(name);
+    if (!request.empty()) {
+      host_values[{static_cast<int>(RollupSubject::kRequest), std::string(request)}].push_back(
+          range.dur_ns);
+    } else if (IsOperatorRange(range.kind)) {
+      host_values[{static_cast<int>(RollupSubject::kOperatorCpu), name}].push_back(range.dur_ns);
+    }
+  }
+  size_t host_rows = 0;
+  for (const RollupRow& row : rollup.rows) {
+    if (row.subject != RollupSubject::kRequest && row.subject != RollupSubject::kOperatorCpu) {
+      continue;
+    }
+    ++host_rows;
+    const auto it = host_values.find({static_cast<int>(row.subject), row.operator_name});
+    ASSERT_NE(it, host_values.end()) << row.operator_name;
+    const std::vector<int64_t>& v = it->second;
+    EXPECT_EQ(row.count, static_cast<int64_t>(v.size())) << row.operator_name;
+    int64_t sum = 0;
+    for (int64_t x : v) sum += x;
+    EXPECT_EQ(row.sum_ns, sum) << row.operator_name;
+    EXPECT_EQ(row.min_ns, *std::min_element(v.begin(), v.end())) << row.operator_name;
+    EXPECT_EQ(row.max_ns, *std::max_element(v.begin(), v.end())) << row.operator_name;
+  }
+  EXPECT_EQ(host_rows, host_values.size());
+  EXPECT_GT(host_values.count({static_cast<int>(RollupSubject::kRequest), "ProfilerStep"}), 0u);
+
   ASSERT_EQ(by_layer.size(), summary.layer_types.size());
   for (const LayerTypeStats& l : summary.layer_types) {
     const std::string name(LayerTypeName(l.layer_type));
@@ -183,6 +217,151 @@ TEST(Rollup, EmptyTraceHasNoRowsAndZeroWindow) {
   EXPECT_EQ(rollup.gpu_event_count, 0);
   EXPECT_EQ(rollup.first_start_ns, 0);
   EXPECT_EQ(rollup.last_end_ns, 0);
+  EXPECT_EQ(rollup.range_count, 0);
+  EXPECT_EQ(rollup.request_count, 0);
+}
+
+
+// ---- host-side subjects: operator ranges' host durations and requests ----
+
+// A range of `kind` on thread 1.
+void AddRange(Trace& t, std::string_view name, int64_t start, int64_t dur,
+              RangeKind kind = RangeKind::kNvtx, int64_t thread = 1) {
+  Range r;
+  r.name = t.strings.Intern(name);
+  r.start_ns = start;
+  r.dur_ns = dur;
+  r.kind = kind;
+  r.process = 100;
+  r.thread = thread;
+  t.ranges.push_back(r);
+}
+
+struct Exact {
+  int64_t count = 0, sum = 0, min = 0, max = 0;
+  std::vector<double> values;
+};
+
+const RollupRow* Find(const SessionRollup& r, RollupSubject subject, std::string_view op) {
+  const RollupRow* found = nullptr;
+  for (const RollupRow& row : r.rows) {
+    if (row.subject != subject || row.operator_name != op) continue;
+    EXPECT_EQ(found, nullptr) << "two rows for " << op;
+    found = &row;
+  }
+  return found;
+}
+
+void ExpectRow(const RollupRow* row, const std::vector<int64_t>& values) {
+  ASSERT_NE(row, nullptr);
+  int64_t sum = 0;
+  for (int64_t v : values) sum += v;
+  EXPECT_EQ(row->count, static_cast<int64_t>(values.size()));
+  EXPECT_EQ(row->sum_ns, sum);
+  EXPECT_EQ(row->min_ns, *std::min_element(values.begin(), values.end()));
+  EXPECT_EQ(row->max_ns, *std::max_element(values.begin(), values.end()));
+  EXPECT_EQ(static_cast<int64_t>(row->sketch.count()), row->count);
+  std::vector<double> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (double q : {0.0, 0.5, 0.95, 0.99, 1.0}) {
+    const double want = sorted[static_cast<size_t>(std::floor(q * (sorted.size() - 1)))];
+    EXPECT_NEAR(row->sketch.Quantile(q), want, DDSketch::kRelativeAccuracy * want + 1e-9)
+        << "q=" << q;
+  }
+}
+
+TEST(Rollup, RequestKeyRule) {
+  EXPECT_EQ(RequestKey("request"), "request");
+  EXPECT_EQ(RequestKey("Request"), "request");
+  EXPECT_EQ(RequestKey("ITERATION"), "iteration");
+  EXPECT_EQ(RequestKey("ProfilerStep#0"), "ProfilerStep");
+  EXPECT_EQ(RequestKey("ProfilerStep#123"), "ProfilerStep");
+  EXPECT_EQ(RequestKey("ProfilerStep"), "");   // no '#'
+  EXPECT_EQ(RequestKey("profilerstep#1"), "");  // the profiler's own spelling only
+  EXPECT_EQ(RequestKey("requests"), "");
+  EXPECT_EQ(RequestKey("request.1"), "");
+  EXPECT_EQ(RequestKey(""), "");
+}
+
+// A capture of NVTX ranges only (the CPU demo workload, a machine without a GPU): request
+// and operator-CPU rows, nothing else, and the session's hull from its ranges.
+TEST(Rollup, HostRangesWithoutGpuEvents) {
+  Trace t;
+  const int64_t base = 1'700'000'000'000'000'000;
+  std::vector<int64_t> requests, mm, norm, custom;
+  for (int i = 0; i < 40; ++i) {
+    const int64_t start = base + i * 1'000'000;
+    const int64_t req = 500'000 + 7'919 * i;  // distinct, ascending
+    AddRange(t, i % 2 == 0 ? "request" : "Request", start, req, RangeKind::kNvtx, 1 + i % 3);
+    requests.push_back(req);
+    AddRange(t, "aten::linear", start + 10, 100'000 + 13 * i);
+    mm.push_back(100'000 + 13 * i);
+    AddRange(t, "layer_norm", start + 200'000, 20'000 + i);
+    norm.push_back(20'000 + i);
+    if (i % 4 == 0) {
+      AddRange(t, "my_custom_op", start + 300'000, 5'000, RangeKind::kCpuOp);
+      custom.push_back(5'000);
+    }
+    // Not operators: a Python frame.
+    AddRange(t, "nn.Module: Block", start, 900, RangeKind::kPythonFunction);
+  }
+  std::vector<int64_t> steps = {3'000, 4'000};
+  AddRange(t, "ProfilerStep#7", base - 10'000, 3'000, RangeKind::kUserAnnotation);
+  AddRange(t, "ProfilerStep#8", base + 100'000'000, 4'000, RangeKind::kUserAnnotation);
+
+  const SessionRollup r = BuildRollup(t, MapGpuEvents(t));
+  EXPECT_EQ(r.gpu_event_count, 0);
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_EQ(r.range_count, static_cast<int64_t>(t.ranges.size()));
+  EXPECT_EQ(r.request_count, 42);
+  EXPECT_EQ(r.first_start_ns, base - 10'000);
+  EXPECT_EQ(r.last_end_ns, base + 100'004'000);
+
+  ExpectRow(Find(r, RollupSubject::kRequest, "request"), requests);
+  ExpectRow(Find(r, RollupSubject::kRequest, "ProfilerStep"), steps);
+  ExpectRow(Find(r, RollupSubject::kOperatorCpu, "aten::linear"), mm);
+  ExpectRow(Find(r, RollupSubject::kOperatorCpu, "layer_norm"), norm);
+  ExpectRow(Find(r, RollupSubject::kOperatorCpu, "my_custom_op"), custom);
+  EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "request"), nullptr);
+  EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "nn.Module: Block"), nullptr);
+  EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "ProfilerStep#7"), nullptr);
+  EXPECT_EQ(Find(r, RollupSubject::kRequest, "request")->layer_type, "");
+  EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "aten::linear")->layer_type, "matmul");
+  EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "layer_norm")->layer_type, "norm");
+  EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "my_custom_op")->layer_type, "other");
+  // Nothing but these five rows.
+  EXPECT_EQ(r.rows.size(), 5u);
+  for (const RollupRow& row : r.rows) EXPECT_TRUE(row.kernel_name.empty());
+}
+
+// With GPU events the hull stays theirs (ranges around them do not widen it), and the
+// host subjects sit beside the GPU ones.
+TEST(Rollup, HostSubjectsBesideGpuEvents) {
+  Trace t;
+  AddRange(t, "iteration", 1'000, 10'000, RangeKind::kUserAnnotation);
+  AddRange(t, "aten::mm", 2'000, 3'000, RangeKind::kCpuOp);
+  ApiCall launch;
+  launch.start_ns = 2'100;
+  launch.dur_ns = 50;
+  launch.name = t.strings.Intern("cudaLaunchKernel");
+  launch.process = 100;
+  launch.thread = 1;
+  launch.correlation = 7;
+  t.api_calls.push_back(launch);
+  GpuEvent k;
+  k.start_ns = 2'500;
+  k.dur_ns = 400;
+  k.name = t.strings.Intern("sm90_gemm");
+  k.correlation = 7;
+  k.process = 100;
+  t.gpu_events.push_back(k);
+  const SessionRollup r = BuildRollup(t, MapGpuEvents(t));
+  EXPECT_EQ(r.first_start_ns, 2'500);
+  EXPECT_EQ(r.last_end_ns, 2'900);
+  ExpectRow(Find(r, RollupSubject::kRequest, "iteration"), {10'000});
+  ExpectRow(Find(r, RollupSubject::kOperatorCpu, "aten::mm"), {3'000});
+  ExpectRow(Find(r, RollupSubject::kOperatorGpu, "aten::mm"), {400});
+  EXPECT_EQ(r.rows.size(), 4u);  // + the kernel row
 }
 
 }  // namespace
