@@ -83,12 +83,15 @@ SenderResult IngestSender::Run(const std::function<bool(Batch*)>& next) {
     if (options_.log) options_.log(line);
   };
 
-  // Under shared.mu: drops settled batches from the front; returns how many.
+  // Under shared.mu: drops settled batches from the front (kept in `settled_now` for
+  // on_settled, called outside the lock); returns how many.
+  std::vector<std::pair<std::string, uint64_t>> settled_now;
   auto prune_locked = [&]() {
     size_t popped = 0;
     while (!queue.empty()) {
       auto it = shared.durable.find(queue.front().key);
       if (it == shared.durable.end() || it->second < queue.front().seq) break;
+      if (options_.on_settled) settled_now.emplace_back(queue.front().key, queue.front().seq);
       queue.pop_front();
       ++popped;
     }
@@ -113,6 +116,11 @@ SenderResult IngestSender::Run(const std::function<bool(Batch*)>& next) {
       *stream_done = shared.stream_done;
       absorbed_acks = shared.acks;
     }
+    for (auto& [key, seq] : settled_now) {
+      size_t nul = key.find('\0');
+      options_.on_settled(key.substr(0, nul), key.substr(nul + 1), seq);
+    }
+    settled_now.clear();
     for (auto& [key, rej] : rejections) {
       if (!rejected_seen.insert({key, rej.seq()}).second) continue;
       ++prog.rejected;

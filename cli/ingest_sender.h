@@ -51,6 +51,11 @@ struct SenderOptions {
   std::function<void(const std::string& agent_id, const std::string& session_id,
                      const opmap::v1::Rejection&)>
       on_rejection;
+  // Called once per batch as an Ack settles it (stored or rejected), in send order per
+  // session: the moment a sender may forget it (the agent's spool deletes it).
+  std::function<void(const std::string& agent_id, const std::string& session_id,
+                     uint64_t seq)>
+      on_settled;
   // Called with a one-line note on each stream failure and reconnect.
   std::function<void(const std::string&)> log;
 };

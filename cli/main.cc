@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/analyze_command.h"
+#include "cli/attach_command.h"
 #include "cli/export_command.h"
 #include "cli/import_command.h"
 #include "cli/query_command.h"
@@ -17,6 +18,7 @@ the model: latency percentiles, time breakdowns and bottlenecks.
 
 commands:
   analyze TRACE...   offline analysis of PyTorch-profiler (Kineto) traces
+  attach --pid N     capture a window from a running process now, with a local report
   import TRACE...    send traces to a collector, exactly as an agent would
   query WHAT         latency percentiles, time breakdown or top kernels from a collector
   export             a collector's events as a Chrome-trace / Perfetto JSON file
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "analyze") return opmap::cli::RunAnalyze(args);
   if (command == "import") return opmap::cli::RunImport(args);
+  if (command == "attach") return opmap::cli::RunAttach(args);
   if (command == "query") return opmap::cli::RunQuery(args);
   if (command == "export") return opmap::cli::RunExport(args);
   if (command == "help" || command == "-h" || command == "--help") {

@@ -118,6 +118,12 @@ absl::StatusOr<CaptureFileWriter> CaptureFileWriter::Create(const std::string& p
     return absl::PermissionDeniedError(
         absl::StrCat("capture file ", path, ": ", std::strerror(errno)));
   }
+  return CreateOnFd(fd, pid, ring_capacity, metadata);
+}
+
+absl::StatusOr<CaptureFileWriter> CaptureFileWriter::CreateOnFd(int fd, uint32_t pid,
+                                                                uint64_t ring_capacity,
+                                                                std::string_view metadata) {
   CaptureFileWriter w(fd);
   capfile::FileHeader h{};
   std::memcpy(h.magic, capfile::kMagic, sizeof(h.magic));

@@ -41,6 +41,10 @@ class CaptureFileWriter {
   static absl::StatusOr<CaptureFileWriter> Create(const std::string& path, uint32_t pid,
                                                   uint64_t ring_capacity,
                                                   std::string_view metadata);
+  // The same on an open descriptor (a socket, a pipe), which the writer now owns.
+  static absl::StatusOr<CaptureFileWriter> CreateOnFd(int fd, uint32_t pid,
+                                                      uint64_t ring_capacity,
+                                                      std::string_view metadata);
   CaptureFileWriter(CaptureFileWriter&&) noexcept;
   CaptureFileWriter& operator=(CaptureFileWriter&&) = delete;
   ~CaptureFileWriter();

@@ -20,7 +20,9 @@ const char* ComponentName(uint16_t c) {
   return "component";
 }
 
-const char* DropName(int cause) {
+}  // namespace
+
+const char* DropCounterName(int cause) {
   switch (cause) {
     case ring::kRingFull: return "drops.ring_full";
     case ring::kNestingTooDeep: return "drops.nesting_too_deep";
@@ -33,8 +35,6 @@ const char* DropName(int cause) {
   return nullptr;
 }
 
-}  // namespace
-
 bool LooksLikeCaptureFile(std::string_view head) {
   return head.size() >= sizeof(capfile::kMagic) &&
          std::memcmp(head.data(), capfile::kMagic, sizeof(capfile::kMagic)) == 0;
@@ -45,22 +45,11 @@ absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes) {
   if (!file.ok()) return absl::InvalidArgumentError(file.status().message());
   CaptureTraceBuilder builder(file->header.pid);
   for (const std::string& record : file->records) builder.Add(record);
-  CaptureResult r = std::move(builder).Finish();
-  analysis::Trace trace = std::move(r.trace);
+  analysis::Trace trace = FinishCaptureTrace(std::move(builder).Finish());
   analysis::TraceInfo& info = trace.info;
-  for (const CaptureStatus& s : r.statuses) {
-    if (s.code != ring::kStatusOk) info.unavailable.emplace_back(ComponentName(s.component), s.message);
-  }
-  for (const CaptureWindow& w : r.windows) {
-    if (w.begin_ns != 0 && (info.window_start_ns == analysis::kNone || w.begin_ns < info.window_start_ns)) {
-      info.window_start_ns = w.begin_ns;
-    }
-    if (w.end_ns != 0 && w.end_ns > info.window_end_ns) info.window_end_ns = w.end_ns;
-  }
-  info.counters.emplace_back("records", r.records);
   if (file->trailer) {
     for (int c = 0; c < ring::kDropCauseCount; ++c) {
-      if (const char* name = DropName(c)) {
+      if (const char* name = DropCounterName(c)) {
         info.counters.emplace_back(name, static_cast<int64_t>(file->trailer->drops[c]));
       }
     }
@@ -73,10 +62,26 @@ absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes) {
                                            "died mid-write)"
                                          : "the capture file has no trailer (still being written?)");
   }
+  return trace;
+}
+
+analysis::Trace FinishCaptureTrace(CaptureResult r) {
+  analysis::Trace trace = std::move(r.trace);
+  analysis::TraceInfo& info = trace.info;
+  for (const CaptureStatus& s : r.statuses) {
+    if (s.code != ring::kStatusOk) info.unavailable.emplace_back(ComponentName(s.component), s.message);
+  }
+  for (const CaptureWindow& w : r.windows) {
+    if (w.begin_ns != 0 && (info.window_start_ns == analysis::kNone || w.begin_ns < info.window_start_ns)) {
+      info.window_start_ns = w.begin_ns;
+    }
+    if (w.end_ns != 0 && w.end_ns > info.window_end_ns) info.window_end_ns = w.end_ns;
+  }
+  info.counters.emplace_back("records", r.records);
   info.counters.emplace_back("open_ranges", r.open_ranges);
   info.counters.emplace_back("unmatched_ends", r.unmatched_ends);
   info.counters.emplace_back("bad_records", r.bad_records);
-  info.counters.emplace_back("stall_samples_rows", static_cast<int64_t>(r.stalls.size()));
+  info.counters.emplace_back("stall_samples_rows", static_cast<int64_t>(r.trace.stalls.size()));
   return trace;
 }
 

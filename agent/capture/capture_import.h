@@ -7,12 +7,22 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "agent/capture/capture_trace.h"
 #include "analysis/model/trace.h"
 
 namespace opmap::capture {
 
 bool LooksLikeCaptureFile(std::string_view head);
 absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes);
+
+// What every reader of captured records reports alike, for a capture file or a live
+// window: statuses that are not OK become TraceInfo::unavailable, window marks the trace
+// window, and the builder's counts (records, open ranges, bad records, stall rows)
+// TraceInfo::counters.
+analysis::Trace FinishCaptureTrace(CaptureResult r);
+
+// "drops.ring_full", ... for a ring::DropCause; nullptr for causes not in use.
+const char* DropCounterName(int cause);
 
 }  // namespace opmap::capture
 

@@ -13,23 +13,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/capture/unix_socket.h"
 
 namespace opmap::capture {
 namespace {
 
 constexpr int kMaxFdsPerRead = 4;
 constexpr absl::Duration kRestOfMessage = absl::Seconds(5);
-
-absl::Status Errno(const std::string& what) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
-}
-
-int PollMs(absl::Time deadline) {
-  const absl::Duration left = deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) return 0;
-  if (left == absl::InfiniteDuration()) return -1;
-  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
-}
 
 // Reads exactly `n` bytes before `deadline`, collecting any fds that ride along (closed
 // by the caller if it did not expect them). DeadlineExceeded, or Unavailable on EOF.
@@ -122,36 +112,9 @@ std::map<std::string, std::string> ParseMetadata(std::string_view text) {
 
 absl::StatusOr<std::unique_ptr<ControlListener>> ControlListener::Listen(
     const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
-    return absl::InvalidArgumentError(absl::StrCat("socket path '", path, "' is empty or longer than ",
-                                                   sizeof(addr.sun_path) - 1, " bytes"));
-  }
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(path, " exists and is not a socket: not replacing it"));
-    }
-    unlink(path.c_str());
-  }
-  std::memcpy(addr.sun_path, path.data(), path.size());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Errno("socket");
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    absl::Status s = Errno(absl::StrCat("bind ", path));
-    close(fd);
-    return s;
-  }
-  chmod(path.c_str(), 0666);  // anyone may connect; SO_PEERCRED decides who is served
-  if (listen(fd, 64) != 0) {
-    absl::Status s = Errno("listen");
-    close(fd);
-    unlink(path.c_str());
-    return s;
-  }
-  return std::unique_ptr<ControlListener>(new ControlListener(fd, path));
+  absl::StatusOr<int> fd = ListenUnix(path);
+  if (!fd.ok()) return fd.status();
+  return std::unique_ptr<ControlListener>(new ControlListener(*fd, path));
 }
 
 ControlListener::~ControlListener() {
@@ -161,29 +124,19 @@ ControlListener::~ControlListener() {
 
 absl::StatusOr<std::unique_ptr<ControlChannel>> ControlListener::Accept(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  pollfd pfd{fd_, POLLIN, 0};
-  int ready;
-  do {
-    ready = poll(&pfd, 1, PollMs(deadline));
-  } while (ready < 0 && errno == EINTR);
-  if (ready < 0) return Errno("poll");
-  if (ready == 0) return absl::DeadlineExceededError("no library connected");
-  const int fd = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd < 0) return Errno("accept");
-
-  ucred cred{};
-  socklen_t len = sizeof(cred);
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-    absl::Status s = Errno("SO_PEERCRED");
-    close(fd);
-    return s;
+  absl::StatusOr<Peer> peer = AcceptPeer(fd_, deadline);
+  if (!peer.ok()) {
+    if (absl::IsDeadlineExceeded(peer.status())) {
+      return absl::DeadlineExceededError("no library connected");
+    }
+    return peer.status();
   }
-  if (cred.uid != 0 && cred.uid != geteuid()) {
-    close(fd);
-    return absl::PermissionDeniedError(absl::StrCat("peer pid ", cred.pid, " uid ", cred.uid,
-                                                    " is neither root nor uid ", geteuid()));
-  }
+  return ControlChannel::FromAcceptedPeer(peer->fd, peer->cred, deadline - absl::Now());
+}
 
+absl::StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::FromAcceptedPeer(
+    int fd, const ucred& cred, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
   ControlMessage m;
   std::vector<int> fds;
   bool truncated = false;

@@ -16,6 +16,7 @@
 #ifndef OPMAP_AGENT_CAPTURE_CONTROL_CHANNEL_H_
 #define OPMAP_AGENT_CAPTURE_CONTROL_CHANNEL_H_
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -48,6 +49,11 @@ class ControlChannel {
   ~ControlChannel();
   ControlChannel(const ControlChannel&) = delete;
   ControlChannel& operator=(const ControlChannel&) = delete;
+
+  // Reads and checks the hello on a connection whose peer credentials were already
+  // checked (unix_socket.h AcceptPeer), then answers kWelcome. Takes `fd` (closed on error).
+  static absl::StatusOr<std::unique_ptr<ControlChannel>> FromAcceptedPeer(
+      int fd, const ucred& cred, absl::Duration timeout);
 
   const Hello& hello() const { return hello_; }
   // The ring memfd from the hello; the caller owns it from now (-1 if taken already).

@@ -128,6 +128,14 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
                         "(linear interpolation)\n\n",
                         s.gpu_event_count, Us(s.gpu_time_ns));
   out.append(SourceFactsTable(s.info));
+  if (s.gpu_event_count == 0) {
+    // Host-only capture (no GPU, or CUPTI unavailable: said above): the GPU tables would
+    // all be empty, so one line says so and the host sections follow.
+    out.append("\nGPU: no GPU events in this trace\n");
+    out.append(HostRangesTable(s.host_ranges, options.top));
+    out.append(StallsTable(s.stalls, options.top));
+    return out;
+  }
   absl::StrAppendFormat(&out, "%-8s %14s %14s %14s %14s %14s\n", "device", "span_us",
                         "busy_us", "idle_us", "compute_us", "non_compute_us");
   for (const DeviceBreakdown& d : s.devices) {

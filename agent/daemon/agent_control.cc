@@ -1,0 +1,236 @@
+// The agent's control socket and attach requests (agent.h; protocol in control_protocol.h).
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "agent/capture/unix_socket.h"
+#include "agent/daemon/agent.h"
+#include "agent/daemon/control_protocol.h"
+#include "agent/daemon/counter_monitor.h"
+#include "agent/daemon/registered_process.h"
+#include "analysis/report/json_writer.h"
+
+namespace opmap::agent {
+namespace {
+
+constexpr absl::Duration kRequestReadTimeout = absl::Seconds(2);
+
+bool WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// One request line, bounded in size and time: a client cannot hold the supervisor.
+absl::StatusOr<std::string> ReadRequestLine(int fd) {
+  const absl::Time deadline = absl::Now() + kRequestReadTimeout;
+  std::string line;
+  char c;
+  while (line.size() < kMaxControlLine) {
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, capture::PollMs(deadline)) <= 0) {
+      return absl::DeadlineExceededError("no complete request line within 2 s");
+    }
+    const ssize_t n = read(fd, &c, 1);
+    if (n <= 0) return absl::InvalidArgumentError("connection closed before a request line");
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+  return absl::InvalidArgumentError("request line over 4096 bytes");
+}
+
+}  // namespace
+
+struct ControlClient {
+  int fd = -1;
+  pid_t peer_pid = 0;
+};
+
+void Agent::AcceptControl() {
+  absl::StatusOr<capture::Peer> peer = capture::AcceptPeer(control_fd_, absl::Now());
+  if (!peer.ok()) {
+    std::fprintf(stderr, "opmap-agent: control connection refused: %s\n",
+                 std::string(peer.status().message()).c_str());
+    return;
+  }
+  ServeControl({peer->fd, peer->cred.pid});
+}
+
+void Agent::ServeControl(ControlClient client) {
+  auto answer_and_close = [fd = client.fd](std::string text) {
+    WriteAll(fd, text);
+    close(fd);
+  };
+  absl::StatusOr<std::string> line = ReadRequestLine(client.fd);
+  absl::StatusOr<ControlRequest> request =
+      line.ok() ? ParseControlRequest(*line) : absl::StatusOr<ControlRequest>(line.status());
+  if (!request.ok()) {
+    answer_and_close(FormatAnswer({{"outcome", "error"}}, std::string(request.status().message())));
+    return;
+  }
+  if (request->kind == ControlRequest::Kind::kStatus) {
+    answer_and_close(FormatAnswer({{"outcome", "status"}}, "") + StatusText(request->json));
+    return;
+  }
+  // The answer (up to the memory budget of capture bytes) is written by a responder
+  // thread, so a slow client never stalls the supervisor.
+  const int fd = client.fd;
+  RequestAttach(static_cast<pid_t>(request->pid), request->duration, request->stalls,
+                absl::ZeroDuration(), [fd](AttachResult r) {
+                  std::map<std::string, std::string> fields = {
+                      {"outcome", r.outcome}, {"pid", absl::StrCat(r.pid)}};
+                  if (r.outcome == "captured") {
+                    fields["window_ms"] = absl::StrCat(absl::ToInt64Milliseconds(r.window));
+                    fields["records"] = absl::StrCat(r.records);
+                    fields["drops"] = absl::StrCat(r.drops);
+                    fields["counters_len"] = absl::StrCat(r.counters.size());
+                  }
+                  std::string head = FormatAnswer(fields, r.message);
+                  if (r.outcome == "captured") head += r.counters;
+                  // Detached: it owns everything it touches (fd and bytes), nothing of ours.
+                  std::thread([fd, head = std::move(head), bytes = std::move(r.capture)] {
+                    if (WriteAll(fd, head)) WriteAll(fd, bytes);
+                    close(fd);
+                  }).detach();
+                });
+}
+
+void Agent::RequestAttach(pid_t pid, absl::Duration duration, bool stalls,
+                          absl::Duration registration_wait,
+                          std::function<void(AttachResult)> done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_attaches_.push_back({pid, duration, stalls, absl::Now() + registration_wait,
+                               std::move(done)});
+}
+
+void Agent::ServePendingAttaches(absl::Time now) {
+  // Called with mu_ held, from Tick.
+  std::vector<PendingAttach> keep;
+  for (PendingAttach& a : pending_attaches_) {
+    auto it = processes_.find(a.pid);
+    if (it == processes_.end() || it->second->channel == nullptr) {
+      if (now < a.give_up) {
+        keep.push_back(std::move(a));
+        continue;
+      }
+      AttachResult r;
+      r.outcome = "not_registered";
+      r.pid = a.pid;
+      r.message = absl::StrFormat(
+          "pid %d has not registered with this agent (socket %s). Start it with "
+          "NVTX_INJECTION64_PATH=/usr/lib/opmap/libopmap_inject.so (NVTX ranges), "
+          "CUDA_INJECTION64_PATH=/usr/lib/opmap/libopmap_inject.so (CUDA kernels, on a GPU) "
+          "or LD_PRELOAD=/usr/lib/opmap/libopmap_inject.so, and OPMAP_AGENT_SOCKET=%s if the "
+          "agent's socket is not the default: the library is loaded at process start, so "
+          "a running process that did not load it cannot be attached",
+          a.pid, config_.socket, config_.socket);
+      a.done(std::move(r));
+      continue;
+    }
+    RegisteredProcess& p = *it->second;
+    if (p.attach_done) {
+      AttachResult r;
+      r.outcome = "busy";
+      r.pid = a.pid;
+      r.message = absl::StrFormat("another attach holds pid %d until its window ends (%s left)",
+                                  a.pid, absl::FormatDuration(absl::Trunc(
+                                             p.window_started + p.window_length - now,
+                                             absl::Milliseconds(100))));
+      a.done(std::move(r));
+      continue;
+    }
+    if (p.capturing) {  // a scheduled window: let it finish, then take the process
+      keep.push_back(std::move(a));
+      continue;
+    }
+    StartWindow(p, a.duration, a.stalls, now);
+    if (p.capturing) {
+      p.attach_done = std::move(a.done);
+    } else {
+      a.done(AttachOutcome("error", a.pid, "the process went away as the window started"));
+    }
+  }
+  pending_attaches_ = std::move(keep);
+}
+
+std::string Agent::StatusText(bool json) {
+  UploadStats up = upload_stats_ ? upload_stats_() : UploadStats{};
+  std::lock_guard<std::mutex> lock(mu_);
+  const absl::Time now = absl::Now();
+  if (json) {
+    analysis::JsonWriter w;
+    w.BeginObject();
+    w.Field("agent_id", agent_id_).Field("host", host_);
+    w.Field("uptime_s", absl::ToDoubleSeconds(now - started_), 1);
+    w.Field("cpu_cores", cpu_load_, 4).Field("cpu_budget_cores", config_.cpu_budget, 4);
+    w.Field("window_scale", window_scale_, 3);
+    w.Field("rss_peak_bytes", peak_rss_bytes_);
+    w.Key("upload").BeginObject();
+    w.Field("collector", up.collector_state).Field("queued_batches", up.queued_batches);
+    w.Field("spool_bytes", up.spool_bytes).Field("sent_batches", up.sent_batches);
+    w.Field("acked_batches", up.acked_batches).Field("dropped_batches", up.dropped_batches);
+    w.EndObject();
+    w.Field("counter_rows_dropped", counters_->dropped_rows());
+    w.Key("processes").BeginArray();
+    for (const auto& [pid, p] : processes_) {
+      w.BeginObject();
+      w.Field("pid", static_cast<int64_t>(pid)).Field("model", p->resource.model_name());
+      w.Field("revision", p->resource.model_revision()).Field("cmdline", p->facts.cmdline);
+      w.Field("state", p->capturing ? "capturing" : "idle");
+      w.Field("windows", p->windows).Field("records", p->records_total);
+      w.Field("drops", p->drops_total).Field("records_per_s", p->last_records_per_s, 1);
+      w.Key("unavailable").BeginArray();
+      for (const auto& [what, why] : p->unavailable) {
+        w.BeginObject().Field("what", what).Field("reason", why).EndObject();
+      }
+      for (const auto& [what, why] : counters_->Unavailable(pid)) {
+        w.BeginObject().Field("what", what).Field("reason", why).EndObject();
+      }
+      w.EndArray();
+      w.Key("counter_rates").BeginObject();
+      for (const auto& [name, rate] : counters_->Rates(pid)) w.Field(name, rate.second, 1);
+      w.EndObject();
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("exited").BeginArray();
+    for (const std::string& e : exited_) w.String(e);
+    w.EndArray();
+    w.EndObject();
+    return w.Take() + "\n";
+  }
+  std::string out = absl::StrFormat(
+      "opmap-agent %s on %s, up %s\n"
+      "own CPU %.4f cores (budget %.4f), windows at %.0f%% of %s, peak RSS %.1f MiB\n"
+      "collector: %s; queued %d batches, spool %d bytes, sent %d, acked %d, dropped %d\n\n",
+      agent_id_, host_, absl::FormatDuration(absl::Trunc(now - started_, absl::Seconds(1))),
+      cpu_load_, config_.cpu_budget, 100 * window_scale_,
+      absl::FormatDuration(config_.capture_window), peak_rss_bytes_ / 1048576.0,
+      up.collector_state, up.queued_batches, up.spool_bytes, up.sent_batches,
+      up.acked_batches, up.dropped_batches);
+  absl::StrAppendFormat(&out, "%-8s %-10s %-20s %-10s %8s %10s %8s %10s\n", "pid", "state",
+                        "model", "revision", "windows", "records", "drops", "records/s");
+  for (const auto& [pid, p] : processes_) {
+    absl::StrAppendFormat(&out, "%-8d %-10s %-20s %-10s %8d %10d %8d %10.0f\n", pid,
+                          p->capturing ? "capturing" : "idle", p->resource.model_name(),
+                          p->resource.model_revision(), p->windows, p->records_total,
+                          p->drops_total, p->last_records_per_s);
+    for (const auto& [what, why] : p->unavailable) {
+      absl::StrAppendFormat(&out, "         unavailable: %s: %s\n", what, why);
+    }
+  }
+  if (processes_.empty()) out += "(no process registered)\n";
+  for (const std::string& e : exited_) absl::StrAppendFormat(&out, "exited: %s\n", e);
+  return out;
+}
+
+}  // namespace opmap::agent

@@ -1,0 +1,25 @@
+// A finished window's records as capture-file bytes (agent/capture/capture_file.h), the
+// form `opmap attach` receives and `opmap analyze` reads: the same bytes
+// OPMAP_CAPTURE_FILE would have written for the window, with the ring's counters at
+// the window's end in the trailer.
+#ifndef OPMAP_AGENT_DAEMON_CAPTURE_ENCODING_H_
+#define OPMAP_AGENT_DAEMON_CAPTURE_ENCODING_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/capture/ring_reader.h"
+
+namespace opmap::agent {
+
+absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
+                                          const std::string& metadata,
+                                          const std::vector<std::string>& records,
+                                          const capture::RingCounters& counters);
+
+}  // namespace opmap::agent
+
+#endif  // OPMAP_AGENT_DAEMON_CAPTURE_ENCODING_H_

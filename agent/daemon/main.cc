@@ -1,0 +1,102 @@
+// opmap-agent: `opmap-agent [run] [flags]` (the daemon) and `opmap-agent status`.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/daemon/agent.h"
+#include "agent/daemon/agent_client.h"
+#include "agent/daemon/agent_config.h"
+#include "agent/daemon/uploader.h"
+
+namespace {
+
+std::atomic<opmap::agent::Agent*> g_agent{nullptr};
+
+void OnSignal(int) {
+  if (opmap::agent::Agent* a = g_agent.load()) a->Stop();
+}
+
+int Status(const std::vector<std::string>& args) {
+  std::string socket = opmap::agent::AgentConfig{}.control_socket;
+  opmap::agent::ControlRequest request;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      request.json = true;
+    } else if (args[i] == "--control-socket" && i + 1 < args.size()) {
+      socket = args[++i];
+    } else if (args[i].starts_with("--control-socket=")) {
+      socket = args[i].substr(17);
+    } else if (args[i] == "-h" || args[i] == "--help") {
+      std::cout << "usage: opmap-agent status [--control-socket PATH] [--json]\n\n"
+                   "Registered processes, their state, windows, records/s and drops; the\n"
+                   "agent's own CPU and RSS; the upload queue and spool.\n";
+      return 0;
+    } else {
+      std::cerr << "opmap-agent status: unknown argument '" << args[i] << "'\n";
+      return 2;
+    }
+  }
+  absl::StatusOr<opmap::agent::AgentReply> reply =
+      opmap::agent::CallAgent(socket, request, absl::Seconds(10));
+  if (!reply.ok()) {
+    std::cerr << "opmap-agent status: " << reply.status().message() << "\n";
+    return 1;
+  }
+  if (reply->fields["outcome"] != "status") {
+    std::cerr << "opmap-agent status: " << reply->fields["message"] << "\n";
+    return 1;
+  }
+  std::cout << reply->body;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "status") return Status({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "run") args.erase(args.begin());
+  absl::StatusOr<opmap::agent::ParsedAgentArgs> parsed = opmap::agent::ParseAgentArgs(args);
+  if (!parsed.ok()) {
+    std::cerr << "opmap-agent: " << parsed.status().message() << "\n"
+              << "run 'opmap-agent --help' for usage\n";
+    return 2;
+  }
+  if (parsed->help) {
+    std::cout << opmap::agent::AgentUsage();
+    return 0;
+  }
+  const opmap::agent::AgentConfig& config = parsed->config;
+  absl::StatusOr<std::unique_ptr<opmap::agent::Uploader>> uploader =
+      opmap::agent::Uploader::Create(config);
+  if (!uploader.ok()) {
+    std::cerr << "opmap-agent: " << uploader.status().message() << "\n";
+    return 1;
+  }
+  opmap::agent::Uploader* up = uploader->get();
+  opmap::agent::Agent agent(
+      config, [up](std::vector<opmap::v1::Batch> b) { up->Push(std::move(b)); },
+      [up] { return up->Stats(); });
+  if (absl::Status s = agent.Start(); !s.ok()) {
+    std::cerr << "opmap-agent: " << s.message() << "\n";
+    return 1;
+  }
+  g_agent.store(&agent);
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  std::cout << "agent ready: socket " << config.socket << ", control " << config.control_socket
+            << std::endl;
+  agent.Run();
+  g_agent.store(nullptr);
+  std::cout << "agent stopped" << std::endl;
+  return 0;
+}

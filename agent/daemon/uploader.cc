@@ -1,0 +1,116 @@
+#include "agent/daemon/uploader.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "agent/spool/outbox.h"
+#include "cli/grpc_client.h"
+#include "cli/ingest_sender.h"
+#include "common/config/text_util.h"
+
+namespace opmap::agent {
+
+absl::StatusOr<std::unique_ptr<Uploader>> Uploader::Create(const AgentConfig& config) {
+  std::unique_ptr<Uploader> u(new Uploader());
+  u->config_ = config;
+  OutboxOptions options;
+  options.memory_bytes = static_cast<size_t>(config.memory_queue_bytes);
+  options.spool_bytes = static_cast<uint64_t>(config.spool_bytes);
+  options.spool_dir = config.spool_dir;
+  absl::StatusOr<std::unique_ptr<Outbox>> outbox = Outbox::Open(options);
+  if (!outbox.ok()) {
+    return absl::Status(outbox.status().code(),
+                        absl::StrCat("--spool-dir ", config.spool_dir, ": ",
+                                     outbox.status().message()));
+  }
+  u->outbox_ = std::move(*outbox);
+  if (!config.collector.empty()) {
+    u->state_ = "connecting";
+    u->thread_ = std::thread([p = u.get()] { p->Loop(); });
+  }
+  return u;
+}
+
+Uploader::~Uploader() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+  (void)outbox_->Close();
+}
+
+void Uploader::Push(std::vector<opmap::v1::Batch> batches) {
+  for (opmap::v1::Batch& b : batches) {
+    OutboxKey key{b.session_id(), b.seq()};
+    if (absl::Status s = outbox_->Push(std::move(key), b.SerializeAsString()); !s.ok()) {
+      // Counted by the outbox (dropped_batches); the message says why.
+      push_errors_.fetch_add(1);
+      std::fprintf(stderr, "opmap-agent: batch %s#%llu: %s\n", b.session_id().c_str(),
+                   static_cast<unsigned long long>(b.seq()), std::string(s.message()).c_str());
+    }
+  }
+}
+
+UploadStats Uploader::Stats() {
+  OutboxStats s = outbox_->stats();
+  UploadStats u;
+  u.queued_batches = static_cast<int64_t>(s.memory_batches + s.spool_batches);
+  u.spool_bytes = static_cast<int64_t>(s.spool_bytes);
+  u.sent_batches = sent_.load();
+  u.acked_batches = static_cast<int64_t>(s.acked_batches);
+  u.dropped_batches = static_cast<int64_t>(s.dropped_batches);
+  std::lock_guard<std::mutex> lock(mu_);
+  u.collector_state = state_;
+  return u;
+}
+
+void Uploader::Loop() {
+  cli::ConnectionFlags flags;
+  for (absl::string_view a : absl::StrSplit(config_.collector, ',', absl::SkipEmpty())) {
+    flags.collectors.emplace_back(text::Trim(std::string_view(a.data(), a.size())));
+  }
+  flags.token_file = config_.token_file;
+  flags.tls_ca = config_.tls_ca;
+  flags.tls_cert = config_.tls_cert;
+  flags.tls_key = config_.tls_key;
+  absl::StatusOr<std::unique_ptr<cli::CollectorClient>> client =
+      cli::CollectorClient::Create(flags);
+  if (!client.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = absl::StrCat("not connecting: ", client.status().message());
+    return;
+  }
+  cli::SenderOptions options;
+  // Short: Run returns soon after a failure, so the loop notices stop_ and the spool
+  // takes over; the next round retries.
+  options.retry_for = absl::Seconds(10);
+  options.max_backoff = absl::Seconds(5);
+  options.on_settled = [this](const std::string&, const std::string& session, uint64_t seq) {
+    (void)outbox_->Ack(session, seq);
+  };
+  options.log = [this](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = absl::StrCat("reconnecting: ", line);
+  };
+  cli::IngestSender sender(client->get(), options);
+  while (!stop_.load()) {
+    if (!outbox_->WaitForUnsent(absl::Milliseconds(200))) continue;
+    // One stream per burst of windows: Run returns when everything it pulled is settled.
+    outbox_->Rewind();
+    cli::SenderResult r = sender.Run([this](opmap::v1::Batch* batch) {
+      if (stop_.load()) return false;
+      absl::StatusOr<std::optional<OutboxItem>> item = outbox_->NextUnsent();
+      if (!item.ok() || !item->has_value()) return false;
+      if (!batch->ParseFromString((*item)->bytes)) return false;  // the outbox checked crc
+      sent_.fetch_add(1);
+      return true;
+    });
+    std::lock_guard<std::mutex> lock(mu_);
+    if (r.status.ok()) {
+      state_ = absl::StrCat("connected to ", flags.collectors.front());
+    } else {
+      state_ = absl::StrCat("unreachable: ", cli::StatusLine(r.status),
+                            " (batches kept in the outbox)");
+      (void)outbox_->Spill();
+    }
+  }
+}
+
+}  // namespace opmap::agent

@@ -1,0 +1,53 @@
+// Test helpers for opmap-agent integration tests: the real agent binary on private
+// sockets, the real demo workload with libopmap_inject.so, and `opmap-agent status`
+// parsed back. Builds on collector_fixture.h (temp dirs, child processes, the collector).
+#ifndef OPMAP_TESTS_INTEGRATION_AGENT_FIXTURE_H_
+#define OPMAP_TESTS_INTEGRATION_AGENT_FIXTURE_H_
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "tests/integration/collector_fixture.h"
+
+namespace opmap::testing {
+
+std::string AgentBin();      // BinDir()/opmap-agent
+std::string DemoBin();       // BinDir()/opmap-demo-infer
+std::string InjectLib();     // BinDir()/../lib/libopmap_inject.so
+
+class AgentProcess {
+ public:
+  // Sockets and spool live in `dir`; `extra` flags are appended.
+  AgentProcess(std::string dir, std::vector<std::string> extra = {});
+  absl::Status Start();  // waits for "agent ready"
+  void Kill() {
+    child_.Signal(SIGKILL);
+    child_.Wait(absl::Seconds(10));
+  }
+  int Stop();            // SIGTERM, returns the exit code
+  std::string socket() const { return dir_ + "/agent.sock"; }
+  std::string control_socket() const { return dir_ + "/control.sock"; }
+  // `opmap-agent status --json`; "" when the agent does not answer.
+  std::string StatusJson() const;
+  // Waits until status lists `pid` with at least `windows` finished windows.
+  bool WaitForProcess(pid_t pid, int windows, absl::Duration timeout) const;
+  std::string Log() const;
+
+ private:
+  std::string dir_;
+  std::vector<std::string> extra_;
+  Child child_;
+  int starts_ = 0;
+};
+
+// The environment that makes the demo register with `agent_socket`.
+std::vector<std::string> InjectEnv(const std::string& agent_socket);
+
+}  // namespace opmap::testing
+
+#endif  // OPMAP_TESTS_INTEGRATION_AGENT_FIXTURE_H_

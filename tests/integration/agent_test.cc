@@ -1,0 +1,180 @@
+// opmap-agent and `opmap attach` with real processes: the agent binary on private
+// sockets, the demo workload loading libopmap_inject.so through NVTX_INJECTION64_PATH,
+// and the opmap CLI — no part replaced by a stand-in.
+#include <signal.h>
+#include <unistd.h>
+
+#include <simdjson.h>
+
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/integration/agent_fixture.h"
+
+namespace opmap::testing {
+namespace {
+
+// The demo's own --json numbers.
+struct DemoRun {
+  int64_t requests = -1;
+  int64_t failed = -1;
+  double throughput = 0;
+};
+
+DemoRun ParseDemo(const std::string& out) {
+  DemoRun d;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(out).get(doc) != simdjson::SUCCESS) {
+    ADD_FAILURE() << "demo output is not JSON: " << out;
+    return d;
+  }
+  d.requests = doc["requests"].get_int64().value_unsafe();
+  d.failed = doc["failed"].get_int64().value_unsafe();
+  d.throughput = doc["throughput_rps"].get_double().value_unsafe();
+  return d;
+}
+
+int64_t RangeCount(simdjson::dom::element report, std::string_view name) {
+  simdjson::dom::array ranges;
+  if (report["host_ranges"]["ranges"].get_array().get(ranges) != simdjson::SUCCESS) return -1;
+  for (simdjson::dom::element r : ranges) {
+    std::string_view n;
+    if (r["name"].get_string().get(n) == simdjson::SUCCESS && n == name) {
+      return r["count"].get_int64().value_unsafe();
+    }
+  }
+  return 0;
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+};
+
+TEST_F(AgentTest, AttachThroughTheAgentPrintsTheReportAndStatusListsTheProcess) {
+  AgentProcess agent(dir_.path(), {"--capture-every", "1h", "--capture-window", "200ms"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child demo;
+  std::vector<std::string> env = InjectEnv(agent.socket());
+  env.push_back("OPMAP_MODEL=demo-test");
+  env.push_back("OPMAP_MODEL_REVISION=r7");
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "8", "--rate", "100", "--json"},
+                         dir_.File("demo.out"), dir_.File("demo.err"), env)
+                  .ok());
+  // Registration, then the first scheduled window (1 s after it).
+  ASSERT_TRUE(agent.WaitForProcess(demo.pid(), 1, absl::Seconds(15))) << agent.Log();
+
+  RunResult attach = opmap::testing::Run({OpmapBin(), "attach", "--pid", std::to_string(demo.pid()),
+                          "--duration", "1s", "--control-socket", agent.control_socket(),
+                          "--format", "json"},
+                         dir_.path(), {}, absl::Seconds(30));
+  ASSERT_EQ(attach.exit_code, 0) << attach.err << attach.out;
+  EXPECT_TRUE(absl::StrContains(attach.err, absl::StrCat("pid ", demo.pid(), ": captured: ")))
+      << attach.err;
+  EXPECT_TRUE(absl::StrContains(attach.err, " 0 drops")) << attach.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(attach.out).get(report), simdjson::SUCCESS) << attach.out;
+  // ~100 requests/s for 1 s, two decoder layers each with two qkv_linear ranges... the
+  // structure holds range by range: every request has one forward pass.
+  const int64_t requests = RangeCount(report, "request");
+  const int64_t forwards = RangeCount(report, "forward");
+  EXPECT_GE(forwards, 50);
+  EXPECT_LE(forwards, 200);
+  EXPECT_NEAR(RangeCount(report, "decoder_layer.0"), forwards, 2);
+  EXPECT_NEAR(RangeCount(report, "demo::qkv_linear"), 2 * forwards, 4);
+  EXPECT_GE(requests, forwards - 10);  // requests end on the worker; a few straddle the edges
+  std::string_view why;
+  ASSERT_EQ(report["stalls"]["unavailable"].get_string().get(why), simdjson::SUCCESS);
+
+  // The agent's status: labels from the environment, windows and records counted.
+  const std::string status = agent.StatusJson();
+  EXPECT_TRUE(absl::StrContains(status, "\"model\":\"demo-test\",\"revision\":\"r7\""))
+      << status;
+  EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 2, absl::Seconds(5))) << status;
+  EXPECT_TRUE(absl::StrContains(status, "\"drops\":0")) << status;
+  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0);
+  DemoRun run = ParseDemo(ReadFileOrEmpty(dir_.File("demo.out")));
+  EXPECT_EQ(run.failed, 0);
+  // The exit is noticed.
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  std::string after;
+  while (absl::Now() < deadline) {
+    after = agent.StatusJson();
+    if (absl::StrContains(after, "\"processes\":[]")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(absl::StrContains(after, "\"processes\":[]")) << after;
+  EXPECT_TRUE(absl::StrContains(after, absl::StrCat("pid ", demo.pid(), " (demo-test)"))) << after;
+  EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+}
+
+TEST_F(AgentTest, AttachToAProcessWithoutTheLibraryPrintsTheRemedy) {
+  AgentProcess agent(dir_.path());
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child sleeper;
+  ASSERT_TRUE(sleeper.Start({"/bin/sleep", "30"}, dir_.File("s.out"), dir_.File("s.err")).ok());
+  RunResult attach = opmap::testing::Run({OpmapBin(), "attach", "--pid", std::to_string(sleeper.pid()),
+                          "--duration", "1s", "--control-socket", agent.control_socket()},
+                         dir_.path(), {}, absl::Seconds(30));
+  EXPECT_EQ(attach.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(attach.err, absl::StrCat("pid ", sleeper.pid(), ": not_registered: ")))
+      << attach.err;
+  EXPECT_TRUE(absl::StrContains(attach.err, "NVTX_INJECTION64_PATH=")) << attach.err;
+  EXPECT_TRUE(absl::StrContains(attach.err, "OPMAP_AGENT_SOCKET=" + agent.socket())) << attach.err;
+  sleeper.Signal(SIGKILL);
+}
+
+TEST_F(AgentTest, AttachWithNoAgentRunningCapturesDirectly) {
+  const std::string lib_socket = dir_.File("lib.sock");
+  Child demo;
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "6", "--rate", "100", "--json"},
+                         dir_.File("demo.out"), dir_.File("demo.err"), InjectEnv(lib_socket))
+                  .ok());
+  RunResult attach = opmap::testing::Run({OpmapBin(), "attach", "--pid", std::to_string(demo.pid()),
+                          "--duration", "1s", "--socket", lib_socket, "--control-socket",
+                          dir_.File("no-agent.sock"), "--format", "json"},
+                         dir_.path(), {}, absl::Seconds(60));
+  ASSERT_EQ(attach.exit_code, 0) << attach.err;
+  EXPECT_TRUE(absl::StrContains(attach.err, "no agent at")) << attach.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(attach.out).get(report), simdjson::SUCCESS) << attach.out;
+  EXPECT_GE(RangeCount(report, "forward"), 50);
+  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0);
+  EXPECT_EQ(ParseDemo(ReadFileOrEmpty(dir_.File("demo.out"))).failed, 0);
+}
+
+// The target comes first: SIGKILL the agent mid-window and the workload runs on; a new
+// agent on the same socket gets the process back (the library re-registers) and captures.
+TEST_F(AgentTest, AgentKilledThenRestartedWorkloadRunsOnAndReRegisters) {
+  AgentProcess agent(dir_.path(), {"--capture-every", "2s", "--capture-window", "1s",
+                                   "--capture-jitter", "0"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child demo;
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "12", "--rate", "100", "--json"},
+                         dir_.File("demo.out"), dir_.File("demo.err"),
+                         InjectEnv(agent.socket()))
+                  .ok());
+  ASSERT_TRUE(agent.WaitForProcess(demo.pid(), 1, absl::Seconds(15))) << agent.Log();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // inside a window
+  agent.Kill();
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 1, absl::Seconds(20))) << agent.StatusJson();
+  ASSERT_EQ(demo.Wait(absl::Seconds(40)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
+  DemoRun run = ParseDemo(ReadFileOrEmpty(dir_.File("demo.out")));
+  EXPECT_EQ(run.failed, 0);
+  // Poisson arrivals at 100/s for 12 s: every generated request completed, at the rate
+  // offered (a workload held up by the agent would fall behind it).
+  EXPECT_GE(run.requests, 1000);
+  EXPECT_GE(run.throughput, 0.95 * run.requests / 12.5);
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace opmap::testing
