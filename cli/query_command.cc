@@ -126,7 +126,7 @@ const char* SubjectFlag(opmap::v1::LatencySubject s) {
 const char* SubjectTitle(opmap::v1::LatencySubject s) {
   switch (s) {
     case opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU: return "operator instances' GPU time";
-    case opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU: return "operator ranges' host durations";
+    case opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU: return "operator ranges' host durations (inclusive of nested ranges)";
     case opmap::v1::LATENCY_SUBJECT_REQUEST: return "request durations";
     default: return "GPU event durations";
   }
@@ -275,6 +275,8 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
   for (const auto& r : resp.rows()) alpha = std::max(alpha, r.relative_accuracy());
   std::vector<std::string> keys = args.group_names;
 
+  double all_ns = 0;  // the rows' summed time, for each row's share
+  for (const auto& r : resp.rows()) all_ns += static_cast<double>(r.sum_ns());
   if (args.format == Format::kJson) {
     JsonWriter w;
     w.BeginObject()
@@ -296,6 +298,7 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
       }
       w.Field("count", static_cast<int64_t>(r.count()))
           .Field("total_us", r.sum_ns() / 1000.0)
+          .Field("share", all_ns > 0 ? static_cast<double>(r.sum_ns()) / all_ns : 0.0, 6)
           .Field("min_us", r.min_ns() / 1000.0)
           .Field("max_us", r.max_ns() / 1000.0);
       for (size_t q = 0; q < args.quantiles.size(); ++q) {
@@ -316,9 +319,14 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
     return std::cout.good() ? 0 : 1;
   }
 
+  // Share of the summed time over the rows shown (a truncated answer says so above).
+  // Host ranges nest, so for operator-cpu an enclosing range's time includes its
+  // children's; the footer says so.
   std::vector<std::string> header = keys;
   std::vector<bool> numeric(keys.size(), false);
-  for (const char* h : {"count", "total_us", "min_us"}) header.push_back(h), numeric.push_back(true);
+  for (const char* h : {"count", "total_us", "share", "min_us"}) {
+    header.push_back(h), numeric.push_back(true);
+  }
   for (double q : args.quantiles) header.push_back(QuantileName(q) + "_us"), numeric.push_back(true);
   header.push_back("max_us"), numeric.push_back(true);
   std::vector<std::vector<std::string>> rows;
@@ -332,6 +340,10 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
     }
     row.push_back(absl::StrCat(r.count()));
     row.push_back(UsFromNs(r.sum_ns()));
+    row.push_back(all_ns > 0 ? absl::StrFormat(args.format == Format::kTable ? "%.2f%%" : "%.6f",
+                                               (args.format == Format::kTable ? 100.0 : 1.0) *
+                                                   static_cast<double>(r.sum_ns()) / all_ns)
+                             : std::string(""));
     row.push_back(UsFromNs(r.min_ns()));
     for (size_t q = 0; q < args.quantiles.size(); ++q) {
       row.push_back(q < static_cast<size_t>(r.quantile_ns_size()) ? UsFromNs(r.quantile_ns(q))

@@ -386,8 +386,8 @@ TEST_F(CollectorTest, QueryTableCsvAndUnavailable) {
                        "csv", "--quantiles", "0.5,0.999"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_THAT(c.out, ::testing::StartsWith(
-                         "operator,count,total_us,min_us,p50_us,p99.9_us,max_us\n"));
-  EXPECT_THAT(c.out, HasSubstr("aten::addmm,26,197.598,"));
+                         "operator,count,total_us,share,min_us,p50_us,p99.9_us,max_us\n"));
+  EXPECT_THAT(c.out, HasSubstr("aten::addmm,26,197.598,0."));
   // What the collector cannot answer says so, never a zero.
   RunResult u = query({"latency", "--group-by", "module"});
   ASSERT_EQ(u.exit_code, 0) << u.err;
