@@ -409,7 +409,7 @@ TEST_F(HostTest, RangesOnlyAndCountersEndToEnd) {
   EXPECT_THAT(r.out, HasSubstr("\"subject\":\"request\""));
   r = Cli({"query", "latency", "--subject", "operator-cpu", "--group-by", "operator"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("latency of operator ranges' host durations, by operator: 2 rows"));
+  EXPECT_THAT(r.out, HasSubstr("latency of operator ranges' host durations (inclusive of nested ranges), by operator: 2 rows"));
   EXPECT_THAT(r.out, HasSubstr("aten::linear"));
   r = Cli({"query", "latency", "--subject", "sideways"});
   EXPECT_EQ(r.exit_code, 2);
