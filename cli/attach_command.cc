@@ -130,6 +130,15 @@ int Standalone(const Args& args) {
   config.control_socket = absl::StrFormat("/tmp/opmap-attach-%d.sock", getpid());
   std::cerr << "opmap attach: no agent at " << args.control_socket
             << "; capturing directly (library socket " << config.socket << ")\n";
+  // A live agent on the library socket (its control socket elsewhere) must not lose its
+  // socket to us: refuse rather than take it over.
+  if (absl::StatusOr<agent::AgentReply> probe = agent::CallAgent(config.socket, {}, absl::Seconds(2));
+      !absl::IsUnavailable(probe.status())) {
+    std::cerr << "opmap attach: something is listening on the library socket " << config.socket
+              << " (a running agent?) but not on --control-socket " << args.control_socket
+              << ": pass the agent's --control-socket\n";
+    return 1;
+  }
   agent::Agent a(config, [](std::vector<opmap::v1::Batch>) {}, nullptr);
   a.DisableSchedule();
   if (absl::Status s = a.Start(); !s.ok()) {

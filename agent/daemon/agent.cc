@@ -140,15 +140,19 @@ void Agent::Run() {
     if (fds[1].revents & POLLIN) AcceptControl();
     Tick(absl::Now());
   }
-  // Shutdown: close open windows (their batches still go out), detach every library.
+  // Shutdown: end open windows (their batches still go out) and close the channels. No
+  // kDetach: that would leave the libraries dormant for good, and an agent restart
+  // (upgrade, rollout) must get its processes back — they see the socket close and
+  // register again with the next agent.
   std::lock_guard<std::mutex> lock(mu_);
   const absl::Time now = absl::Now();
   for (auto& [pid, p] : processes_) {
     if (p->capturing) {
+      (void)p->channel->StopWindow(p->window_id);
       DrainWindow(*p);
       FinishWindow(*p, now, "agent stopping");
     }
-    if (p->channel != nullptr) (void)p->channel->Detach();
+    p->channel.reset();
   }
   for (PendingAttach& a : pending_attaches_) {
     a.done(AttachOutcome("error", a.pid, "the agent is stopping"));

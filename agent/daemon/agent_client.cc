@@ -24,14 +24,20 @@ absl::StatusOr<AgentReply> CallAgent(const std::string& socket_path,
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return capture::Errno("socket");
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    absl::Status s = absl::UnavailableError(
-        absl::StrCat("no agent at ", socket_path, ": ", std::strerror(errno)));
+    // Only "nothing listens there" is Unavailable (the caller may then act as the agent);
+    // anything else (EACCES, ...) is an error the user must see.
+    const int err = errno;
+    const std::string why = absl::StrCat(socket_path, ": ", std::strerror(err));
     close(fd);
-    return s;
+    if (err == ENOENT || err == ECONNREFUSED) return absl::UnavailableError("no agent at " + why);
+    return absl::PermissionDeniedError("cannot reach the agent at " + why);
   }
   const std::string line = FormatControlRequest(request);
   if (send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
-    absl::Status s = capture::Errno("send to the agent");
+    // The agent took the connection and closed it: its peer-credential check refused us.
+    absl::Status s = absl::PermissionDeniedError(absl::StrCat(
+        "the agent at ", socket_path, " closed the connection (only root or the agent's uid ",
+        "may use it): ", std::strerror(errno)));
     close(fd);
     return s;
   }
@@ -60,7 +66,9 @@ absl::StatusOr<AgentReply> CallAgent(const std::string& socket_path,
   close(fd);
   const size_t nl = all.find('\n');
   if (nl == std::string::npos) {
-    return absl::DataLossError("the agent closed the connection without an answer line");
+    return absl::PermissionDeniedError(absl::StrCat(
+        "the agent at ", socket_path, " closed the connection without an answer (only root ",
+        "or the agent's uid may use it)"));
   }
   AgentReply reply;
   reply.fields = ParseAnswer(std::string_view(all).substr(0, nl));

@@ -61,7 +61,7 @@ const std::vector<Key>& Keys() {
        ParsedSetter(&AgentConfig::stalls, &config::ParseBool)},
       {"cpu-budget", false, "CORES", "the agent's own CPU, averaged (default 0.01 = 1%)",
        ParsedSetter(&AgentConfig::cpu_budget, &ParseFraction)},
-      {"memory-budget", false, "SIZE", "the agent's own RSS limit for captures (default 256MiB)",
+      {"memory-budget", false, "SIZE", "record bytes one window may hold per process; past it records are dropped and counted (default 256MiB)",
        ParsedSetter(&AgentConfig::memory_budget_bytes, &config::ParseBytes)},
       {"agent-id", false, "ID", "stable id of this host (default: /etc/machine-id)",
        StringSetter(&AgentConfig::agent_id)},

@@ -33,7 +33,7 @@ absl::StatusOr<std::unique_ptr<Uploader>> Uploader::Create(const AgentConfig& co
 Uploader::~Uploader() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
-  (void)outbox_->Close();
+  if (outbox_ != nullptr) (void)outbox_->Close();
 }
 
 void Uploader::Push(std::vector<opmap::v1::Batch> batches) {

@@ -2,6 +2,7 @@
 // sockets, the demo workload loading libopmap_inject.so through NVTX_INJECTION64_PATH,
 // and the opmap CLI — no part replaced by a stand-in.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <simdjson.h>
@@ -155,6 +156,7 @@ TEST_F(AgentTest, AttachWithNoAgentRunningCapturesDirectly) {
 TEST_F(AgentTest, AgentKilledThenRestartedWorkloadRunsOnAndReRegisters) {
   AgentProcess agent(dir_.path(), {"--capture-every", "2s", "--capture-window", "1s",
                                    "--capture-jitter", "0"});
+  // 12 s of workload covers: first window, SIGKILL, restart, SIGTERM, restart.
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   Child demo;
   ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "12", "--rate", "100", "--json"},
@@ -166,6 +168,10 @@ TEST_F(AgentTest, AgentKilledThenRestartedWorkloadRunsOnAndReRegisters) {
   agent.Kill();
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 1, absl::Seconds(20))) << agent.StatusJson();
+  // A clean stop (SIGTERM: upgrade, rollout) must not leave the library dormant for good.
+  EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 1, absl::Seconds(20))) << agent.StatusJson();
   ASSERT_EQ(demo.Wait(absl::Seconds(40)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
   DemoRun run = ParseDemo(ReadFileOrEmpty(dir_.File("demo.out")));
   EXPECT_EQ(run.failed, 0);
@@ -174,6 +180,30 @@ TEST_F(AgentTest, AgentKilledThenRestartedWorkloadRunsOnAndReRegisters) {
   EXPECT_GE(run.requests, 1000);
   EXPECT_GE(run.throughput, 0.95 * run.requests / 12.5);
   EXPECT_EQ(agent.Stop(), 0);
+}
+
+TEST_F(AgentTest, RefusedSpoolDirIsAnErrorNotACrash) {
+  const std::string spool = dir_.File("spool");
+  ASSERT_EQ(mkdir(spool.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(spool.c_str(), 0777), 0);  // others could plant batches: refused
+  RunResult r = opmap::testing::Run(
+      {AgentBin(), "--socket", dir_.File("a.sock"), "--control-socket", dir_.File("c.sock"),
+       "--spool-dir", spool},
+      dir_.path(), {}, absl::Seconds(20));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "--spool-dir " + spool + ": ")) << r.err;
+}
+
+TEST_F(AgentTest, BadFlagsExitTwoWithTheFlagNamed) {
+  RunResult r = opmap::testing::Run({AgentBin(), "--capture-window", "5m", "--capture-every", "1m"},
+                                    dir_.path(), {}, absl::Seconds(20));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--capture-window (5m) must be shorter than --capture-every (1m)"))
+      << r.err;
+  r = opmap::testing::Run({AgentBin(), "--collector", "127.0.0.1:7700"}, dir_.path(), {},
+                          absl::Seconds(20));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--collector needs --tls-ca FILE")) << r.err;
 }
 
 }  // namespace
