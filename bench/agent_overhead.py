@@ -34,9 +34,9 @@ import time
 
 SHAPES = {
     # The demo's default model: ~32 NVTX ranges per ~2-6 ms request.
-    "default": ["--requests", "600"],
+    "default": ["--requests", "3000"],
     # A tiny model: ~110 ranges per ~0.1 ms request: the agent's drain rate stress case.
-    "tiny": ["--requests", "20000", "--layers", "8", "--hidden", "16", "--heads", "1",
+    "tiny": ["--requests", "60000", "--layers", "8", "--hidden", "16", "--heads", "1",
              "--seq", "4", "--vocab", "64"],
 }
 SATURATED = ["--json", "--rate", "1000000", "--clients", "1", "--workers", "1", "--queue", "4"]
@@ -134,9 +134,6 @@ def main():
                 cpu1 = proc_cpu_seconds(agent.proc.pid)
                 if n == "capturing":
                     st = agent.status()
-                    records = sum(p.get("records", 0) for p in st["processes"])
-                    if records == 0:  # the process is gone: its totals left with it
-                        records = st.get("records_total_exited", 0)
                     agent_rows.append((shape, cpu1 - cpu0, wall, vm_hwm_bytes(agent.proc.pid),
                                        st))
                 agent.stop()

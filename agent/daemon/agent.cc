@@ -312,8 +312,7 @@ void Agent::StartWindow(RegisteredProcess& p, absl::Duration duration, bool stal
   p.stop_sent = false;
   p.window_started = now;
   p.window_length = duration;
-  p.records.clear();
-  p.record_bytes = 0;
+  p.records.Release();
   p.budget_drops = 0;
   p.ring_before = p.ring->Counters();
 }
@@ -321,12 +320,11 @@ void Agent::StartWindow(RegisteredProcess& p, absl::Duration duration, bool stal
 void Agent::DrainWindow(RegisteredProcess& p) {
   const size_t budget = static_cast<size_t>(config_.memory_budget_bytes);
   absl::StatusOr<uint64_t> n = p.ring->Drain([&](std::span<const uint8_t> rec) {
-    if (p.record_bytes + rec.size() > budget) {
+    if (p.records.bytes() + rec.size() > budget) {
       ++p.budget_drops;  // over the agent's memory budget: counted, never silently lost
       return true;
     }
-    p.records.emplace_back(reinterpret_cast<const char*>(rec.data()), rec.size());
-    p.record_bytes += rec.size();
+    p.records.Append(rec);
     return true;
   });
   if (!n.ok()) {
@@ -366,6 +364,9 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
   p.windows += 1;
   p.records_total += static_cast<int64_t>(p.records.size());
   p.drops_total += drops;
+  windows_total_ += 1;
+  records_total_ += static_cast<int64_t>(p.records.size()) + p.budget_drops;
+  drops_total_ += drops;
   p.last_records_per_s = seconds > 0 ? p.records.size() / seconds : 0;
   p.last_window_end = now;
   ScheduleNext(p, now);
@@ -389,8 +390,7 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
     }
     std::exchange(p.attach_done, nullptr)(std::move(r));
   }
-  p.records.clear();
-  p.records.shrink_to_fit();
+  p.records.Release();
   if (!built.ok()) {
     std::fprintf(stderr, "opmap-agent: pid %d window %llu: not sent: %s\n", p.pid,
                  static_cast<unsigned long long>(p.window_id),

@@ -138,6 +138,10 @@ class Agent {
   double cpu_load_ = 0;       // cores, exponentially smoothed over ~60 s
   double window_scale_ = 1;   // scheduled windows are capture_window × this
   int64_t peak_rss_bytes_ = 0;
+  // Since start, over every process (exited ones included): for status and the bench.
+  int64_t windows_total_ = 0;
+  int64_t records_total_ = 0;
+  int64_t drops_total_ = 0;
   absl::Time started_;
 };
 

@@ -174,6 +174,8 @@ std::string Agent::StatusText(bool json) {
     w.Field("cpu_cores", cpu_load_, 4).Field("cpu_budget_cores", config_.cpu_budget, 4);
     w.Field("window_scale", window_scale_, 3);
     w.Field("rss_peak_bytes", peak_rss_bytes_);
+    w.Field("windows_total", windows_total_).Field("records_drained", records_total_);
+    w.Field("drops_total", drops_total_);
     w.Key("upload").BeginObject();
     w.Field("collector", up.collector_state).Field("queued_batches", up.queued_batches);
     w.Field("spool_bytes", up.spool_bytes).Field("sent_batches", up.sent_batches);
@@ -211,10 +213,12 @@ std::string Agent::StatusText(bool json) {
   std::string out = absl::StrFormat(
       "opmap-agent %s on %s, up %s\n"
       "own CPU %.4f cores (budget %.4f), windows at %.0f%% of %s, peak RSS %.1f MiB\n"
+      "since start: %d windows, %d records drained, %d dropped\n"
       "collector: %s; queued %d batches, spool %d bytes, sent %d, acked %d, dropped %d\n\n",
       agent_id_, host_, absl::FormatDuration(absl::Trunc(now - started_, absl::Seconds(1))),
       cpu_load_, config_.cpu_budget, 100 * window_scale_,
       absl::FormatDuration(config_.capture_window), peak_rss_bytes_ / 1048576.0,
+      windows_total_, records_total_, drops_total_,
       up.collector_state, up.queued_batches, up.spool_bytes, up.sent_batches,
       up.acked_batches, up.dropped_batches);
   absl::StrAppendFormat(&out, "%-8s %-10s %-20s %-10s %8s %10s %8s %10s\n", "pid", "state",

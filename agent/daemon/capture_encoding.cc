@@ -14,7 +14,7 @@ namespace opmap::agent {
 
 absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
                                           const std::string& metadata,
-                                          const std::vector<std::string>& records,
+                                          const RecordBuffer& records,
                                           const capture::RingCounters& counters) {
   // The writer writes to a descriptor; an anonymous memfd keeps this off the disk.
   const int fd = memfd_create("opmap-attach", MFD_CLOEXEC);
@@ -28,7 +28,7 @@ absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
       write_fd, static_cast<uint32_t>(pid), ring_capacity, metadata);
   absl::Status s = w.status();
   for (size_t i = 0; s.ok() && i < records.size(); ++i) {
-    const std::string& r = records[i];
+    const std::string_view r = records[i];
     s = w->Append(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r.data()), r.size()));
   }
   if (s.ok()) {

@@ -12,12 +12,13 @@
 
 #include "absl/status/statusor.h"
 #include "agent/capture/ring_reader.h"
+#include "agent/daemon/record_buffer.h"
 
 namespace opmap::agent {
 
 absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
                                           const std::string& metadata,
-                                          const std::vector<std::string>& records,
+                                          const RecordBuffer& records,
                                           const capture::RingCounters& counters);
 
 }  // namespace opmap::agent

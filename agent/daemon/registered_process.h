@@ -16,6 +16,7 @@
 #include "agent/capture/ring_reader.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/process_resource.h"
+#include "agent/daemon/record_buffer.h"
 #include "opmap/v1/telemetry.pb.h"
 
 namespace opmap::agent {
@@ -36,8 +37,7 @@ struct RegisteredProcess {
   absl::Time window_started;
   absl::Duration window_length;
   bool stop_sent = false;
-  std::vector<std::string> records;
-  size_t record_bytes = 0;
+  RecordBuffer records;
   int64_t budget_drops = 0;     // records discarded over the agent's memory budget
   capture::RingCounters ring_before;
   std::function<void(AttachResult)> attach_done;  // set when an attach opened the window

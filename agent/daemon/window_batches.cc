@@ -33,7 +33,7 @@ void AddDrop(opmap::v1::DropStage stage, const std::string& reason, int64_t n,
 
 absl::StatusOr<WindowBatches> BuildWindowBatches(const WindowInput& in) {
   capture::CaptureTraceBuilder builder(in.pid);
-  for (const std::string& record : *in.records) builder.Add(record);
+  for (size_t i = 0; i < in.records->size(); ++i) builder.Add((*in.records)[i]);
   WindowBatches out;
   out.trace = capture::FinishCaptureTrace(std::move(builder).Finish());
   analysis::TraceInfo& info = out.trace.info;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/daemon/record_buffer.h"
 #include "analysis/model/trace.h"
 #include "opmap/v1/telemetry.pb.h"
 
@@ -34,7 +35,7 @@ struct WindowInput {
   std::string session_id;
   opmap::v1::Resource resource;
   pid_t pid = 0;
-  const std::vector<std::string>* records = nullptr;  // whole ring records, ring order
+  const RecordBuffer* records = nullptr;  // whole ring records, ring order
   std::vector<std::pair<std::string, int64_t>> ring_drops;  // "drops.ring_full" → n, window only
   int64_t agent_budget_drops = 0;  // records the agent discarded over its memory budget
   std::vector<std::pair<std::string, std::string>> unavailable;  // (what, reason) extra
