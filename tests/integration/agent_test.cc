@@ -182,6 +182,33 @@ TEST_F(AgentTest, AgentKilledThenRestartedWorkloadRunsOnAndReRegisters) {
   EXPECT_EQ(agent.Stop(), 0);
 }
 
+// The agent keeps its own CPU under --cpu-budget by shrinking the windows it schedules.
+TEST_F(AgentTest, OverItsCpuBudgetTheAgentShrinksWindows) {
+  AgentProcess agent(dir_.path(), {"--capture-every", "2s", "--capture-window", "1500ms",
+                                   "--capture-jitter", "0", "--cpu-budget", "0.0001"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child demo;
+  // The tiny model: ~100 NVTX ranges per 0.1 ms request, far more records than 0.01% of a
+  // core can drain.
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "8", "--rate", "1000000", "--clients", "1",
+                          "--workers", "1", "--queue", "4", "--layers", "8", "--hidden", "16",
+                          "--heads", "1", "--seq", "4", "--vocab", "64"},
+                         dir_.File("demo.out"), dir_.File("demo.err"), InjectEnv(agent.socket()))
+                  .ok());
+  double scale = 1;
+  const absl::Time deadline = absl::Now() + absl::Seconds(7);
+  while (absl::Now() < deadline && scale >= 1) {
+    const std::string status = agent.StatusJson();
+    const size_t at = status.find("\"window_scale\":");
+    if (at != std::string::npos) scale = std::atof(status.c_str() + at + 15);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_LT(scale, 1.0) << agent.StatusJson();
+  EXPECT_GT(scale, 0.0);
+  demo.Signal(SIGKILL);
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
 TEST_F(AgentTest, RefusedSpoolDirIsAnErrorNotACrash) {
   const std::string spool = dir_.File("spool");
   ASSERT_EQ(mkdir(spool.c_str(), 0700), 0);
