@@ -24,13 +24,16 @@ And for the agent in 'capturing': its CPU (from /proc) per second of the run, sc
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+# The same saturated demo run and its (throughput, cpu/request, wall) as inject_overhead.py.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inject_overhead import run as run_demo  # noqa: E402
 
 SHAPES = {
     # The demo's default model: ~32 NVTX ranges per ~2-6 ms request.
@@ -39,7 +42,6 @@ SHAPES = {
     "tiny": ["--requests", "60000", "--layers", "8", "--hidden", "16", "--heads", "1",
              "--seq", "4", "--vocab", "64"],
 }
-SATURATED = ["--json", "--rate", "1000000", "--clients", "1", "--workers", "1", "--queue", "4"]
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -77,16 +79,6 @@ class Agent:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
-
-
-def run_demo(demo, args, env):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([demo] + SATURATED + args, env=env, check=True,
-                         capture_output=True, text=True).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    report = json.loads(out)
-    return report["throughput_rps"], cpu / report["requests"], report["wall_s"]
 
 
 def main():

@@ -45,7 +45,7 @@ def run(demo, args, env):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     report = json.loads(out)
-    return report["throughput_rps"], cpu / report["requests"]
+    return report["throughput_rps"], cpu / report["requests"], report["wall_s"]
 
 
 def main():

@@ -186,6 +186,15 @@ void UnavailableJson(JsonWriter& w,
   w.EndArray();
 }
 
+// Closes a query's JSON object with its `unavailable` list and prints it on one line.
+int FinishJson(JsonWriter& w,
+               const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list) {
+  UnavailableJson(w, list);
+  w.EndObject();
+  std::cout << w.str() << "\n";
+  return std::cout.good() ? 0 : 1;
+}
+
 // A simple aligned table: text columns left, numbers right.
 class Table {
  public:
@@ -313,10 +322,7 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
     }
     w.EndArray();
     w.Key("truncated").Bool(resp.truncated());
-    UnavailableJson(w, resp.unavailable());
-    w.EndObject();
-    std::cout << w.str() << "\n";
-    return std::cout.good() ? 0 : 1;
+    return FinishJson(w, resp.unavailable());
   }
 
   // Share of the summed time over the rows shown (a truncated answer says so above).
@@ -395,10 +401,7 @@ int Breakdown(const Args& args, CollectorClient& client, const opmap::v1::TimeRa
           .EndObject();
     }
     w.EndArray();
-    UnavailableJson(w, resp.unavailable());
-    w.EndObject();
-    std::cout << w.str() << "\n";
-    return std::cout.good() ? 0 : 1;
+    return FinishJson(w, resp.unavailable());
   }
   std::vector<std::string> header = {"host",    "gpu_uuid", "gpu_name",   "span_us",
                                      "busy_us", "idle_us",  "compute_us", "non_compute_us",
@@ -456,10 +459,7 @@ int Kernels(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
           .EndObject();
     }
     w.EndArray();
-    UnavailableJson(w, resp.unavailable());
-    w.EndObject();
-    std::cout << w.str() << "\n";
-    return std::cout.good() ? 0 : 1;
+    return FinishJson(w, resp.unavailable());
   }
   std::vector<std::string> header = {"name",   "layer_type", "count",  "total_us", "share",
                                      "min_us", "p50_us",     "p99_us", "max_us"};
@@ -557,10 +557,7 @@ int Counters(const Args& args, CollectorClient& client, const opmap::v1::TimeRan
           .EndObject();
     }
     w.EndArray();
-    UnavailableJson(w, resp.unavailable());
-    w.EndObject();
-    std::cout << w.str() << "\n";
-    return std::cout.good() ? 0 : 1;
+    return FinishJson(w, resp.unavailable());
   }
 
   const bool csv = args.format == Format::kCsv;
