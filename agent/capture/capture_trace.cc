@@ -265,21 +265,34 @@ void CaptureTraceBuilder::Add(std::string_view record) {
   }
 }
 
-CaptureResult CaptureTraceBuilder::Finish() && {
-  result_.open_ranges = static_cast<int64_t>(starts_.size());
-  if (!external_ids_.empty()) {
-    for (analysis::ApiCall& a : result_.trace.api_calls) {
-      if (auto it = external_ids_.find(a.correlation); it != external_ids_.end()) {
-        a.external_id = it->second;
-      }
-    }
-    for (analysis::GpuEvent& e : result_.trace.gpu_events) {
-      if (auto it = external_ids_.find(e.correlation); it != external_ids_.end()) {
-        e.external_id = it->second;
-      }
+void CaptureTraceBuilder::ApplyExternalIds() {
+  if (external_ids_.empty()) return;
+  for (analysis::ApiCall& a : result_.trace.api_calls) {
+    if (auto it = external_ids_.find(a.correlation); it != external_ids_.end()) {
+      a.external_id = it->second;
     }
   }
+  for (analysis::GpuEvent& e : result_.trace.gpu_events) {
+    if (auto it = external_ids_.find(e.correlation); it != external_ids_.end()) {
+      e.external_id = it->second;
+    }
+  }
+}
+
+CaptureResult CaptureTraceBuilder::Finish() && {
+  result_.open_ranges = static_cast<int64_t>(starts_.size());
+  ApplyExternalIds();
   return std::move(result_);
+}
+
+analysis::Trace CaptureTraceBuilder::TakeCompleted() {
+  ApplyExternalIds();
+  analysis::Trace chunk;
+  chunk.info = result_.trace.info;
+  chunk.gpu_events = std::exchange(result_.trace.gpu_events, {});
+  chunk.api_calls = std::exchange(result_.trace.api_calls, {});
+  chunk.ranges = std::exchange(result_.trace.ranges, {});
+  return chunk;
 }
 
 }  // namespace opmap::capture

@@ -59,6 +59,18 @@ class CaptureTraceBuilder {
 
   CaptureResult Finish() &&;
 
+  // For a window converted while it is open: moves out the kernels, memory ops, API calls
+  // and completed ranges added so far (start/end ranges still open, stall samples and the
+  // statuses stay for Finish). Names are ids in strings(), which keeps growing. External
+  // correlation ids known by now are applied; a kernel whose external-correlation record
+  // only comes later keeps none and is mapped by its launch instead (DESIGN.md rule 3).
+  analysis::Trace TakeCompleted();
+  size_t completed_records() const {
+    return result_.trace.gpu_events.size() + result_.trace.api_calls.size() +
+           result_.trace.ranges.size();
+  }
+  const analysis::StringTable& strings() const { return result_.trace.strings; }
+
  private:
   void Bad(std::string reason);
   // The inline string of `len` bytes at `offset` past the fixed part; false when it
@@ -66,6 +78,7 @@ class CaptureTraceBuilder {
   bool Inline(std::string_view record, uint32_t fixed, uint32_t offset, uint32_t len,
               std::string_view* out);
   analysis::StringId NvtxRangeName(std::string_view text, int64_t* flops, int64_t* bytes);
+  void ApplyExternalIds();
   // Kernel and PC-sampling function names, demangled once per distinct symbol.
   analysis::StringId KernelName(std::string_view mangled);
 

@@ -315,71 +315,91 @@ void Agent::StartWindow(RegisteredProcess& p, absl::Duration duration, bool stal
   p.records.Release();
   p.budget_drops = 0;
   p.ring_before = p.ring->Counters();
+  analysis::BatchingOptions options;
+  options.agent_id = agent_id_;
+  // pid, process start and this agent run tell every window apart, across pid reuse and
+  // agent restarts (a restarted agent counts windows from 1 again).
+  options.session_id = absl::StrFormat("%d.%d.%d.w%d", p.pid, p.facts.start_ticks, boot_ns_,
+                                       p.window_id);
+  options.resource = p.resource;
+  options.max_records_per_batch = static_cast<size_t>(config_.chunk_records);
+  p.converter = std::make_unique<WindowConverter>(p.pid, std::move(options),
+                                                  static_cast<size_t>(config_.chunk_records));
 }
 
 void Agent::DrainWindow(RegisteredProcess& p) {
+  const bool keep_raw = static_cast<bool>(p.attach_done);
   const size_t budget = static_cast<size_t>(config_.memory_budget_bytes);
   absl::StatusOr<uint64_t> n = p.ring->Drain([&](std::span<const uint8_t> rec) {
-    if (p.records.bytes() + rec.size() > budget) {
-      ++p.budget_drops;  // over the agent's memory budget: counted, never silently lost
-      return true;
+    p.converter->Add(rec);
+    if (keep_raw) {
+      if (p.records.bytes() + rec.size() > budget) {
+        ++p.budget_drops;  // over the attach's memory budget: counted, never silently lost
+      } else {
+        p.records.Append(rec);
+      }
     }
-    p.records.Append(rec);
     return true;
   });
   if (!n.ok()) {
     std::fprintf(stderr, "opmap-agent: pid %d: ring: %s\n", p.pid,
                  std::string(n.status().message()).c_str());
   }
+  // Hand completed records on while the window is open: memory stays one chunk deep.
+  absl::StatusOr<std::vector<opmap::v1::Batch>> chunk = p.converter->TakeChunk();
+  if (!chunk.ok()) {
+    std::fprintf(stderr, "opmap-agent: pid %d window %llu: chunk not sent: %s\n", p.pid,
+                 static_cast<unsigned long long>(p.window_id),
+                 std::string(chunk.status().message()).c_str());
+  } else if (!chunk->empty()) {
+    sink_(std::move(*chunk));
+  }
 }
 
 void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note) {
   p.capturing = false;
   const capture::RingCounters after = p.ring->Counters();
-  WindowInput in;
-  in.agent_id = agent_id_;
-  in.session_id = absl::StrFormat("%d.%d.%d.w%d", p.pid, p.facts.start_ticks, boot_ns_,
-                                  p.window_id);
-  in.resource = p.resource;
-  in.pid = p.pid;
-  in.records = &p.records;
-  int64_t drops = p.budget_drops;
+  WindowTail tail;
+  int64_t drops = 0;
   for (int c = 0; c < static_cast<int>(ring::kDropCauseCount); ++c) {
     if (const char* name = capture::DropCounterName(c)) {
       const int64_t n = static_cast<int64_t>(after.drops[c] - p.ring_before.drops[c]);
-      in.ring_drops.emplace_back(name, n);
+      tail.ring_drops.emplace_back(name, n);
       // A pop whose push came before the window is the window's edge, not a loss: it is
       // reported by cause but not added to the drops a user is told about.
       if (c != ring::kUnmatchedPop) drops += n;
     }
   }
-  in.agent_budget_drops = p.budget_drops;
-  in.unavailable = p.unavailable;
-  for (auto& u : counters_->Unavailable(p.pid)) in.unavailable.push_back(std::move(u));
-  if (!note.empty()) in.unavailable.emplace_back("window end", note);
-  in.counters = counters_->Take(p.pid);
-  absl::StatusOr<WindowBatches> built = BuildWindowBatches(in);
+  // Records over an attach's budget still go out in the batches; only the attach's local
+  // capture lacks them, and its outcome counts them as drops.
+  tail.unavailable = p.unavailable;
+  for (auto& u : counters_->Unavailable(p.pid)) tail.unavailable.push_back(std::move(u));
+  if (!note.empty()) tail.unavailable.emplace_back("window end", note);
+  tail.counters = counters_->Take(p.pid);
+  const int64_t records = p.converter->records();
+  absl::StatusOr<std::vector<opmap::v1::Batch>> last =
+      std::move(*std::exchange(p.converter, nullptr)).Finish(tail);
 
   const double seconds = absl::ToDoubleSeconds(now - p.window_started);
   p.windows += 1;
-  p.records_total += static_cast<int64_t>(p.records.size());
+  p.records_total += records;
   p.drops_total += drops;
-  windows_total_ += 1;
-  records_total_ += static_cast<int64_t>(p.records.size()) + p.budget_drops;
-  drops_total_ += drops;
-  p.last_records_per_s = seconds > 0 ? p.records.size() / seconds : 0;
+  p.last_records_per_s = seconds > 0 ? records / seconds : 0;
   p.last_window_end = now;
+  windows_total_ += 1;
+  records_total_ += records;
+  drops_total_ += drops;
   ScheduleNext(p, now);
 
   if (p.attach_done) {
     AttachResult r;
     r.pid = p.pid;
     r.window = now - p.window_started;
-    r.records = static_cast<int64_t>(p.records.size());
-    r.drops = drops;
+    r.records = records;
+    r.drops = drops + p.budget_drops;
+    r.counters = CountersTable(tail.counters, tail.unavailable, r.window);
     absl::StatusOr<std::string> bytes =
         EncodeCapture(p.pid, p.ring->capacity(), p.metadata_text, p.records, after);
-    r.counters = CountersTable(in.counters, in.unavailable, r.window);
     if (bytes.ok()) {
       r.outcome = "captured";
       r.message = note.empty() ? "window complete" : note;
@@ -391,13 +411,13 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
     std::exchange(p.attach_done, nullptr)(std::move(r));
   }
   p.records.Release();
-  if (!built.ok()) {
+  if (!last.ok()) {
     std::fprintf(stderr, "opmap-agent: pid %d window %llu: not sent: %s\n", p.pid,
                  static_cast<unsigned long long>(p.window_id),
-                 std::string(built.status().message()).c_str());
+                 std::string(last.status().message()).c_str());
     return;
   }
-  sink_(std::move(built->batches));
+  sink_(std::move(*last));
 }
 
 void Agent::UpdateCpuBudget(absl::Time now) {

@@ -61,8 +61,14 @@ const std::vector<Key>& Keys() {
        ParsedSetter(&AgentConfig::stalls, &config::ParseBool)},
       {"cpu-budget", false, "CORES", "the agent's own CPU, averaged (default 0.01 = 1%)",
        ParsedSetter(&AgentConfig::cpu_budget, &ParseFraction)},
-      {"memory-budget", false, "SIZE", "record bytes one window may hold per process; past it records are dropped and counted (default 256MiB)",
+      {"memory-budget", false, "SIZE",
+       "raw record bytes an attach window may hold for its capture; past it records are "
+       "dropped and counted (default 256MiB)",
        ParsedSetter(&AgentConfig::memory_budget_bytes, &config::ParseBytes)},
+      {"chunk-records", false, "N",
+       "records converted and queued for upload at a time while a window is open, so a "
+       "window is never held whole (default 20000)",
+       ParsedSetter(&AgentConfig::chunk_records, &config::ParsePositive)},
       {"agent-id", false, "ID", "stable id of this host (default: /etc/machine-id)",
        StringSetter(&AgentConfig::agent_id)},
   };

@@ -34,7 +34,8 @@ struct AgentConfig {
   int64_t max_concurrent_captures = 2;
   bool stalls = false;             // PC-sampling stall reasons in scheduled windows
   double cpu_budget = 0.01;        // cores, averaged; windows shrink to stay under it
-  int64_t memory_budget_bytes = int64_t{256} << 20;  // per window and process
+  int64_t memory_budget_bytes = int64_t{256} << 20;  // attach: raw records per window
+  int64_t chunk_records = 20000;   // converted and handed to the outbox while a window is open
   std::string agent_id;            // default: /etc/machine-id, else the host name
   bool insecure = false;           // plaintext to the collector (loopback / tests only)
   std::string config_file;

@@ -17,6 +17,7 @@
 #include "agent/daemon/agent.h"
 #include "agent/daemon/process_resource.h"
 #include "agent/daemon/record_buffer.h"
+#include "agent/daemon/window_batches.h"
 #include "opmap/v1/telemetry.pb.h"
 
 namespace opmap::agent {
@@ -37,7 +38,8 @@ struct RegisteredProcess {
   absl::Time window_started;
   absl::Duration window_length;
   bool stop_sent = false;
-  RecordBuffer records;
+  std::unique_ptr<WindowConverter> converter;  // the window's records → batches, as they come
+  RecordBuffer records;  // raw records, kept only for an attach (its capture bytes)
   int64_t budget_drops = 0;     // records discarded over the agent's memory budget
   capture::RingCounters ring_before;
   std::function<void(AttachResult)> attach_done;  // set when an attach opened the window

@@ -1,21 +1,26 @@
-// One finished capture window → the Batches that carry it to the collector: the records
-// the library wrote go through CaptureTraceBuilder (the same path as a capture file) and
-// TraceToBatches; the last batch also carries what only the agent knows — the ring's
-// drop counts for the window, the agent's own drops, what was unavailable and why, and
-// the CPU counter rows sampled since the previous window of this process.
+// A capture window → the Batches that carry it to the collector, converted while the
+// window is open so the agent never holds a whole window: records go straight into a
+// CaptureTraceBuilder (the same conversion as capture files), and every `chunk_records`
+// completed records are encoded as the session's next batches (SessionBatchEncoder). At
+// the window's end the rest, the stall samples and what only the agent knows — the ring's
+// drop counts for the window, the agent's own drops, what was unavailable and why, the
+// CPU counter rows sampled since the previous window — go out as the last batches.
 #ifndef OPMAP_AGENT_DAEMON_WINDOW_BATCHES_H_
 #define OPMAP_AGENT_DAEMON_WINDOW_BATCHES_H_
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/daemon/record_buffer.h"
+#include "agent/capture/capture_trace.h"
 #include "analysis/model/trace.h"
+#include "analysis/wire/batch_codec.h"
 #include "opmap/v1/telemetry.pb.h"
 
 namespace opmap::agent {
@@ -30,25 +35,31 @@ struct CounterRow {
   int64_t time_running_ns = 0;
 };
 
-struct WindowInput {
-  std::string agent_id;
-  std::string session_id;
-  opmap::v1::Resource resource;
-  pid_t pid = 0;
-  const RecordBuffer* records = nullptr;  // whole ring records, ring order
+// What the agent adds to a window's last batch.
+struct WindowTail {
   std::vector<std::pair<std::string, int64_t>> ring_drops;  // "drops.ring_full" → n, window only
-  int64_t agent_budget_drops = 0;  // records the agent discarded over its memory budget
   std::vector<std::pair<std::string, std::string>> unavailable;  // (what, reason) extra
   std::vector<CounterRow> counters;
-  size_t max_records_per_batch = 20000;
 };
 
-struct WindowBatches {
-  std::vector<opmap::v1::Batch> batches;
-  analysis::Trace trace;  // what the batches carry, for a local report
-};
+class WindowConverter {
+ public:
+  WindowConverter(pid_t pid, analysis::BatchingOptions options, size_t chunk_records);
 
-absl::StatusOr<WindowBatches> BuildWindowBatches(const WindowInput& input);
+  void Add(std::span<const uint8_t> record);
+  // The next batches when `chunk_records` completed records are waiting, else none.
+  absl::StatusOr<std::vector<opmap::v1::Batch>> TakeChunk();
+  // The window's last batches. `trace` receives what they carry, for reports.
+  absl::StatusOr<std::vector<opmap::v1::Batch>> Finish(const WindowTail& tail,
+                                                       analysis::Trace* trace = nullptr) &&;
+  int64_t records() const { return records_; }
+
+ private:
+  size_t chunk_records_;
+  int64_t records_ = 0;
+  std::unique_ptr<capture::CaptureTraceBuilder> builder_;
+  std::unique_ptr<analysis::SessionBatchEncoder> encoder_;
+};
 
 }  // namespace opmap::agent
 

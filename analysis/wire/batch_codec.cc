@@ -88,20 +88,27 @@ absl::Status CheckTrace(const Trace& trace) {
 
 // ---- The session's string table, sent as deltas. ----
 
+}  // namespace
+
+namespace wire_internal {
+
 class StringEncoder {
  public:
   explicit StringEncoder(const StringTable& strings)
-      : strings_(strings), wire_id_(strings.size(), 0) {}
+      : strings_(&strings), wire_id_(strings.size(), 0) {}
+  void Rebind(const StringTable& strings) { strings_ = &strings; }
 
   uint32_t size() const { return next_; }
 
   // The wire id of a model string; the first use in the session adds it to `delta`.
   uint32_t Encode(StringId id, opmap::v1::StringTableDelta* delta) {
     if (id == kEmptyString) return 0;  // "" is wire id 0 in every session
+    // The table may have grown since the last chunk (a live window interns as it goes).
+    if (id >= wire_id_.size()) wire_id_.resize(strings_->size(), 0);
     uint32_t& wire = wire_id_[id];
     if (wire == 0) {
       wire = next_++;
-      std::string_view s = strings_.Get(id);
+      std::string_view s = strings_->Get(id);
       delta->add_strings(s.data(), s.size());
     }
     return wire;
@@ -109,10 +116,16 @@ class StringEncoder {
   uint32_t Get(StringId id) const { return wire_id_[id]; }  // after Encode
 
  private:
-  const StringTable& strings_;
+  const StringTable* strings_;
   std::vector<uint32_t> wire_id_;  // model id -> wire id; 0 = not sent yet (or "")
   uint32_t next_ = 1;              // id 0 ("") goes out with the first batch
 };
+
+}  // namespace wire_internal
+
+namespace {
+
+using wire_internal::StringEncoder;
 
 // ---- Columns. ----
 
@@ -304,6 +317,20 @@ std::pair<int64_t, int64_t> Window(const Trace& trace) {
 
 absl::StatusOr<std::vector<opmap::v1::Batch>> TraceToBatches(const Trace& trace,
                                                              const BatchingOptions& options) {
+  SessionBatchEncoder encoder(options, trace.strings);
+  return encoder.Encode(trace, /*last=*/true);
+}
+
+SessionBatchEncoder::SessionBatchEncoder(BatchingOptions options, const StringTable& strings)
+    : options_(std::move(options)), strings_(std::make_unique<StringEncoder>(strings)) {}
+
+SessionBatchEncoder::~SessionBatchEncoder() = default;
+
+void SessionBatchEncoder::RebindStrings(const StringTable& strings) { strings_->Rebind(strings); }
+
+absl::StatusOr<std::vector<opmap::v1::Batch>> SessionBatchEncoder::Encode(const Trace& trace,
+                                                                          bool last) {
+  const BatchingOptions& options = options_;
   if (options.agent_id.empty()) return absl::InvalidArgumentError("options.agent_id: empty");
   if (options.session_id.empty()) {
     return absl::InvalidArgumentError("options.session_id: empty");
@@ -311,25 +338,27 @@ absl::StatusOr<std::vector<opmap::v1::Batch>> TraceToBatches(const Trace& trace,
   if (options.max_records_per_batch == 0) {
     return absl::InvalidArgumentError("options.max_records_per_batch: must be at least 1");
   }
+  if (finished_) return absl::FailedPreconditionError("the session's last batch was encoded");
   if (absl::Status s = CheckTrace(trace); !s.ok()) return s;
 
   const std::vector<RecordRef> refs = RecordsByStart(trace);
+  std::vector<opmap::v1::Batch> batches;
+  if (refs.empty() && !last) return batches;  // nothing to send yet
   const auto [window_start, window_end] = Window(trace);
   const uint32_t resource_pid = options.resource.pid();
-  StringEncoder strings(trace.strings);
-  std::vector<opmap::v1::Batch> batches;
+  StringEncoder& strings = *strings_;
   std::vector<uint32_t> kernels, memory_ops, launches, ranges;
   size_t next = 0;
   do {
     opmap::v1::Batch& batch = batches.emplace_back();
     batch.set_agent_id(options.agent_id);
     batch.set_session_id(options.session_id);
-    batch.set_seq(batches.size());
+    batch.set_seq(next_seq_++);
     *batch.mutable_resource() = options.resource;
     batch.set_window_start_ns(window_start);
     batch.set_window_end_ns(window_end);
     opmap::v1::StringTableDelta* delta = batch.mutable_strings();
-    if (batches.size() == 1) {
+    if (batch.seq() == 1) {
       delta->set_base_index(0);
       delta->add_strings("");
     } else {
@@ -367,6 +396,8 @@ absl::StatusOr<std::vector<opmap::v1::Batch>> TraceToBatches(const Trace& trace,
     }
     if (!ranges.empty()) EncodeRanges(trace, ranges, strings, resource_pid, batch.mutable_ranges());
   } while (next < refs.size());
+  if (!last) return batches;
+  finished_ = true;
   // Stall samples are per function over the whole window: they travel once, in the last
   // batch, after every kernel whose name they join by id.
   if (!trace.stalls.empty()) {

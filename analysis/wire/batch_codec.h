@@ -16,6 +16,7 @@
 #define OPMAP_ANALYSIS_WIRE_BATCH_CODEC_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,36 @@ struct BatchingOptions {
 // agent_id / session_id or max_records_per_batch == 0.
 absl::StatusOr<std::vector<opmap::v1::Batch>> TraceToBatches(const Trace& trace,
                                                              const BatchingOptions& options);
+
+namespace wire_internal {
+class StringEncoder;
+}
+
+// The same split, one chunk of a session at a time, for a sender that cannot hold the
+// whole session (the agent converts a live window while it is open). Each chunk is a
+// Trace whose names are ids in `strings` — the session's one table, which may grow
+// between calls but never renumbers (its `strings` member is not read). seq and the
+// string-table deltas continue across calls; a chunk without records gives no batch
+// unless it is the last. Stall samples go out with the last chunk. TraceToBatches is one
+// Encode(trace, /*last=*/true). Not thread-safe; `strings` must outlive the encoder.
+class SessionBatchEncoder {
+ public:
+  SessionBatchEncoder(BatchingOptions options, const StringTable& strings);
+  ~SessionBatchEncoder();
+  SessionBatchEncoder(const SessionBatchEncoder&) = delete;
+  SessionBatchEncoder& operator=(const SessionBatchEncoder&) = delete;
+
+  absl::StatusOr<std::vector<opmap::v1::Batch>> Encode(const Trace& chunk, bool last);
+  uint64_t batches_encoded() const { return next_seq_ - 1; }
+  // The session's table moved (same contents, more maybe): encode from there on.
+  void RebindStrings(const StringTable& strings);
+
+ private:
+  BatchingOptions options_;
+  std::unique_ptr<wire_internal::StringEncoder> strings_;
+  uint64_t next_seq_ = 1;
+  bool finished_ = false;
+};
 
 // Per-batch limits the collector enforces (REJECTION_CODE_TOO_LARGE beyond them).
 struct BatchLimits {

@@ -55,10 +55,12 @@ class EndToEnd : public ::testing::Test {
     ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
     WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
   }
+  // One window longer than the whole run: the workload's every request is captured. Small
+  // chunks (~10k records in the run) exercise the conversion while the window is open.
   std::vector<std::string> AgentFlags() {
-    // One window longer than the whole run: the workload's every request is captured.
     return {"--collector", collector_->address(), "--insecure", "--token-file",
-            dir_.File("agent.token"), "--capture-window", "40s", "--capture-every", "60s"};
+            dir_.File("agent.token"), "--capture-window", "40s", "--capture-every", "60s",
+            "--chunk-records", "700"};
   }
   // Runs the demo to completion under the library; returns its own numbers.
   DemoTruth RunDemo(const std::string& agent_socket) {
