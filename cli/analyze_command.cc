@@ -5,11 +5,15 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "analysis/import/ncu_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/report/analyze_report.h"
+#include "analysis/report/ncu_report.h"
+#include "analysis/stalls/ncu_summary.h"
 #include "analysis/summary/trace_summary.h"
 #include "cli/read_file.h"
 #include "cli/trace_loader.h"
@@ -18,6 +22,7 @@ namespace opmap::cli {
 namespace {
 
 constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--launches] [--quiet]
+       opmap analyze [TRACE] --ncu FILE [--ncu FILE...] [--format ...] [--top N]
 
 Analyzes traces offline — PyTorch-profiler (Kineto) traces (.json or .json.gz) and
 Nsight Systems SQLite exports (nsys export --type sqlite) and libopmap_inject capture
@@ -28,7 +33,16 @@ stream, CUDA launch statistics, host operator ranges by self time, and memory-st
 fractions per kernel and layer type where the source sampled warp-stall reasons.
 Definitions: docs/metrics.md.
 
+Nsight Compute CSV exports (--ncu: `ncu --csv --page raw`, `ncu --csv [--page details]`,
+or a per-kernel summary with stall_<reason>_ratio columns): per kernel the duration,
+memory-stall and on-chip stall fractions with the reasons present and missing, DRAM bytes,
+FLOPs, arithmetic intensity and throughput %; per kernel name and layer type the fractions
+weighted by kernel time. Beside one TRACE, the i-th profiled kernel of a name joins the
+i-th launch of that name in the trace, and the trace's stall section shows the ratios.
+
 options:
+  --ncu FILE   an Nsight Compute CSV export (repeatable); printed after the trace, as
+               {"ncu": {...}} lines in json, an own table in csv (after a blank line)
   --format F   table (default), json (one JSON object per trace, one per line), or csv
   --top N      show the N heaviest operators and kernels (default: 20 for table, all
                for json and csv)
@@ -45,6 +59,7 @@ enum class Format { kTable, kJson, kCsv };
 
 struct Args {
   std::vector<std::string> traces;
+  std::vector<std::string> ncu;
   Format format = Format::kTable;
   int top = -1;
   bool quiet = false;
@@ -111,6 +126,10 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       if (!v || !absl::SimpleAtoi(*v, &args.top) || args.top < 0) {
         return UsageError("--top needs a non-negative integer");
       }
+    } else if (a == "--ncu") {
+      const std::string* v = value("--ncu");
+      if (!v) return UsageError("--ncu needs a file (an Nsight Compute CSV export)");
+      args.ncu.push_back(*v);
     } else if (a == "--launches") {
       args.launches = true;
     } else if (a == "--quiet" || a == "-q") {
@@ -121,11 +140,31 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       args.traces.push_back(a);
     }
   }
-  if (args.traces.empty()) return UsageError("no trace given");
+  if (args.traces.empty() && args.ncu.empty()) return UsageError("no trace given");
+  if (!args.ncu.empty() && args.traces.size() > 1) {
+    return UsageError("--ncu joins one trace: give at most one trace beside --ncu");
+  }
   if (args.launches && args.format != Format::kJson) {
     return UsageError("--launches needs --format json");
   }
   int top = args.top >= 0 ? args.top : (args.format == Format::kTable ? 20 : 0);
+
+  // Nsight Compute exports first: bad input fails before anything is printed.
+  std::vector<analysis::NcuProfile> profiles;
+  for (const std::string& path : args.ncu) {
+    absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+    if (!bytes.ok()) {
+      std::cerr << "opmap analyze: " << path << ": " << bytes.status().message() << "\n";
+      return 2;
+    }
+    absl::StatusOr<analysis::NcuProfile> profile = analysis::ImportNcuCsv(*bytes);
+    if (!profile.ok()) {
+      std::cerr << "opmap analyze: " << path << ": " << profile.status().message() << "\n";
+      return 2;
+    }
+    profiles.push_back(std::move(*profile));
+  }
+  std::vector<std::optional<analysis::NcuJoin>> joins(profiles.size());
 
   bool first = true;
   for (const std::string& path : args.traces) {
@@ -141,6 +180,16 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     if (!trace.ok()) {
       std::cerr << "opmap analyze: " << path << ": " << trace.status().message() << "\n";
       return 2;
+    }
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      joins[i] = analysis::AttachNcuStalls(profiles[i], *trace);
+      if (!args.quiet) {
+        std::cerr << absl::StrFormat(
+            "opmap analyze: %s: %d of %d profiled kernels joined to %s by name and launch "
+            "order (%d unjoined); %d trace kernel launches not profiled\n",
+            args.ncu[i], joins[i]->joined, joins[i]->ncu_kernels, path, joins[i]->ncu_unjoined,
+            joins[i]->trace_kernels_unprofiled);
+      }
     }
     analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);
     analysis::TraceSummary summary =
@@ -159,6 +208,26 @@ int RunAnalyze(const std::vector<std::string>& argv) {
         break;
     }
     first = false;
+  }
+  bool ncu_first = true;
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    analysis::NcuSummary summary = analysis::SummarizeNcu(profiles[i]);
+    analysis::NcuReportOptions report{args.ncu[i], top, {}, joins[i]};
+    if (joins[i]) report.joined_trace = args.traces.front();
+    switch (args.format) {
+      case Format::kJson:
+        std::cout << analysis::RenderNcuJson(summary, report) << "\n";
+        break;
+      case Format::kCsv:
+        if (ncu_first && !first) std::cout << "\n";
+        std::cout << analysis::RenderNcuCsv(summary, report, ncu_first);
+        break;
+      case Format::kTable:
+        if (!first || !ncu_first) std::cout << "\n";
+        std::cout << analysis::RenderNcuTable(summary, report);
+        break;
+    }
+    ncu_first = false;
   }
   std::cout.flush();
   return std::cout.good() ? 0 : 1;

@@ -99,6 +99,11 @@ struct StallSample {
   int32_t device = 0;
   StallUnit unit = StallUnit::kSamples;
   double value = 0;  // samples (kSamples) or warp cycles per issued instruction
+  // How much this row counts when rows are summed per kernel and layer type: 1 for PC
+  // samples (already counts); a kernel's duration for Nsight Compute ratios, which are
+  // per-launch averages (METRICS.md: weight NCU ratios by kernel time). Not carried on
+  // the wire, which holds sample counts only.
+  double weight = 1;
 };
 
 // Facts about the source the trace came from.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/report/host_ranges_report.h"
 #include "analysis/report/json_writer.h"
+#include "analysis/report/modules_report.h"
 #include "analysis/report/stalls_report.h"
 #include "analysis/report/timeline_report.h"
 
@@ -111,6 +112,7 @@ std::string RenderAnalyzeJson(const TraceSummary& s, const ReportOptions& option
 
   MappingJson(w, s);
   TimelineJson(w, s.idle_time, s.launch_stats);
+  ModulesJson(w, s.modules, options.top);
   HostRangesJson(w, s.host_ranges, options.top);
   StallsJson(w, s.stalls, options.top);
   if (options.launches) LaunchesJson(w, s.launches);
@@ -183,6 +185,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
   }
   absl::StrAppendFormat(&out, "\n  layer type from: operator %d, kernel name (inferred) %d\n",
                         s.layer_type_source_operator, s.layer_type_source_kernel_name);
+  out.append(ModulesTable(s.modules, options.top));
   out.append(TimelineTable(s.idle_time, s.launch_stats));
   out.append(HostRangesTable(s.host_ranges, options.top));
   out.append(StallsTable(s.stalls, options.top));
@@ -230,6 +233,7 @@ std::string RenderAnalyzeCsv(const TraceSummary& s, const ReportOptions& options
     absl::StrAppendFormat(&out, "%s,mapping,%s,,%d,,,,,,,,,,\n", file,
                           MappingRuleName(static_cast<MappingRule>(r)), s.by_rule[r]);
   }
+  out.append(ModulesCsv(s.modules, s.gpu_time_ns, file, options.top));
   out.append(HostRangesCsv(s.host_ranges, file, options.top));
   out.append(StallsCsv(s.stalls, file, options.top));
   return out;

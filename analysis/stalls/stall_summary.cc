@@ -86,8 +86,8 @@ StallSummary SummarizeStalls(
     }
     std::string reason = NormalizeStallReason(trace.strings.Get(s.reason));
     Acc& acc = by_function[std::string(trace.strings.Get(s.function))];
-    acc.breakdown.Add(ClassifyStallReason(reason), s.value);
-    acc.reasons[reason] += s.value;
+    acc.breakdown.Add(ClassifyStallReason(reason), s.value * s.weight);
+    acc.reasons[reason] += s.value * s.weight;
     present.insert(std::move(reason));
   }
   std::map<LayerType, LayerTypeStallStats> by_layer;

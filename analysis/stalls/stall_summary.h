@@ -3,9 +3,13 @@
 //                            imc_miss} ÷ Σ all reasons except `selected`
 //   on-chip stall fraction = Σ {short_scoreboard, mio_throttle} ÷ the same denominator
 // Per layer type the samples of that type's kernels are summed (weighted by samples, not
-// by kernel count). A kernel's layer type is the one the trace summary gave it (most of
-// its GPU time); a function with no captured kernel falls back to the kernel-name rules
-// and is marked inferred.
+// by kernel count). Every row counts value × StallSample::weight: the weight is 1 for PC
+// samples; for Nsight Compute per-issue ratios it is the launch's duration, so a kernel
+// name's and a layer type's fractions are duration-weighted (Σ d·memory ÷ Σ d·stalled
+// over their launches) and the per-reason values are duration-weighted sums.
+// A kernel's layer type is the one the trace summary gave it (most of its GPU time); a
+// function with no captured kernel falls back to the kernel-name rules and is marked
+// inferred.
 #ifndef OPMAP_ANALYSIS_STALLS_STALL_SUMMARY_H_
 #define OPMAP_ANALYSIS_STALLS_STALL_SUMMARY_H_
 
@@ -40,7 +44,7 @@ struct KernelStallStats {
   std::string name;
   LayerType layer_type = LayerType::kOther;
   bool layer_type_inferred = false;  // no captured kernel of this name: name rules used
-  StallBreakdown breakdown;
+  StallBreakdown breakdown;  // Σ value × weight per class
   // Normalized reason → value, largest first (ties by name).
   std::vector<std::pair<std::string, double>> reasons;
 };

@@ -155,6 +155,7 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping,
   s.idle_time = ComputeIdleTime(trace, launches);
   s.launch_stats = ComputeLaunchStats(trace, launches);
   s.host_ranges = SummarizeHostRanges(trace);
+  s.modules = SummarizeModules(trace, mapping);
   absl::flat_hash_map<std::string, LayerType> kernel_types;
   for (const KernelStats& k : s.kernels) kernel_types[k.name] = k.layer_type;
   s.stalls = SummarizeStalls(trace, kernel_types);

@@ -12,6 +12,7 @@
 
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/host_ranges.h"
+#include "analysis/summary/modules.h"
 #include "analysis/model/trace.h"
 #include "analysis/stalls/stall_summary.h"
 #include "analysis/stats/quantiles.h"
@@ -89,6 +90,7 @@ struct TraceSummary {
   std::vector<StreamIdleTime> idle_time;
   LaunchStatsSummary launch_stats;
   HostRangeSummary host_ranges;  // operator ranges by self time (host side)
+  ModuleSummary modules;         // GPU time by module (nn.Module / NVTX layer ranges)
   StallSummary stalls;           // memory-stall fractions per kernel and layer type
   std::vector<LaunchRow> launches;  // in trace order; only with list_launches
 };

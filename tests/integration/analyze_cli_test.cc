@@ -574,5 +574,107 @@ TEST_F(AnalyzeCliTest, RealTraceTable) {
   EXPECT_THAT(r.out, HasSubstr("launch_nesting 98"));
 }
 
+// ------------------------------------------------------------------------ --ncu
+
+// The MONAI summary through the CLI: the JSON names the reasons the file lacks and the
+// "other" layer type's duration-weighted fraction (0.360162, worked by hand in
+// tests/unit/import/ncu_importer_test.cc).
+TEST_F(AnalyzeCliTest, NcuMonaiSummaryJson) {
+  const std::string rel = "ncu/monai_h100_stall_summary.csv";
+  OPMAP_REQUIRE_SHARED(rel);
+  const std::string path = testing::SharedPath(rel);
+  Result r = RunOpmap({"analyze", "--ncu", path, "--format", "json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser.parse(r.out).get(doc)) << r.out.substr(0, 200);
+  simdjson::dom::element ncu = doc["ncu"];
+  std::string_view v;
+  ASSERT_FALSE(ncu["format"].get_string().get(v));
+  EXPECT_EQ(v, "monai-summary");
+  ASSERT_FALSE(ncu["stalls"]["status"].get_string().get(v));
+  EXPECT_EQ(v, "partial: reasons barrier, drain, imc_miss, math_pipe_throttle, mio_throttle, "
+               "misc, not_selected absent");
+  std::vector<std::string> missing;
+  for (simdjson::dom::element e : ncu["stalls"]["reasons_missing"].get_array()) {
+    missing.emplace_back(std::string_view(e.get_string()));
+  }
+  EXPECT_EQ(missing, (std::vector<std::string>{"barrier", "drain", "imc_miss",
+                                               "math_pipe_throttle", "mio_throttle", "misc",
+                                               "not_selected"}));
+  bool found = false;
+  for (simdjson::dom::element l : ncu["layer_types"].get_array()) {
+    if (std::string_view(l["layer_type"].get_string()) != "other") continue;
+    found = true;
+    EXPECT_EQ(int64_t(l["kernels"]), 3);
+    EXPECT_NEAR(double(l["memory_stall_fraction"]), 0.360162, 1e-6);
+    EXPECT_THAT(std::string(std::string_view(l["stall_status"].get_string())),
+                StartsWith("partial: reasons barrier"));
+  }
+  EXPECT_TRUE(found);
+  simdjson::dom::array kernels;
+  ASSERT_FALSE(ncu["kernels"].get_array().get(kernels));
+  EXPECT_EQ(kernels.size(), 56u);
+}
+
+TEST_F(AnalyzeCliTest, NcuBadRowNamesFileAndLine) {
+  const std::string path = Write("bad_ncu.csv",
+                                 "==PROF== Connected to process 1\n"
+                                 "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n"
+                                 "\"\",\"\",\"nsecond\"\n"
+                                 "\"0\",\"k\"\n");
+  Result r = RunOpmap({"analyze", "--ncu", path, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "opmap analyze: " + path + ": line 4: 2 fields where the header (line 2) has 3\n");
+  Result two = RunOpmap({"analyze", "a.json", "b.json", "--ncu", path});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_THAT(two.err, HasSubstr("--ncu joins one trace"));
+}
+
+// Beside a trace: the i-th profiled kernel of a name joins the i-th launch of that name;
+// the trace's stall section then carries the ratios (per_issue_ratio), and the ncu object
+// says how many joined.
+TEST_F(AnalyzeCliTest, NcuJoinsTraceByNameAndOrder) {
+  auto kernel = [](const char* name, const char* ts, const char* dur, int corr) {
+    return absl::StrCat(R"({"ph": "X", "cat": "kernel", "name": ")", name,
+                        R"(", "pid": 0, "tid": 7, "ts": )", ts, R"(, "dur": )", dur,
+                        R"(, "args": {"device": 0, "stream": 7, "correlation": )", corr, "}}");
+  };
+  const std::string trace = Write(
+      "t.json", Doc({kernel("my_gemm_kernel", "10", "1", 1), kernel("my_gemm_kernel", "20", "3", 2),
+                     kernel("other_kernel", "30", "1", 3)}));
+  const std::string p = "smsp__average_warps_issue_stalled_";
+  const std::string sfx = "_per_issue_active.ratio\"";
+  // Two launches: memory 8/10 (1 µs) and 1/10 (3 µs) → weighted 11/40 = 0.275.
+  const std::string ncu = Write(
+      "n.csv", absl::StrCat("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"", p,
+                            "long_scoreboard", sfx, ",\"", p, "wait", sfx, "\n",
+                            "\"\",\"\",\"nsecond\",\"inst\",\"inst\"\n",
+                            "\"0\",\"my_gemm_kernel\",\"900\",\"8\",\"2\"\n",
+                            "\"1\",\"my_gemm_kernel\",\"2900\",\"1\",\"9\"\n",
+                            "\"2\",\"absent_kernel\",\"100\",\"1\",\"1\"\n"));
+  Result r = RunOpmap({"analyze", trace, "--ncu", ncu, "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("2 of 3 profiled kernels joined to " + trace +
+                               " by name and launch order (1 unjoined); 1 trace kernel "
+                               "launches not profiled"));
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u);
+  simdjson::dom::parser parser;
+  simdjson::dom::element t;
+  ASSERT_FALSE(parser.parse(lines[0]).get(t));
+  EXPECT_EQ(std::string_view(t["stalls"]["unit"].get_string()), "per_issue_ratio");
+  simdjson::dom::element k0 = t["stalls"]["kernels"].at(0);
+  EXPECT_EQ(std::string_view(k0["name"].get_string()), "my_gemm_kernel");
+  EXPECT_NEAR(double(k0["memory_stall_fraction"]), 0.275, 1e-6);  // trace durations weigh
+  simdjson::dom::parser parser2;
+  simdjson::dom::element n;
+  ASSERT_FALSE(parser2.parse(lines[1]).get(n));
+  EXPECT_EQ(int64_t(n["ncu"]["join"]["joined"]), 2);
+  EXPECT_EQ(int64_t(n["ncu"]["join"]["ncu_unjoined"]), 1);
+  EXPECT_EQ(int64_t(n["ncu"]["join"]["trace_kernels_unprofiled"]), 1);
+}
+
 }  // namespace
 }  // namespace opmap

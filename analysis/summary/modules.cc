@@ -1,0 +1,241 @@
+#include "analysis/summary/modules.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace opmap::analysis {
+namespace {
+
+constexpr std::string_view kModulePrefix = "nn.Module: ";
+
+// (This Abseil's string_view is not std::string_view: plain helpers instead.)
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), IsDigit);
+}
+
+bool IsModulePath(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+           c == '.';
+  });
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string ModuleType(std::string_view name) {
+  std::string type;
+  size_t begin = 0;
+  while (begin <= name.size()) {
+    size_t end = std::min(name.find('.', begin), name.size());
+    std::string_view part = name.substr(begin, end - begin);
+    if (!AllDigits(part) && !part.empty() && part.front() != '_') {
+      if (!type.empty()) type.push_back('.');
+      type.append(part);
+    }
+    begin = end + 1;
+  }
+  if (type.empty()) type = std::string(name);
+  size_t underscore = type.rfind('_');
+  if (underscore != std::string::npos && underscore > 0 &&
+      AllDigits(std::string_view(type).substr(underscore + 1))) {
+    type.resize(underscore);
+  }
+  return type;
+}
+
+template <typename T>
+void SortByGpuTime(std::vector<T>& rows, std::string T::*key) {
+  std::sort(rows.begin(), rows.end(), [key](const T& a, const T& b) {
+    if (a.gpu_time_ns != b.gpu_time_ns) return a.gpu_time_ns > b.gpu_time_ns;
+    return a.*key < b.*key;
+  });
+}
+
+using ThreadKey = std::pair<int64_t, int64_t>;  // (process, thread)
+
+// For every range, the index of its module range (itself when it is one), or -1; and
+// the number of module ranges. Operator ranges and module candidates of one thread are
+// swept in nesting order (start ascending, end descending, candidates first on equal
+// extents so a module encloses an operator of the same extent); a range's parent is the
+// innermost open range that wholly contains it — ranges that overlap without nesting
+// are skipped over, as in host_ranges.cc.
+std::vector<int32_t> ModuleOfRange(const Trace& trace,
+                                   const std::vector<std::optional<ModuleName>>& names,
+                                   int64_t* module_range_count) {
+  const std::vector<Range>& ranges = trace.ranges;
+  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> by_thread;
+  for (int32_t i = 0; i < static_cast<int32_t>(ranges.size()); ++i) {
+    if (names[i].has_value() || IsOperatorRange(ranges[i].kind)) {
+      by_thread[{ranges[i].process, ranges[i].thread}].push_back(i);
+    }
+  }
+  std::vector<int32_t> parent(ranges.size(), -1);
+  std::vector<bool> is_module(ranges.size(), false);
+  std::vector<int32_t> module_of(ranges.size(), -1);
+  std::vector<bool> encloses_operator(ranges.size(), false);
+  for (auto& [key, order] : by_thread) {
+    std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+      const Range& a = ranges[x];
+      const Range& b = ranges[y];
+      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+      if (a.end_ns() != b.end_ns()) return a.end_ns() > b.end_ns();
+      if (names[x].has_value() != names[y].has_value()) return names[x].has_value();
+      return x < y;
+    });
+    std::vector<int32_t> open;
+    for (int32_t r : order) {
+      while (!open.empty() && ranges[open.back()].end_ns() <= ranges[r].start_ns) {
+        open.pop_back();
+      }
+      for (size_t j = open.size(); j-- > 0;) {
+        if (ranges[r].end_ns() <= ranges[open[j]].end_ns()) {
+          parent[r] = open[j];
+          break;
+        }
+      }
+      open.push_back(r);
+    }
+    // nn.Module ranges are modules by name; an NVTX candidate becomes one when it
+    // encloses an operator range (walk up from each operator, stopping at a marked one).
+    for (int32_t r : order) {
+      if (names[r].has_value() && ranges[r].kind == RangeKind::kPythonFunction) {
+        is_module[r] = true;
+      }
+    }
+    for (int32_t r : order) {
+      if (!IsOperatorRange(ranges[r].kind)) continue;
+      for (int32_t p = parent[r]; p >= 0 && !encloses_operator[p]; p = parent[p]) {
+        encloses_operator[p] = true;
+        if (names[p].has_value() && ranges[p].kind == RangeKind::kNvtx) is_module[p] = true;
+      }
+    }
+    // Parents precede children in `order`, so one pass resolves the innermost module.
+    for (int32_t r : order) {
+      if (is_module[r]) {
+        module_of[r] = r;
+        ++*module_range_count;
+      } else if (parent[r] >= 0) {
+        module_of[r] = module_of[parent[r]];
+      }
+    }
+  }
+  return module_of;
+}
+
+}  // namespace
+
+std::optional<ModuleName> ParseModuleName(RangeKind kind, std::string_view range_name) {
+  if (kind == RangeKind::kPythonFunction) {
+    if (!range_name.starts_with(kModulePrefix)) return std::nullopt;
+    std::string_view name = Trim(range_name.substr(kModulePrefix.size()));
+    if (name.empty()) return std::nullopt;
+    return ModuleName{std::string(name), ModuleType(name)};
+  }
+  if (kind != RangeKind::kNvtx) return std::nullopt;
+  std::string_view name = Trim(range_name);
+  // record_function names of the framework itself: steps ("ProfilerStep#3",
+  // "Optimizer.step#SGD.step") and the collectives' wrapper.
+  if (name.empty() || name.find('#') != std::string_view::npos ||
+      name == "record_param_comms") {
+    return std::nullopt;
+  }
+  // A hook range naming its module: "FSDP::pre_forward (blocks.12._checkpoint_wrapped_module)".
+  size_t open = name.rfind(" (");
+  if (name.ends_with(')') && open != std::string_view::npos) {
+    std::string_view path = name.substr(open + 2, name.size() - open - 3);
+    if (IsModulePath(path)) return ModuleName{std::string(path), ModuleType(path)};
+  }
+  if (name.find(':') != std::string_view::npos) return std::nullopt;  // an operator
+  return ModuleName{std::string(name), ModuleType(name)};
+}
+
+ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping) {
+  ModuleSummary out;
+  std::vector<std::optional<ModuleName>> names(trace.ranges.size());
+  for (size_t i = 0; i < trace.ranges.size(); ++i) {
+    names[i] = ParseModuleName(trace.ranges[i].kind, trace.strings.Get(trace.ranges[i].name));
+  }
+  const std::vector<int32_t> module_of = ModuleOfRange(trace, names, &out.module_range_count);
+
+  // Per module instance (range): summed GPU time and event count.
+  struct Instance {
+    int64_t gpu_time_ns = 0;
+    int64_t events = 0;
+  };
+  absl::flat_hash_map<int32_t, Instance> instances;
+  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
+    const int64_t dur = trace.gpu_events[i].dur_ns;
+    const int32_t op = mapping.events[i].range;
+    if (op < 0) {
+      ++out.events_unmapped;
+      out.gpu_time_unmapped_ns += dur;
+      continue;
+    }
+    const int32_t m = module_of[op];
+    if (m < 0) {
+      ++out.events_without_module;
+      out.gpu_time_without_module_ns += dur;
+      continue;
+    }
+    ++out.events_with_module;
+    out.gpu_time_with_module_ns += dur;
+    Instance& inst = instances[m];
+    inst.gpu_time_ns += dur;
+    ++inst.events;
+  }
+  if (out.module_range_count == 0) {
+    out.unavailable = "the trace has no nn.Module or enclosing NVTX module ranges";
+    return out;
+  }
+
+  struct Accumulator {
+    ModuleStats stats;
+    std::vector<double> times;
+  };
+  absl::flat_hash_map<std::string, Accumulator> modules;
+  for (const auto& [r, inst] : instances) {
+    const ModuleName& name = *names[r];
+    Accumulator& acc = modules[name.name];
+    acc.stats.module_type = name.module_type;
+    ++acc.stats.count;
+    acc.stats.event_count += inst.events;
+    acc.stats.gpu_time_ns += inst.gpu_time_ns;
+    acc.times.push_back(static_cast<double>(inst.gpu_time_ns));
+  }
+  struct TypeAccumulator {
+    ModuleTypeStats stats;
+    std::vector<double> times;
+  };
+  absl::flat_hash_map<std::string, TypeAccumulator> types;
+  for (auto& [name, acc] : modules) {
+    TypeAccumulator& t = types[acc.stats.module_type];
+    ++t.stats.modules;
+    t.stats.count += acc.stats.count;
+    t.stats.event_count += acc.stats.event_count;
+    t.stats.gpu_time_ns += acc.stats.gpu_time_ns;
+    t.times.insert(t.times.end(), acc.times.begin(), acc.times.end());
+    acc.stats.name = name;
+    acc.stats.instance_gpu_time_ns = stats::ExactPercentiles(std::move(acc.times));
+    out.modules.push_back(std::move(acc.stats));
+  }
+  for (auto& [type, acc] : types) {
+    acc.stats.module_type = type;
+    acc.stats.instance_gpu_time_ns = stats::ExactPercentiles(std::move(acc.times));
+    out.module_types.push_back(std::move(acc.stats));
+  }
+  SortByGpuTime(out.modules, &ModuleStats::name);
+  SortByGpuTime(out.module_types, &ModuleTypeStats::module_type);
+  return out;
+}
+
+}  // namespace opmap::analysis
