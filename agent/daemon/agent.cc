@@ -1,5 +1,6 @@
 #include "agent/daemon/agent.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -418,6 +419,9 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
     return;
   }
   sink_(std::move(*last));
+  // A window's conversion frees its chunks; give the pages back rather than keep the
+  // high-water mark of the busiest window for the agent's lifetime.
+  malloc_trim(0);
 }
 
 void Agent::UpdateCpuBudget(absl::Time now) {

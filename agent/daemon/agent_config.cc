@@ -45,7 +45,7 @@ const std::vector<Key>& Keys() {
        StringSetter(&AgentConfig::spool_dir)},
       {"spool-size", false, "SIZE", "disk spool cap; oldest dropped (counted) past it (default 1GiB)",
        ParsedSetter(&AgentConfig::spool_bytes, &config::ParseBytes)},
-      {"memory-queue", false, "SIZE", "batches held in memory before spilling to the spool (default 16MiB)",
+      {"memory-queue", false, "SIZE", "batches held in memory before spilling to the spool (default 8MiB)",
        ParsedSetter(&AgentConfig::memory_queue_bytes, &config::ParseBytes)},
       {"counter-interval", false, "DURATION", "counter sampling interval (default 1s)",
        ParsedSetter(&AgentConfig::counter_interval, &config::ParseDuration)},

@@ -26,7 +26,7 @@ struct AgentConfig {
   std::string tls_key;
   std::string spool_dir = "/var/lib/opmap/spool";
   int64_t spool_bytes = int64_t{1} << 30;
-  int64_t memory_queue_bytes = int64_t{16} << 20;
+  int64_t memory_queue_bytes = int64_t{8} << 20;
   absl::Duration counter_interval = absl::Seconds(1);
   absl::Duration capture_window = absl::Seconds(2);
   absl::Duration capture_every = absl::Seconds(60);
