@@ -182,5 +182,41 @@ TEST_F(EndToEnd, CollectorAndAgentKilledNothingLostNothingDuplicated) {
   EXPECT_EQ(agent.Stop(), 0);
 }
 
+// The production path: the agent streams over mutual TLS with its token.
+TEST_F(EndToEnd, AgentStreamsOverMutualTls) {
+  if (!HaveOpenssl()) GTEST_SKIP() << "the openssl CLI is not installed";
+  std::string log;
+  ASSERT_TRUE(MakeCertificates(dir_.path(), &log)) << log;
+  const std::string d = dir_.path() + "/";
+  collector_ = std::make_unique<CollectorProcess>(CollectorProcess::Options{
+      dir_.path(), "", "127.0.0.1:0",
+      {"--tls-cert", d + "server.pem", "--tls-key", d + "server.key", "--tls-client-ca",
+       d + "ca.pem"}});
+  ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
+  WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
+  AgentProcess agent(dir_.path(), {"--collector", collector_->address(), "--token-file",
+                                   dir_.File("agent.token"), "--tls-ca", d + "ca.pem",
+                                   "--tls-cert", d + "client.pem", "--tls-key",
+                                   d + "client.key", "--capture-window", "40s",
+                                   "--capture-every", "60s"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  const DemoTruth truth = RunDemo(agent.socket());
+  ASSERT_EQ(truth.requests, kRequests);
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  RunResult q;
+  while (absl::Now() < deadline) {
+    q = opmap::testing::Run({OpmapBin(), "query", "latency", "--subject", "request",
+                             "--collector", collector_->address(), "--tls-ca", d + "ca.pem",
+                             "--tls-cert", d + "client.pem", "--tls-key", d + "client.key",
+                             "--format", "csv"},
+                            dir_.path(), {std::string("OPMAP_TOKEN=") + kAnalystToken});
+    if (q.exit_code == 0 && q.out.find("\n300,") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_NE(q.out.find("\n300,"), std::string::npos) << q.out << q.err << agent.StatusJson();
+  EXPECT_NE(agent.StatusJson().find("\"collector\":\"connected to "), std::string::npos);
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace opmap::testing

@@ -1,5 +1,7 @@
 #include "tests/integration/collector_test_util.h"
 
+#include <cstdlib>
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -131,5 +133,48 @@ RunResult Opmap(const std::vector<std::string>& args, const std::string& dir,
   argv.insert(argv.end(), args.begin(), args.end());
   return Run(argv, dir, env, timeout);
 }
+
+bool HaveOpenssl() { return system("openssl version >/dev/null 2>&1") == 0; }
+
+// A self-signed CA, a server certificate for 127.0.0.1/localhost and a client
+// certificate, all signed by it, written into `dir` with the openssl CLI.
+bool MakeCertificates(const std::string& dir, std::string* log) {
+  const std::string d = dir + "/";
+  WriteFileOrDie(d + "server.ext",
+                 "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                 "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n");
+  WriteFileOrDie(d + "client.ext",
+                 "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
+                 "extendedKeyUsage=clientAuth\n");
+  const std::vector<std::vector<std::string>> steps = {
+      {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+       "-nodes", "-keyout", d + "ca.key", "-out", d + "ca.pem", "-days", "2", "-subj",
+       "/CN=opmap test CA"},
+      {"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+       "-nodes", "-keyout", d + "other-ca.key", "-out", d + "other-ca.pem", "-days", "2",
+       "-subj", "/CN=some other CA"},
+      {"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+       "-keyout", d + "server.key", "-out", d + "server.csr", "-subj", "/CN=127.0.0.1"},
+      {"openssl", "x509", "-req", "-in", d + "server.csr", "-CA", d + "ca.pem", "-CAkey",
+       d + "ca.key", "-CAcreateserial", "-out", d + "server.pem", "-days", "2", "-extfile",
+       d + "server.ext"},
+      {"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+       "-keyout", d + "client.key", "-out", d + "client.csr", "-subj", "/CN=opmap analyst"},
+      {"openssl", "x509", "-req", "-in", d + "client.csr", "-CA", d + "ca.pem", "-CAkey",
+       d + "ca.key", "-CAcreateserial", "-out", d + "client.pem", "-days", "2", "-extfile",
+       d + "client.ext"},
+  };
+  for (const auto& argv : steps) {
+    std::vector<std::string> full = argv;
+    full[0] = "/usr/bin/openssl";
+    RunResult r = Run(full, dir);
+    if (r.exit_code != 0) {
+      *log = absl::StrCat(argv[1], " failed: ", r.err);
+      return false;
+    }
+  }
+  return true;
+}
+
 
 }  // namespace opmap::testing

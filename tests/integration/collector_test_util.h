@@ -68,6 +68,13 @@ RunResult Opmap(const std::vector<std::string>& args, const std::string& dir,
 // The lower-rank position the sketch estimates (ddsketch.h): floor(q·(n−1)).
 size_t LowerRank(double q, size_t n);
 
+// The openssl CLI is installed (the TLS tests skip with that reason otherwise).
+bool HaveOpenssl();
+// A self-signed CA (ca.pem), a server certificate for 127.0.0.1/localhost (server.pem,
+// server.key), a client certificate (client.pem, client.key) signed by it, and an
+// unrelated CA (other-ca.pem), written into `dir` with the openssl CLI.
+bool MakeCertificates(const std::string& dir, std::string* log);
+
 }  // namespace opmap::testing
 
 #endif  // OPMAP_TESTS_INTEGRATION_COLLECTOR_TEST_UTIL_H_
