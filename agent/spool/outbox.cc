@@ -9,6 +9,9 @@
 #include "analysis/base/status_macros.h"
 
 namespace opmap::agent {
+namespace {
+constexpr size_t kMaxPoisonedSessions = 4096;
+}  // namespace
 
 // Producer side and the shared bookkeeping. The sender side (NextUnsent, Rewind, Ack) is
 // in outbox_sender.cc; Open, recovery and the state file in outbox_recovery.cc.
@@ -33,6 +36,13 @@ absl::Status Outbox::Push(OutboxKey key, std::string batch) {
   }
   absl::MutexLock lock(&mu_);
   if (closed_) return absl::FailedPreconditionError("outbox push: closed");
+  if (poisoned_.contains(key.session_id)) {
+    ++stats_.dropped_batches;
+    stats_.dropped_bytes += batch.size();
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "outbox: session ", key.session_id, " already lost a batch to the spool cap; its batch ",
+        key.seq, " could never be stored: dropped"));
+  }
   Session& s = SessionLocked(key.session_id);
   if (key.seq <= s.last_pushed) {
     return absl::InvalidArgumentError(absl::StrCat("outbox push: session ", key.session_id,
@@ -116,6 +126,8 @@ absl::Status Outbox::WriteToDiskLocked(uint64_t ord) {
     }
     status.Update(DropOldestSegmentLocked());
   }
+  // The drop may have taken this batch too (its session lost an older one).
+  if (ord < base_ || !At(ord).live) return status;
   // `e` is still valid: deques keep references on pop_front of other elements.
   absl::StatusOr<RecordRef> ref = disk_->Append(OutboxKey{e.session->id, e.seq}, e.payload);
   if (!ref.ok()) {
@@ -140,6 +152,7 @@ absl::Status Outbox::DropOldestSegmentLocked() {
   // The spool holds the oldest part of the queue, in segment order: the live records of
   // the oldest segment are the first live entries.
   std::vector<std::string> touched;
+  std::vector<std::pair<std::string, uint64_t>> lost;  // (session, seq) dropped here
   for (uint64_t ord = base_; ord < EndLocked(); ++ord) {
     Entry& e = At(ord);
     if (!e.live) continue;
@@ -147,6 +160,7 @@ absl::Status Outbox::DropOldestSegmentLocked() {
     ++stats_.dropped_batches;
     stats_.dropped_bytes += e.bytes;
     touched.push_back(e.session->id);
+    lost.emplace_back(e.session->id, e.seq);
     KillLocked(ord);
   }
   // Persist the counts before the records go, so that a crash between the two can only
@@ -156,6 +170,7 @@ absl::Status Outbox::DropOldestSegmentLocked() {
   absl::Status removed = disk_->RemoveSegment(*id);
   NoteError(removed);
   status.Update(removed);
+  for (const auto& [session, seq] : lost) DropRestOfSessionLocked(session, seq);
   PopDeadFrontLocked();
   for (const std::string& s : touched) MaybePruneLocked(s);
   return status;
@@ -166,9 +181,42 @@ void Outbox::DropLocked(uint64_t ord) {
   ++stats_.dropped_batches;
   stats_.dropped_bytes += e.bytes;
   const std::string session = e.session->id;
+  const uint64_t seq = e.seq;
   KillLocked(ord);
+  DropRestOfSessionLocked(session, seq);
   PopDeadFrontLocked();
   MaybePruneLocked(session);
+  state_dirty_ = true;
+}
+
+void Outbox::DropRestOfSessionLocked(const std::string& id, uint64_t lost_seq) {
+  if (poisoned_.insert(id).second) {
+    poisoned_order_.push_back(id);
+    if (poisoned_order_.size() > kMaxPoisonedSessions) {
+      poisoned_.erase(poisoned_order_.front());
+      poisoned_order_.pop_front();
+    }
+  }
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  Session& s = it->second;
+  // Batches before the lost one may still be delivered; those after it never can.
+  std::vector<uint64_t> after;
+  for (uint64_t ord : s.live) {
+    if (At(ord).seq > lost_seq) after.push_back(ord);
+  }
+  for (uint64_t ord : after) {
+    Entry& e = At(ord);
+    ++stats_.dropped_batches;
+    stats_.dropped_bytes += e.bytes;
+    const bool on_disk = e.on_disk;
+    const RecordRef ref = e.ref;
+    KillLocked(ord);
+    if (on_disk) NoteError(disk_->Release(ref));
+  }
+  // With nothing older left either, the whole session is settled: recorded like an ack
+  // in the state file, so a restart does not resend what is still inside a segment.
+  if (s.live.empty()) s.acked = std::max(s.acked, s.last_pushed);
   state_dirty_ = true;
 }
 

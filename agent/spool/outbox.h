@@ -46,6 +46,7 @@
 #include <string_view>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -120,6 +121,10 @@ class Outbox {
   absl::Status WriteToDiskLocked(uint64_t ord) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status DropOldestSegmentLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DropLocked(uint64_t ord) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After batch `lost_seq` of session `id` was lost: drops its later batches (counted)
+  // and remembers the session so later pushes of it are dropped too.
+  void DropRestOfSessionLocked(const std::string& id, uint64_t lost_seq)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void KillLocked(uint64_t ord) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PopDeadFrontLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool PrunableLocked(const Session& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -143,6 +148,11 @@ class Outbox {
   uint64_t send_cursor_ ABSL_GUARDED_BY(mu_) = 0;  // next ordinal NextUnsent looks at
   // node_hash_map: entries point at their Session.
   absl::node_hash_map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
+  // Sessions that lost a batch: the collector stores a session's batches only in seq
+  // order, so nothing after a lost one can ever be stored. Their later batches are dropped
+  // (counted) rather than spooled and resent forever. Bounded: the oldest are forgotten.
+  absl::flat_hash_set<std::string> poisoned_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> poisoned_order_ ABSL_GUARDED_BY(mu_);
   OutboxStats stats_ ABSL_GUARDED_BY(mu_);
   bool state_dirty_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_state_write_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

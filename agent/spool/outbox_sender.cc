@@ -38,6 +38,8 @@ absl::StatusOr<std::optional<OutboxItem>> Outbox::NextUnsent() {
     const RecordRef ref = e.ref;
     KillLocked(ord);
     NoteError(disk_->Release(ref));
+    // Nothing after it in its session can be stored by the collector (seq order).
+    DropRestOfSessionLocked(key.session_id, key.seq);
     MaybePruneLocked(key.session_id);
   }
   send_cursor_ = ord;

@@ -21,6 +21,14 @@ constexpr size_t kPayload = 1000;
 // Record size on disk for a one-character session id.
 constexpr uint64_t kRecord = SpoolRecordSize(1, kPayload);
 
+// A one-character session id per batch number: the cap tests drop batches, and a session
+// that loses one loses the rest too (DropsTheRestOfASessionThatLostABatch), so each batch
+// there is a session of its own.
+std::string Solo(uint64_t q) {
+  static constexpr char kIds[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  return std::string(1, kIds[q % (sizeof(kIds) - 1)]);
+}
+
 absl::Status PushOne(Outbox& o, const std::string& session, uint64_t seq,
                      size_t size = kPayload) {
   return o.Push({session, seq}, BatchBytes(session, seq, size));
@@ -102,14 +110,14 @@ TEST_F(SpoolTest, WithoutSpoolDirTheOldestInMemoryIsDroppedAndCounted) {
   OutboxOptions opt = Options(3 * kPayload);
   opt.spool_dir.clear();
   auto o = OpenOrDie(opt);
-  for (uint64_t q = 1; q <= 5; ++q) ASSERT_TRUE(PushOne(*o, q % 2 ? "A" : "B", q).ok());
+  for (uint64_t q = 1; q <= 5; ++q) ASSERT_TRUE(PushOne(*o, Solo(q), 1).ok());
   const OutboxStats st = o->stats();
   EXPECT_EQ(st.dropped_batches, 2u);
   EXPECT_EQ(st.dropped_bytes, 2 * kPayload);
   EXPECT_EQ(st.memory_batches, 3u);
-  EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("A/3", "B/4", "A/5"));
+  EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("d/1", "e/1", "f/1"));
   // One batch larger than all of memory cannot be kept at all: it alone is dropped.
-  EXPECT_TRUE(absl::IsResourceExhausted(PushOne(*o, "A", 7, 4 * kPayload)));
+  EXPECT_TRUE(absl::IsResourceExhausted(PushOne(*o, "Z", 7, 4 * kPayload)));
   EXPECT_EQ(o->stats().dropped_batches, 3u);
   EXPECT_EQ(o->stats().dropped_bytes, 6 * kPayload);
   EXPECT_EQ(o->stats().memory_batches, 3u);
@@ -121,7 +129,7 @@ TEST_F(SpoolTest, FullSpoolDropsOldestSegmentCountedAndNeverExceedsTheCap) {
   opt.spool_bytes = 12 * kRecord;   // 3 segments
   auto o = OpenOrDie(opt);
   for (uint64_t q = 1; q <= 30; ++q) {
-    ASSERT_TRUE(PushOne(*o, "A", q).ok()) << q;
+    ASSERT_TRUE(PushOne(*o, Solo(q), 1).ok()) << q;
     ASSERT_LE(o->stats().spool_bytes, opt.spool_bytes) << q;
     ASSERT_LE(SegmentBytesOnDisk(dir_), opt.spool_bytes) << q;
   }
@@ -134,9 +142,9 @@ TEST_F(SpoolTest, FullSpoolDropsOldestSegmentCountedAndNeverExceedsTheCap) {
   EXPECT_EQ(SegmentFiles(dir_).size(), 3u);
   std::vector<OutboxItem> items = Drain(*o, kPayload);
   ASSERT_EQ(items.size(), 10u);
-  for (size_t i = 0; i < items.size(); ++i) EXPECT_EQ(items[i].key.seq, 21 + i);
+  for (size_t i = 0; i < items.size(); ++i) EXPECT_EQ(items[i].key.session_id, Solo(21 + i));
   // Acks for dropped batches are fine; the drop counts survive a restart.
-  ASSERT_TRUE(o->Ack("A", 22).ok());
+  for (uint64_t q = 1; q <= 22; ++q) ASSERT_TRUE(o->Ack(Solo(q), 1).ok());
   o.reset();
   o = OpenOrDie(opt);
   st = o->stats();
@@ -151,7 +159,7 @@ TEST_F(SpoolTest, ReopeningWithASmallerCapDropsOldestSegmentsAtOnce) {
   opt.segment_bytes = 4 * kRecord;
   {
     auto o = OpenOrDie(opt);
-    for (uint64_t q = 1; q <= 12; ++q) ASSERT_TRUE(PushOne(*o, "A", q).ok());
+    for (uint64_t q = 1; q <= 12; ++q) ASSERT_TRUE(PushOne(*o, Solo(q), 1).ok());
   }
   opt.spool_bytes = 5 * kRecord;
   auto o = OpenOrDie(opt);
@@ -160,7 +168,7 @@ TEST_F(SpoolTest, ReopeningWithASmallerCapDropsOldestSegmentsAtOnce) {
   EXPECT_EQ(st.dropped_bytes, 8 * kPayload);
   EXPECT_EQ(st.spool_bytes, 4 * kRecord);
   EXPECT_EQ(SegmentBytesOnDisk(dir_), 4 * kRecord);
-  EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("A/9", "A/10", "A/11", "A/12"));
+  EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("j/1", "k/1", "l/1", "m/1"));
 }
 
 TEST_F(SpoolTest, BatchLargerThanTheSpoolIsDroppedAndCounted) {
@@ -168,12 +176,42 @@ TEST_F(SpoolTest, BatchLargerThanTheSpoolIsDroppedAndCounted) {
   opt.spool_bytes = 2 * kRecord;
   auto o = OpenOrDie(opt);
   ASSERT_TRUE(PushOne(*o, "A", 1).ok());
-  EXPECT_TRUE(absl::IsResourceExhausted(PushOne(*o, "A", 2, 3 * kPayload)));
+  EXPECT_TRUE(absl::IsResourceExhausted(PushOne(*o, "B", 1, 3 * kPayload)));
   const OutboxStats st = o->stats();
   EXPECT_EQ(st.dropped_batches, 1u);
   EXPECT_EQ(st.dropped_bytes, 3 * kPayload);
   EXPECT_EQ(st.spool_batches, 1u);
   EXPECT_EQ(st.memory_batches, 0u);
+}
+
+// The collector stores a session's batches only in seq order (a gap is never stored), so a
+// session that lost a batch to the cap can never deliver the rest: they are dropped and
+// counted too, now and when pushed later, and not resent after a restart.
+TEST_F(SpoolTest, DropsTheRestOfASessionThatLostABatch) {
+  OutboxOptions opt = Options(0);   // everything goes to disk
+  opt.segment_bytes = 2 * kRecord;  // 2 records a segment
+  opt.spool_bytes = 4 * kRecord;    // 2 segments
+  {
+    auto o = OpenOrDie(opt);
+    ASSERT_TRUE(PushOne(*o, "A", 1).ok());
+    ASSERT_TRUE(PushOne(*o, "B", 1).ok());  // segment 1: A/1 B/1
+    ASSERT_TRUE(PushOne(*o, "A", 2).ok());
+    ASSERT_TRUE(PushOne(*o, "C", 1).ok());  // segment 2: A/2 C/1
+    // C/2 needs room: segment 1 goes (A/1, B/1), and with A/1 the rest of A (A/2).
+    ASSERT_TRUE(PushOne(*o, "C", 2).ok());
+    OutboxStats st = o->stats();
+    EXPECT_EQ(st.dropped_batches, 3u);
+    EXPECT_EQ(st.dropped_bytes, 3 * kPayload);
+    EXPECT_TRUE(absl::IsResourceExhausted(PushOne(*o, "A", 3)));  // A can never complete
+    EXPECT_TRUE(absl::IsResourceExhausted(PushOne(*o, "B", 2)));
+    st = o->stats();
+    EXPECT_EQ(st.dropped_batches, 5u);
+    EXPECT_EQ(st.spool_batches, 2u);
+    EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("C/1", "C/2"));
+  }
+  // A/2 is still inside segment 2 on disk: a restart must not bring it back.
+  auto o = OpenOrDie(opt);
+  EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("C/1", "C/2"));
 }
 
 TEST_F(SpoolTest, SegmentsAreDeletedOnceAllTheirRecordsAreAcked) {
