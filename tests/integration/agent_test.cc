@@ -131,6 +131,31 @@ TEST_F(AgentTest, AttachToAProcessWithoutTheLibraryPrintsTheRemedy) {
   sleeper.Signal(SIGKILL);
 }
 
+TEST_F(AgentTest, SecondAttachWhileTheFirstHoldsTheProcessIsBusy) {
+  AgentProcess agent(dir_.path(), {"--capture-every", "1h", "--capture-window", "100ms"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child demo;
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "8", "--rate", "50"}, dir_.File("demo.out"),
+                         dir_.File("demo.err"), InjectEnv(agent.socket()))
+                  .ok());
+  ASSERT_TRUE(agent.WaitForProcess(demo.pid(), 1, absl::Seconds(15))) << agent.Log();
+  Child first;
+  ASSERT_TRUE(first.Start({OpmapBin(), "attach", "--pid", std::to_string(demo.pid()),
+                           "--duration", "3s", "--control-socket", agent.control_socket()},
+                          dir_.File("first.out"), dir_.File("first.err"))
+                  .ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // the first window is open
+  RunResult second = opmap::testing::Run(
+      {OpmapBin(), "attach", "--pid", std::to_string(demo.pid()), "--duration", "1s",
+       "--control-socket", agent.control_socket()},
+      dir_.path(), {}, absl::Seconds(30));
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(second.err, absl::StrCat("pid ", demo.pid(), ": busy: "))) << second.err;
+  EXPECT_EQ(first.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("first.err"));
+  EXPECT_TRUE(absl::StrContains(ReadFileOrEmpty(dir_.File("first.err")), ": captured: "));
+  demo.Signal(SIGKILL);
+}
+
 TEST_F(AgentTest, AttachWithNoAgentRunningCapturesDirectly) {
   const std::string lib_socket = dir_.File("lib.sock");
   Child demo;
