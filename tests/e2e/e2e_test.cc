@@ -51,7 +51,9 @@ DemoTruth ParseDemo(const std::string& json) {
 class EndToEnd : public ::testing::Test {
  protected:
   void StartCollector() {
-    collector_ = std::make_unique<CollectorProcess>(CollectorProcess::Options{dir_.path()});
+    CollectorProcess::Options options;
+    options.dir = dir_.path();
+    collector_ = std::make_unique<CollectorProcess>(options);
     ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
     WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
   }
