@@ -42,9 +42,15 @@ options:
                                         ProfilerStep#N: its duration
   --of S                latency: the same as --subject (operator = operator-gpu)
   --group-by LIST       latency: comma-separated keys, in order, from operator,
-                        layer_type, kernel, host, revision, module, request (default:
-                        one row for everything selected); counters: from host, revision,
-                        pid (rows are always per counter name and source)
+                        layer_type, kernel, host, revision, module, module_type, request
+                        (default: one row for everything selected); counters: from host,
+                        revision, pid (rows are always per counter name and source).
+                        module: the innermost nn.Module / NVTX module range around the
+                        operator, as `opmap analyze` attributes it (kernel, operator-gpu,
+                        operator-cpu); events outside any module are the row
+                        (no module) in tables, an empty key in json and csv;
+                        module_type: the module name without instance indices
+                        (BertLayer_3 → BertLayer)
   --quantiles LIST      latency: each in [0,1] (default 0.5,0.95,0.99)
   --limit N             latency, counters: rows at most (default: collector's)
   --top N               kernels: rows at most (default 20)
@@ -90,6 +96,7 @@ bool ParseGroupBy(std::string_view name, opmap::v1::GroupBy* out, std::string* c
       {"kernel", opmap::v1::GROUP_BY_KERNEL},     {"host", opmap::v1::GROUP_BY_HOST},
       {"revision", opmap::v1::GROUP_BY_REVISION}, {"module", opmap::v1::GROUP_BY_MODULE},
       {"request", opmap::v1::GROUP_BY_REQUEST},   {"pid", opmap::v1::GROUP_BY_PID},
+      {"module_type", opmap::v1::GROUP_BY_MODULE_TYPE},
   };
   std::string n(name);
   std::replace(n.begin(), n.end(), '-', '_');
@@ -340,6 +347,10 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
     std::vector<std::string> row;
     for (size_t k = 0; k < keys.size(); ++k) {
       std::string v = k < static_cast<size_t>(r.key_size()) ? r.key(k) : "";
+      if (args.format == Format::kTable && v.empty() &&
+          (keys[k] == "module" || keys[k] == "module_type")) {
+        v = "(no module)";
+      }
       row.push_back(args.format == Format::kTable
                         ? Shorten(v, keys[k] == "kernel" ? 60 : 40)
                         : CsvField(v));
@@ -658,8 +669,8 @@ int RunQuery(const std::vector<std::string>& argv) {
         if (!ParseGroupBy(std::string_view(part.data(), part.size()), &g, &name)) {
           return UsageError(absl::StrCat(
               "--group-by: unknown key '", part,
-              "' (expected operator, layer_type, kernel, host, revision, module, request, "
-              "pid)"));
+              "' (expected operator, layer_type, kernel, host, revision, module, module_type, "
+              "request, pid)"));
         }
         args.group_by.push_back(g);
         args.group_names.push_back(name);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/summary/rollup.h"
 
 namespace opmap::analysis {
 namespace {
@@ -144,9 +145,10 @@ std::optional<ModuleName> ParseModuleName(RangeKind kind, std::string_view range
   if (kind != RangeKind::kNvtx) return std::nullopt;
   std::string_view name = Trim(range_name);
   // record_function names of the framework itself: steps ("ProfilerStep#3",
-  // "Optimizer.step#SGD.step") and the collectives' wrapper.
+  // "Optimizer.step#SGD.step") and the collectives' wrapper; and request / iteration ranges
+  // (rollup.h RequestKey): they enclose operators but are the requests, not layers.
   if (name.empty() || name.find('#') != std::string_view::npos ||
-      name == "record_param_comms") {
+      name == "record_param_comms" || !RequestKey(name).empty()) {
     return std::nullopt;
   }
   // A hook range naming its module: "FSDP::pre_forward (blocks.12._checkpoint_wrapped_module)".
@@ -159,13 +161,28 @@ std::optional<ModuleName> ParseModuleName(RangeKind kind, std::string_view range
   return ModuleName{std::string(name), ModuleType(name)};
 }
 
+ModuleAttribution AttributeModules(const Trace& trace) {
+  ModuleAttribution out;
+  out.names.resize(trace.ranges.size());
+  for (size_t i = 0; i < trace.ranges.size(); ++i) {
+    out.names[i] =
+        ParseModuleName(trace.ranges[i].kind, trace.strings.Get(trace.ranges[i].name));
+  }
+  out.module_of = ModuleOfRange(trace, out.names, &out.module_range_count);
+  return out;
+}
+
+std::string ModuleTypeOf(std::string_view module_name) {
+  if (module_name.empty()) return {};
+  return ModuleType(module_name);
+}
+
 ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping) {
   ModuleSummary out;
-  std::vector<std::optional<ModuleName>> names(trace.ranges.size());
-  for (size_t i = 0; i < trace.ranges.size(); ++i) {
-    names[i] = ParseModuleName(trace.ranges[i].kind, trace.strings.Get(trace.ranges[i].name));
-  }
-  const std::vector<int32_t> module_of = ModuleOfRange(trace, names, &out.module_range_count);
+  const ModuleAttribution attribution = AttributeModules(trace);
+  const std::vector<std::optional<ModuleName>>& names = attribution.names;
+  const std::vector<int32_t>& module_of = attribution.module_of;
+  out.module_range_count = attribution.module_range_count;
 
   // Per module instance (range): summed GPU time and event count.
   struct Instance {

@@ -82,6 +82,20 @@ struct ModuleName {
 };
 std::optional<ModuleName> ParseModuleName(RangeKind kind, std::string_view range_name);
 
+// Per range: the module it belongs to — the innermost module range on its (process,
+// thread) that wholly encloses it, itself when it is one — or -1; the attribution rule
+// above. SummarizeModules and the collector's rollups (rollup.h) both use it, so a
+// module's GPU time is the same in `opmap analyze` and `opmap query`.
+struct ModuleAttribution {
+  std::vector<int32_t> module_of;              // range index → module range index, or -1
+  std::vector<std::optional<ModuleName>> names;  // per range; set for module ranges
+  int64_t module_range_count = 0;
+};
+ModuleAttribution AttributeModules(const Trace& trace);
+
+// The module type of a module name (rule above): "BertLayer_3" → "BertLayer"; "" → "".
+std::string ModuleTypeOf(std::string_view module_name);
+
 ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping);
 
 }  // namespace opmap::analysis

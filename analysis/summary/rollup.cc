@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "analysis/summary/event_layer_types.h"
+#include "analysis/summary/modules.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 
 namespace opmap::analysis {
@@ -30,8 +31,9 @@ struct Accumulator {
 };
 
 RollupRow ToRow(RollupSubject subject, LayerType type, std::string_view op,
-                std::string_view kernel, Accumulator acc) {
+                std::string_view kernel, std::string_view module, Accumulator acc) {
   RollupRow row;
+  row.module = std::string(module);
   row.subject = subject;
   row.layer_type = std::string(LayerTypeName(type));
   row.operator_name = std::string(op);
@@ -70,9 +72,26 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   const EventLayerTypes types = ClassifyGpuEvents(trace, mapping);
   out.devices = ComputeDeviceBreakdown(trace, types.compute_flags());
 
-  // (layer type, operator name, kernel name) → durations. Unmapped events have the
-  // empty operator name (StringId 0).
-  using KernelKey = std::tuple<LayerType, StringId, StringId>;
+  // Module of each range as a small id into `module_names` (0: none), by name: every
+  // instance of a module is one key.
+  const ModuleAttribution attribution = AttributeModules(trace);
+  std::vector<std::string_view> module_names = {""};
+  std::vector<int32_t> module_id(trace.ranges.size(), 0);
+  {
+    absl::flat_hash_map<std::string_view, int32_t> ids;
+    for (size_t r = 0; r < trace.ranges.size(); ++r) {
+      const int32_t m = attribution.module_of[r];
+      if (m < 0) continue;
+      const std::string_view name = attribution.names[m]->name;
+      auto [it, inserted] = ids.try_emplace(name, static_cast<int32_t>(module_names.size()));
+      if (inserted) module_names.push_back(name);
+      module_id[r] = it->second;
+    }
+  }
+
+  // (layer type, operator name, kernel name, module) → durations. Unmapped events have
+  // the empty operator name (StringId 0) and no module.
+  using KernelKey = std::tuple<LayerType, StringId, StringId, int32_t>;
   absl::flat_hash_map<KernelKey, Accumulator> kernels;
   // Operator instance (range index) → its kernels' summed GPU time.
   absl::flat_hash_map<int32_t, int64_t> instances;
@@ -85,7 +104,8 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
     last = std::max(last, g.end_ns());
     const int32_t r = mapping.events[i].range;
     const StringId op = r >= 0 ? trace.ranges[r].name : kEmptyString;
-    kernels[KernelKey(types.layer_type[i], op, g.name)].Add(g.dur_ns);
+    kernels[KernelKey(types.layer_type[i], op, g.name, r >= 0 ? module_id[r] : 0)].Add(
+        g.dur_ns);
     if (r >= 0) instances[r] += g.dur_ns;
   }
   if (n > 0) {
@@ -96,10 +116,12 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   // Host ranges: requests and operators' inclusive durations, no GPU event needed.
   // Keyed by name id; request keys are few fixed strings.
   absl::flat_hash_map<std::string_view, Accumulator> requests;
-  absl::flat_hash_map<StringId, Accumulator> cpu_operators;
+  using OperatorKey = std::pair<StringId, int32_t>;  // (operator name, module id)
+  absl::flat_hash_map<OperatorKey, Accumulator> cpu_operators;
   int64_t range_first = std::numeric_limits<int64_t>::max();
   int64_t range_last = std::numeric_limits<int64_t>::min();
-  for (const Range& r : trace.ranges) {
+  for (size_t ri = 0; ri < trace.ranges.size(); ++ri) {
+    const Range& r = trace.ranges[ri];
     range_first = std::min(range_first, r.start_ns);
     range_last = std::max(range_last, r.end_ns());
     const std::string_view request = RequestKey(trace.strings.Get(r.name));
@@ -107,7 +129,7 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
       ++out.request_count;
       requests[request].Add(r.dur_ns);
     } else if (IsOperatorRange(r.kind)) {
-      cpu_operators[r.name].Add(r.dur_ns);
+      cpu_operators[OperatorKey(r.name, module_id[ri])].Add(r.dur_ns);
     }
   }
   out.range_count = static_cast<int64_t>(trace.ranges.size());
@@ -116,38 +138,42 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
     out.last_end_ns = range_last;
   }
 
-  absl::flat_hash_map<StringId, Accumulator> operators;
+  absl::flat_hash_map<OperatorKey, Accumulator> operators;
   for (const auto& [r, gpu_time_ns] : instances) {
-    operators[trace.ranges[r].name].Add(gpu_time_ns);
+    operators[OperatorKey(trace.ranges[r].name, module_id[r])].Add(gpu_time_ns);
   }
 
   out.rows.reserve(kernels.size() + operators.size() + requests.size() + cpu_operators.size());
   for (auto& [key, acc] : kernels) {
-    const auto& [type, op, kernel] = key;
+    const auto& [type, op, kernel, module] = key;
     out.rows.push_back(ToRow(RollupSubject::kKernel, type, trace.strings.Get(op),
-                             trace.strings.Get(kernel), std::move(acc)));
+                             trace.strings.Get(kernel), module_names[module], std::move(acc)));
   }
-  for (auto& [op, acc] : operators) {
+  for (auto& [key, acc] : operators) {
+    const auto& [op, module] = key;
     out.rows.push_back(ToRow(RollupSubject::kOperatorGpu,
                              types.operator_types.at(op).layer_type, trace.strings.Get(op),
-                             "", std::move(acc)));
+                             "", module_names[module], std::move(acc)));
   }
   for (auto& [key, acc] : requests) {
     RollupRow& row = out.rows.emplace_back(
-        ToRow(RollupSubject::kRequest, LayerType::kOther, key, "", std::move(acc)));
+        ToRow(RollupSubject::kRequest, LayerType::kOther, key, "", "", std::move(acc)));
     row.layer_type.clear();
   }
   LayerClassifier classifier;
-  for (auto& [op, acc] : cpu_operators) {
+  for (auto& [key, acc] : cpu_operators) {
+    const auto& [op, module] = key;
     const std::string_view name = trace.strings.Get(op);
     out.rows.push_back(ToRow(RollupSubject::kOperatorCpu,
                              classifier.ClassifyOperator(op, name).value_or(LayerType::kOther),
-                             name, "", std::move(acc)));
+                             name, "", module_names[module], std::move(acc)));
   }
   // Deterministic order (hash maps have none): subject, GPU time descending, then keys.
   std::sort(out.rows.begin(), out.rows.end(), [](const RollupRow& a, const RollupRow& b) {
-    return std::tie(a.subject, b.sum_ns, a.layer_type, a.operator_name, a.kernel_name) <
-           std::tie(b.subject, a.sum_ns, b.layer_type, b.operator_name, b.kernel_name);
+    return std::tie(a.subject, b.sum_ns, a.layer_type, a.operator_name, a.kernel_name,
+                    a.module) <
+           std::tie(b.subject, a.sum_ns, b.layer_type, b.operator_name, b.kernel_name,
+                    b.module);
   });
   return out;
 }

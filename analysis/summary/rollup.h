@@ -16,6 +16,12 @@
 //     is not a request range. One value per range: its inclusive host duration. Key:
 //     (layer type from METRICS.md's operator-name table, "other" when no row matches;
 //     operator name). Unlike kOperatorGpu, no kernel votes on the layer type.
+//
+// Module (schema v4): kKernel, kOperatorGpu and kOperatorCpu rows are also keyed by the
+// module their operator range belongs to, attributed by AttributeModules (modules.h) —
+// the same innermost enclosing `nn.Module: X` / NVTX module range as `opmap analyze`'s
+// modules[] — so per-module counts and GPU time equal analyze's exactly. "" for events
+// and ranges outside any module, for unmapped GPU events and for kRequest rows.
 #ifndef OPMAP_ANALYSIS_SUMMARY_ROLLUP_H_
 #define OPMAP_ANALYSIS_SUMMARY_ROLLUP_H_
 
@@ -50,6 +56,7 @@ struct RollupRow {
   // "" for GPU events no operator owns; the request key for kRequest rows.
   std::string operator_name;
   std::string kernel_name;    // "" except for kKernel rows
+  std::string module;         // module name (modules.h), "" outside any module
   int64_t count = 0;
   int64_t sum_ns = 0;
   int64_t min_ns = 0;

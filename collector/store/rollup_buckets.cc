@@ -73,9 +73,11 @@ absl::Status MergeIntoBucket(sqlite::Database& db, int64_t resource_id, int64_t 
         db.Prepare("SELECT count, sum_ns, min_ns, max_ns, sketch_scale, sketch_offset, "
                    "sketch_bins, sketch_zero, sketch_sum, sketch_min, sketch_max "
                    "FROM rollup_buckets WHERE resource_id = ?1 AND subject = ?2 AND "
-                   "bucket_ns = ?3 AND layer_type = ?4 AND operator = ?5 AND kernel = ?6"));
+                   "bucket_ns = ?3 AND layer_type = ?4 AND operator = ?5 AND kernel = ?6 "
+                   "AND module = ?7"));
     st.BindInt(1, resource_id).BindInt(2, row.subject).BindInt(3, bucket_ns);
     st.BindText(4, row.layer_type).BindText(5, row.operator_name).BindText(6, row.kernel);
+    st.BindText(7, row.module);
     ASSIGN_OR_RETURN(found, st.Step());
     if (found) {
       stats.Add(st.Int(0), st.Int(1), st.Int(2), st.Int(3));
@@ -97,10 +99,11 @@ absl::Status MergeIntoBucket(sqlite::Database& db, int64_t resource_id, int64_t 
       sqlite::Statement st,
       db.Prepare("INSERT OR REPLACE INTO rollup_buckets(resource_id, subject, bucket_ns, "
                  "layer_type, operator, kernel, count, sum_ns, min_ns, max_ns, sketch_scale, "
-                 "sketch_offset, sketch_zero, sketch_sum, sketch_min, sketch_max, sketch_bins) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                 "?16, ?17)"));
+                 "sketch_offset, sketch_zero, sketch_sum, sketch_min, sketch_max, sketch_bins, "
+                 "module) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                 "?15, ?16, ?17, ?18)"));
   st.BindInt(1, resource_id).BindInt(2, row.subject).BindInt(3, bucket_ns);
+  st.BindText(18, row.module);
   st.BindText(4, row.layer_type).BindText(5, row.operator_name).BindText(6, row.kernel);
   st.BindInt(7, static_cast<int64_t>(stats.count)).BindInt(8, stats.sum_ns);
   st.BindInt(9, stats.min_ns).BindInt(10, stats.max_ns);
@@ -145,7 +148,7 @@ absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t wi
     // The rows are copied out first: MergeIntoBucket prepares its own statements.
     struct Stored {
       BucketRow row;
-      std::string layer_type, operator_name, kernel, bins;
+      std::string layer_type, operator_name, kernel, module, bins;
     };
     std::vector<Stored> rows;
     {
@@ -153,7 +156,8 @@ absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t wi
           sqlite::Statement st,
           db.Prepare("SELECT subject, layer_type, operator, kernel, count, sum_ns, min_ns, "
                      "max_ns, sketch_scale, sketch_offset, sketch_bins, sketch_zero, "
-                     "sketch_sum, sketch_min, sketch_max FROM rollups WHERE session_id = ?1 "
+                     "sketch_sum, sketch_min, sketch_max, module FROM rollups "
+                     "WHERE session_id = ?1 "
                      "ORDER BY subject, ordinal"));
       st.BindInt(1, s.id);
       while (true) {
@@ -164,6 +168,7 @@ absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t wi
         r.operator_name = st.Text(2);
         r.kernel = st.Text(3);
         r.bins = st.Blob(10);
+        r.module = st.Text(15);
         r.row.subject = static_cast<int>(st.Int(0));
         r.row.count = st.Int(4);
         r.row.sum_ns = st.Int(5);
@@ -178,6 +183,7 @@ absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t wi
       r.row.layer_type = r.layer_type;
       r.row.operator_name = r.operator_name;
       r.row.kernel = r.kernel;
+      r.row.module = r.module;
       r.row.sketch.bins = r.bins;
       RETURN_IF_ERROR(MergeIntoBucket(db, resource, s.bucket_ns, r.row));
     }

@@ -4,7 +4,7 @@
 // merge its sketch, so its cost grew with the number of sessions (1,000 sessions × ~60
 // rows: ~90 ms). A complete session's rows are also merged, in the same transaction,
 // into `rollup_buckets` rows keyed by (resource, subject, bucket start, layer type,
-// operator, kernel); a query reads one row per key and bucket instead of one per key
+// operator, kernel, module (v4)); a query reads one row per key and bucket instead of one per key
 // and session.
 //
 // The exact split. A session is *bucketed* into bucket B = [b, b + W) when its window
@@ -68,10 +68,15 @@ struct CoveredBuckets {
 };
 CoveredBuckets Covered(const opmap::v1::TimeRange& range, int64_t width_ns);
 
+// The module of rollup and bucket rows stored before schema v4, when no module was
+// kept: a name no module range can give (modules.h names are trimmed, printable text).
+// Module groupings skip these rows; the others don't read the column.
+inline constexpr std::string_view kModuleNotCollected = "\x01" "before schema v4";
+
 // One rollup row to merge into its bucket.
 struct BucketRow {
   int subject = 0;
-  std::string_view layer_type, operator_name, kernel;
+  std::string_view layer_type, operator_name, kernel, module;
   int64_t count = 0, sum_ns = 0, min_ns = 0, max_ns = 0;
   StoredSketch sketch;
 };

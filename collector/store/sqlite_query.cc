@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "analysis/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 #include "analysis/summary/event_layer_types.h"
+#include "analysis/summary/modules.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
@@ -40,11 +42,13 @@ struct RollupView {
   std::string_view host, revision, layer_type, operator_name, kernel;
   int64_t count, sum_ns, min_ns, max_ns;
   StoredSketch sketch;
+  std::string_view module;  // schema v4
 };
 
 // Key columns a query reads; the others are selected as '' so SQLite does not decode them.
 enum KeyColumnBit : uint32_t {
   kHostBit = 1, kRevisionBit = 2, kLayerTypeBit = 4, kOperatorBit = 8, kKernelBit = 16,
+  kModuleBit = 32,
 };
 
 // Calls `visit` for each selected rollup row of `subject`: bucket rows, then the rows of
@@ -63,10 +67,10 @@ absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
   const std::string columns = absl::StrFormat(
       "%s, %s, %s, %s, %s, r.count, r.sum_ns, r.min_ns, r.max_ns, r.sketch_scale, "
       "r.sketch_offset, r.sketch_bins, r.sketch_zero, r.sketch_sum, r.sketch_min, "
-      "r.sketch_max",
+      "r.sketch_max, %s",
       col(kHostBit, "s.host"), col(kRevisionBit, "s.revision"),
       col(kLayerTypeBit, "r.layer_type"), col(kOperatorBit, "r.operator"),
-      col(kKernelBit, "r.kernel"));
+      col(kKernelBit, "r.kernel"), col(kModuleBit, "r.module"));
   auto scan = [&](const std::string& sql, const SessionConditions& c) -> absl::Status {
     ASSIGN_OR_RETURN(sqlite::Statement st, db.Prepare(sql));
     c.Bind(st);
@@ -77,7 +81,8 @@ absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
                    st.Int(5),  st.Int(6),  st.Int(7),  st.Int(8),
                    StoredSketch{static_cast<int>(st.Int(9)), static_cast<int32_t>(st.Int(10)),
                                 st.Blob(11), static_cast<uint64_t>(st.Int(12)), st.Double(13),
-                                st.Double(14), st.Double(15)}};
+                                st.Double(14), st.Double(15)},
+                   st.Text(16)};
       RETURN_IF_ERROR(visit(v));
     }
   };
@@ -159,16 +164,27 @@ opmap::v1::Unavailable BeforeV3(int64_t sessions) {
                       sessions));
 }
 
-// Columns of RollupView a group_by selects.
-enum class KeyColumn { kHost, kRevision, kLayerType, kOperator, kKernel };
+opmap::v1::Unavailable BeforeV4(int64_t sessions) {
+  return MakeUnavailable(
+      "sessions before schema v4",
+      absl::StrFormat("%d selected sessions were rolled up by an older collector, without "
+                      "modules; their values are left out of the module rows",
+                      sessions));
+}
 
-std::string_view Column(const RollupView& v, KeyColumn c) {
+// Columns of RollupView a group_by selects; kModuleType is derived from the module.
+enum class KeyColumn { kHost, kRevision, kLayerType, kOperator, kKernel, kModule, kModuleType };
+
+// `module_type` is ModuleTypeOf(v.module), computed once per row by the caller.
+std::string_view Column(const RollupView& v, KeyColumn c, std::string_view module_type) {
   switch (c) {
     case KeyColumn::kHost: return v.host;
     case KeyColumn::kRevision: return v.revision;
     case KeyColumn::kLayerType: return v.layer_type;
     case KeyColumn::kOperator: return v.operator_name;
     case KeyColumn::kKernel: return v.kernel;
+    case KeyColumn::kModule: return v.module;
+    case KeyColumn::kModuleType: return module_type;
   }
   return {};
 }
@@ -180,6 +196,8 @@ uint32_t ColumnBit(KeyColumn c) {
     case KeyColumn::kLayerType: return kLayerTypeBit;
     case KeyColumn::kOperator: return kOperatorBit;
     case KeyColumn::kKernel: return kKernelBit;
+    case KeyColumn::kModule: return kModuleBit;
+    case KeyColumn::kModuleType: return kModuleBit;
   }
   return 0;
 }
@@ -256,8 +274,12 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
         columns.push_back(KeyColumn::kKernel);
         break;
       case opmap::v1::GROUP_BY_MODULE:
-        *response.add_unavailable() =
-            MakeUnavailable("group_by MODULE", "module ranges are not collected yet");
+        if (is_request) return not_for(i, "MODULE", "requests have no module");
+        columns.push_back(KeyColumn::kModule);
+        break;
+      case opmap::v1::GROUP_BY_MODULE_TYPE:
+        if (is_request) return not_for(i, "MODULE_TYPE", "requests have no module");
+        columns.push_back(KeyColumn::kModuleType);
         break;
       case opmap::v1::GROUP_BY_REQUEST:
         // Request rows keep their key in the operator column (rollup.h).
@@ -279,6 +301,9 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
   if (response.unavailable_size() > 0) return response;
   uint32_t key_columns = 0;
   for (KeyColumn c : columns) key_columns |= ColumnBit(c);
+  const bool by_module = (key_columns & kModuleBit) != 0;
+  const bool by_module_type =
+      std::find(columns.begin(), columns.end(), KeyColumn::kModuleType) != columns.end();
 
   struct Group {
     std::vector<std::string> key;
@@ -288,15 +313,19 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
   // Key: each column length-prefixed, so no name can collide with another key.
   absl::flat_hash_map<std::string, size_t> index;
   std::string key;
+  std::string module_type;
   const RollupSelection selection =
       SelectRollups(request.range(), request.filter(), bucket_ns_);
   RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) {
     return ScanRollups(
         db, subject, key_columns, selection,
         [&](const RollupView& v) -> absl::Status {
+          // Rows stored before v4 have no module: left out (and named below).
+          if (by_module && v.module == kModuleNotCollected) return absl::OkStatus();
+          if (by_module_type) module_type = analysis::ModuleTypeOf(v.module);
           key.clear();
           for (KeyColumn c : columns) {
-            std::string_view part = Column(v, c);
+            std::string_view part = Column(v, c, module_type);
             uint32_t n = static_cast<uint32_t>(part.size());
             key.append(reinterpret_cast<const char*>(&n), sizeof(n));
             key.append(part);
@@ -304,18 +333,32 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
           auto [it, inserted] = index.try_emplace(key, groups.size());
           if (inserted) {
             Group& g = groups.emplace_back();
-            for (KeyColumn c : columns) g.key.emplace_back(Column(v, c));
+            for (KeyColumn c : columns) g.key.emplace_back(Column(v, c, module_type));
           }
           return groups[it->second].acc.Add(v);
         });
   }));
+  std::optional<SessionCount> counted;
+  if (by_module) {
+    ASSIGN_OR_RETURN(counted, CountSessions(request.range(), request.filter()));
+    if (counted->before_v4 > 0 && !host_subject) {
+      *response.add_unavailable() = BeforeV4(counted->before_v4);
+    }
+  }
   if (host_subject) {
     // Sessions a v2 collector rolled up have no rows of these subjects: say so, as
     // their values are missing rather than zero.
-    ASSIGN_OR_RETURN(const SessionCount n,
-                     CountSessions(request.range(), request.filter()));
+    if (!counted.has_value()) {
+      ASSIGN_OR_RETURN(counted, CountSessions(request.range(), request.filter()));
+    }
+    const SessionCount n = *counted;
     if (n.before_v3 > 0) *response.add_unavailable() = BeforeV3(n.before_v3);
-    if (groups.empty() && n.complete > n.before_v3) {
+    // v3 sessions (host rows, no modules) miss from module rows too.
+    if (by_module && n.before_v4 > n.before_v3) {
+      *response.add_unavailable() = BeforeV4(n.before_v4 - n.before_v3);
+    }
+    const int64_t missing = by_module ? n.before_v4 : n.before_v3;
+    if (groups.empty() && n.complete > missing) {
       *response.add_unavailable() = MakeUnavailable(
           "rows", is_request ? "the selected sessions hold no request ranges (ranges named "
                                "request or iteration, or ProfilerStep#N)"
@@ -324,7 +367,7 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
     }
   }
   if (groups.empty()) {
-    if (!host_subject || response.unavailable_size() == 0) {
+    if (response.unavailable_size() == 0) {
       *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
     }
     return response;
@@ -358,13 +401,15 @@ absl::StatusOr<SqliteStore::SessionCount> SqliteStore::CountSessions(
   RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) -> absl::Status {
     ASSIGN_OR_RETURN(sqlite::Statement st,
                      db.Prepare(absl::StrFormat("SELECT count(*), coalesce(sum(s.host_rollup = 0), "
-                                                "0) FROM sessions s WHERE s.complete = 1%s",
+                                                "0), coalesce(sum(s.module_rollup = 0), 0) "
+                                                "FROM sessions s WHERE s.complete = 1%s",
                                                 c.sql)));
     c.Bind(st);
     ASSIGN_OR_RETURN(bool row, st.Step());
     if (row) {
       n.complete = st.Int(0);
       n.before_v3 = st.Int(1);
+      n.before_v4 = st.Int(2);
     }
     return absl::OkStatus();
   }));

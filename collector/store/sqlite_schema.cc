@@ -1,4 +1,4 @@
-// The store's schema: creation, the v1 → v2 → v3 migrations, and per-connection pragmas.
+// The store's schema: creation, the v1 → v2 → v3 → v4 migrations, and per-connection pragmas.
 #include "collector/store/sqlite_schema.h"
 
 #include <algorithm>
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS sessions(
   rule_unmapped INTEGER NOT NULL DEFAULT 0,
   bucket_ns INTEGER,
   host_rollup INTEGER NOT NULL DEFAULT 0,
+  module_rollup INTEGER NOT NULL DEFAULT 0,
   UNIQUE(agent, session));
 CREATE TABLE IF NOT EXISTS batches(
   session_id INTEGER NOT NULL,
@@ -63,6 +64,7 @@ CREATE TABLE IF NOT EXISTS rollups(
   sketch_min REAL NOT NULL,
   sketch_max REAL NOT NULL,
   sketch_bins BLOB NOT NULL,
+  module TEXT NOT NULL DEFAULT '',
   PRIMARY KEY(session_id, subject, ordinal)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS device_times(
   session_id INTEGER NOT NULL,
@@ -86,25 +88,6 @@ CREATE TABLE IF NOT EXISTS resources(
   revision TEXT NOT NULL,
   labels_json TEXT NOT NULL,
   UNIQUE(host, model, revision, labels_json));
-CREATE TABLE IF NOT EXISTS rollup_buckets(
-  resource_id INTEGER NOT NULL,
-  subject INTEGER NOT NULL,
-  bucket_ns INTEGER NOT NULL,
-  layer_type TEXT NOT NULL,
-  operator TEXT NOT NULL,
-  kernel TEXT NOT NULL,
-  count INTEGER NOT NULL,
-  sum_ns INTEGER NOT NULL,
-  min_ns INTEGER NOT NULL,
-  max_ns INTEGER NOT NULL,
-  sketch_scale INTEGER NOT NULL,
-  sketch_offset INTEGER NOT NULL,
-  sketch_zero INTEGER NOT NULL,
-  sketch_sum REAL NOT NULL,
-  sketch_min REAL NOT NULL,
-  sketch_max REAL NOT NULL,
-  sketch_bins BLOB NOT NULL,
-  PRIMARY KEY(resource_id, subject, bucket_ns, layer_type, operator, kernel)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_counters(
   session_id INTEGER NOT NULL,
   name TEXT NOT NULL,
@@ -128,6 +111,32 @@ CREATE TABLE IF NOT EXISTS session_unavailable(
   what TEXT NOT NULL,
   reason TEXT NOT NULL,
   PRIMARY KEY(session_id, ordinal)) WITHOUT ROWID;
+)sql";
+
+// rollup_buckets (%s: its name): the module is part of the key since v4, so a v2/v3
+// table is rebuilt rather than altered (a primary key can't be).
+constexpr char kRollupBuckets[] = R"sql(
+CREATE TABLE IF NOT EXISTS %s(
+  resource_id INTEGER NOT NULL,
+  subject INTEGER NOT NULL,
+  bucket_ns INTEGER NOT NULL,
+  layer_type TEXT NOT NULL,
+  operator TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  module TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  sum_ns INTEGER NOT NULL,
+  min_ns INTEGER NOT NULL,
+  max_ns INTEGER NOT NULL,
+  sketch_scale INTEGER NOT NULL,
+  sketch_offset INTEGER NOT NULL,
+  sketch_zero INTEGER NOT NULL,
+  sketch_sum REAL NOT NULL,
+  sketch_min REAL NOT NULL,
+  sketch_max REAL NOT NULL,
+  sketch_bins BLOB NOT NULL,
+  PRIMARY KEY(resource_id, subject, bucket_ns, layer_type, operator, kernel, module))
+  WITHOUT ROWID;
 )sql";
 
 // Whether `table` has `column` (a migration step that ran once must not run again).
@@ -189,7 +198,46 @@ absl::StatusOr<int64_t> SetUpSchema(sqlite::Database& db, const SqliteStoreOptio
           "ALTER TABLE sessions ADD COLUMN host_rollup INTEGER NOT NULL DEFAULT 0"));
     }
   }
+  // v1..v3 → v4: sessions gain module_rollup (0: rolled up without modules); the stored
+  // rollup rows and bucket rows get the module kModuleNotCollected, which module
+  // groupings skip (and name the sessions as unavailable) while the other groupings,
+  // which do not read the column, merge them as before; rollup_buckets is rebuilt with
+  // the module in its key.
+  if (version >= 1 && version < 4) {
+    ASSIGN_OR_RETURN(const bool has_flag, HasColumn(db, "sessions", "module_rollup"));
+    if (!has_flag) {
+      RETURN_IF_ERROR(db.Exec(
+          "ALTER TABLE sessions ADD COLUMN module_rollup INTEGER NOT NULL DEFAULT 0"));
+    }
+    ASSIGN_OR_RETURN(const bool has_module, HasColumn(db, "rollups", "module"));
+    if (!has_module) {
+      RETURN_IF_ERROR(db.Exec("ALTER TABLE rollups ADD COLUMN module TEXT NOT NULL DEFAULT ''"));
+      ASSIGN_OR_RETURN(sqlite::Statement st, db.Prepare("UPDATE rollups SET module = ?1"));
+      st.BindText(1, kModuleNotCollected);
+      RETURN_IF_ERROR(st.Run());
+    }
+    if (version >= 2) {
+      ASSIGN_OR_RETURN(const bool buckets_have_module,
+                       HasColumn(db, "rollup_buckets", "module"));
+      if (!buckets_have_module) {
+        RETURN_IF_ERROR(db.Exec(absl::StrFormat(kRollupBuckets, "rollup_buckets_v4")));
+        constexpr char kColumns[] =
+            "resource_id, subject, bucket_ns, layer_type, operator, kernel, count, sum_ns, "
+            "min_ns, max_ns, sketch_scale, sketch_offset, sketch_zero, sketch_sum, "
+            "sketch_min, sketch_max, sketch_bins";
+        ASSIGN_OR_RETURN(sqlite::Statement st,
+                         db.Prepare(absl::StrFormat("INSERT INTO rollup_buckets_v4(%s, module) "
+                                                    "SELECT %s, ?1 FROM rollup_buckets",
+                                                    kColumns, kColumns)));
+        st.BindText(1, kModuleNotCollected);
+        RETURN_IF_ERROR(st.Run());
+        RETURN_IF_ERROR(db.Exec("DROP TABLE rollup_buckets"));
+        RETURN_IF_ERROR(db.Exec("ALTER TABLE rollup_buckets_v4 RENAME TO rollup_buckets"));
+      }
+    }
+  }
   RETURN_IF_ERROR(db.Exec(kSchema));
+  RETURN_IF_ERROR(db.Exec(absl::StrFormat(kRollupBuckets, "rollup_buckets")));
   int64_t bucket_ns = 0;
   {
     ASSIGN_OR_RETURN(sqlite::Statement st,

@@ -1,5 +1,5 @@
 // The SQLite store's schema (tables in sqlite_store.h): created idempotently, a version 1
-// or 2 file migrated in place, a newer one refused. Private to collector/store.
+// to 3 file migrated in place, a newer one refused. Private to collector/store.
 #ifndef OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
 #define OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
 
@@ -19,7 +19,9 @@ absl::Status ConfigureConnection(sqlite::Database& db, const SqliteStoreOptions&
 // schema (created, or migrated from version 1: sessions.bucket_ns added, the v2 tables
 // created and the stored rollups merged into buckets; from version 1 or 2:
 // sessions.host_rollup added (0 for the sessions already there), the v3 session_*
-// tables created). Returns the file's bucket width.
+// tables created; from version 1 to 3: sessions.module_rollup and rollups.module added,
+// rollup_buckets rebuilt with the module in its key, the stored rows' module set to
+// kModuleNotCollected). Returns the file's bucket width.
 absl::StatusOr<int64_t> SetUpSchema(sqlite::Database& db, const SqliteStoreOptions& options);
 
 }  // namespace opmap::collector

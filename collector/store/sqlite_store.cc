@@ -222,8 +222,9 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
                      db_->Prepare("INSERT INTO rollups(session_id, subject, ordinal, layer_type, "
                                   "operator, kernel, count, sum_ns, min_ns, max_ns, "
                                   "sketch_scale, sketch_offset, sketch_zero, sketch_sum, "
-                                  "sketch_min, sketch_max, sketch_bins) VALUES(?1, ?2, ?3, ?4, "
-                                  "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"));
+                                  "sketch_min, sketch_max, sketch_bins, module) VALUES(?1, ?2, "
+                                  "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                                  "?16, ?17, ?18)"));
     for (size_t i = 0; i < rollup.rows.size(); ++i) {
       const analysis::RollupRow& row = rollup.rows[i];
       const stats::DDSketch& sk = row.sketch;
@@ -235,7 +236,7 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
       st.BindInt(13, static_cast<int64_t>(sk.zero_count())).BindDouble(14, sk.sum());
       // An empty sketch's min/max are NaN, which SQLite would store as NULL.
       st.BindDouble(15, sk.empty() ? 0 : sk.min()).BindDouble(16, sk.empty() ? 0 : sk.max());
-      st.BindBlob(17, bins[i]);
+      st.BindBlob(17, bins[i]).BindText(18, row.module);
       RETURN_IF_ERROR(st.Run());
       st.Reset();
     }
@@ -270,7 +271,8 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
   {
     ASSIGN_OR_RETURN(
         sqlite::Statement st,
-        db_->Prepare("UPDATE sessions SET complete = 1, host_rollup = 1, gpu_event_count = ?2, "
+        db_->Prepare("UPDATE sessions SET complete = 1, host_rollup = 1, module_rollup = 1, "
+                     "gpu_event_count = ?2, "
                      "gpu_time_ns = ?3, "
                      "rule_graph_node = ?4, rule_external_id = ?5, rule_launch_nesting = ?6, "
                      "rule_graph_launch = ?7, rule_unmapped = ?8, "
@@ -320,6 +322,7 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
     b.layer_type = row.layer_type;
     b.operator_name = row.operator_name;
     b.kernel = row.kernel_name;
+    b.module = row.module;
     b.count = row.count;
     b.sum_ns = row.sum_ns;
     b.min_ns = row.min_ns;

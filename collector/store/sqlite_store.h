@@ -1,24 +1,25 @@
 // The SQLite Store: one file on one collector host ("sqlite:PATH").
 //
 // Schema (version kSchemaVersion in PRAGMA user_version; created idempotently at open,
-// versions 1 and 2 migrated, a newer version refused):
+// versions 1 to 3 migrated, a newer version refused):
 //   sessions(id, agent, session, last_seq, string_count, complete, host, model, revision,
 //            labels_json, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns,
-//            rule_graph_node .. rule_unmapped, bucket_ns, host_rollup)
+//            rule_graph_node .. rule_unmapped, bucket_ns, host_rollup, module_rollup)
 //                                                              UNIQUE(agent, session)
 //   batches(session_id, seq, received_ns, window_start_ns, window_end_ns, records,
 //           payload BLOB)                                     PRIMARY KEY(session_id, seq)
 //     One row per serialized Batch, not per event: a 10k-kernel batch is one insert.
 //   rollups(session_id, subject, ordinal, layer_type, operator, kernel, count, sum_ns,
 //           min_ns, max_ns, sketch_scale, sketch_offset, sketch_zero, sketch_sum,
-//           sketch_min, sketch_max, sketch_bins BLOB)
+//           sketch_min, sketch_max, sketch_bins BLOB, module (v4))
 //     WITHOUT ROWID, clustered by (session_id, subject) so a query reads each selected
 //     session's rows contiguously; the sketch in columns (sketch_columns.h).
 //   device_times(session_id, device, gpu_uuid, gpu_name, span_ns, busy_ns, idle_ns,
 //                compute_ns, non_compute_ns, event_count)
 //   (v2) resources(id, host, model, revision, labels_json)      UNIQUE(all four)
 //   (v2) rollup_buckets(resource_id, subject, bucket_ns, layer_type, operator, kernel,
-//                       count .. sketch_bins as in rollups)  pre-merged per time bucket
+//                       module (v4), count .. sketch_bins as in rollups)
+//                                                       pre-merged per time bucket
 //   (v2) meta(key, value): 'rollup_bucket_ns', the bucket width of this file
 //   (v3) session_counters(session_id, name, source, pid, samples, value,
 //                         time_enabled_ns, time_running_ns)   a complete session's sums
@@ -27,6 +28,11 @@
 //   (v3) sessions.host_rollup: 1 when the session's rollup has the request and
 //        operator-CPU subjects and its counters; 0 for sessions a v2 collector rolled
 //        up (their raw batches may be gone; queries name them as unavailable)
+//   (v4) rollups.module, rollup_buckets.module (in the key): the module of the row's
+//        events / ranges (rollup.h), "" outside any module; kModuleNotCollected
+//        (rollup_buckets.h) for rows stored before v4. sessions.module_rollup: 1 when
+//        the session was rolled up with modules; module groupings name the others as
+//        unavailable
 // Resource columns (host, model, revision, labels) live on sessions; queries join.
 // Rollup queries read bucket rows where they can and per-session rows elsewhere, with
 // the same answers (rollup_buckets.h has the exact split).
@@ -80,7 +86,7 @@ struct SqliteStoreOptions {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
   static constexpr uint32_t kDefaultLatencyLimit = 1000;
   static constexpr uint32_t kDefaultTopKernels = 20;
   static constexpr uint32_t kDefaultCounterRows = 1000;
@@ -122,10 +128,11 @@ class SqliteStore final : public Store {
                             const analysis::SessionRollup& rollup)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Complete sessions the range and filter select, and how many of them a v2 collector
-  // rolled up (host_rollup = 0).
+  // rolled up (host_rollup = 0) or a v2/v3 one (module_rollup = 0).
   struct SessionCount {
     int64_t complete = 0;
     int64_t before_v3 = 0;
+    int64_t before_v4 = 0;
   };
   absl::StatusOr<SessionCount> CountSessions(const opmap::v1::TimeRange& range,
                                              const opmap::v1::Filter& filter);

@@ -7,7 +7,8 @@
 //    when a counter never ran; drops summed by (stage, kind, reason); unavailable listed;
 //  - resending every batch (duplicates) changes nothing;
 //  - `opmap query latency --subject request` and `opmap query counters` (table, JSON);
-//  - a schema v2 file is migrated on open and keeps its data.
+//  - a schema v2 file and a v3 file are migrated on open and keep their data; module
+//    groupings name the sessions rolled up before v4 as unavailable.
 #include <grpcpp/grpcpp.h>
 #include <simdjson.h>
 #include <sqlite3.h>
@@ -508,6 +509,28 @@ std::vector<opmap::v1::Batch> KernelSession() {
   return {b};
 }
 
+// Back to the v3 shape: no module columns, rollup_buckets keyed without the module
+// (these sessions have no module ranges, so no two bucket rows differ by module only).
+void ToVersionThree(sqlite3* db) {
+  for (const char* sql :
+       {"ALTER TABLE sessions DROP COLUMN module_rollup", "ALTER TABLE rollups DROP COLUMN module",
+        "CREATE TABLE rollup_buckets_v3(resource_id INTEGER NOT NULL, subject INTEGER NOT NULL, "
+        "bucket_ns INTEGER NOT NULL, layer_type TEXT NOT NULL, operator TEXT NOT NULL, "
+        "kernel TEXT NOT NULL, count INTEGER NOT NULL, sum_ns INTEGER NOT NULL, "
+        "min_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL, sketch_scale INTEGER NOT NULL, "
+        "sketch_offset INTEGER NOT NULL, sketch_zero INTEGER NOT NULL, sketch_sum REAL NOT NULL, "
+        "sketch_min REAL NOT NULL, sketch_max REAL NOT NULL, sketch_bins BLOB NOT NULL, "
+        "PRIMARY KEY(resource_id, subject, bucket_ns, layer_type, operator, kernel)) "
+        "WITHOUT ROWID",
+        "INSERT INTO rollup_buckets_v3 SELECT resource_id, subject, bucket_ns, layer_type, "
+        "operator, kernel, count, sum_ns, min_ns, max_ns, sketch_scale, sketch_offset, "
+        "sketch_zero, sketch_sum, sketch_min, sketch_max, sketch_bins FROM rollup_buckets",
+        "DROP TABLE rollup_buckets", "ALTER TABLE rollup_buckets_v3 RENAME TO rollup_buckets",
+        "PRAGMA user_version=3"}) {
+    Exec(db, sql);
+  }
+}
+
 TEST_F(HostTest, VersionTwoFileMigratesAndKeepsItsData) {
   StartCollector();
   Values a;
@@ -519,6 +542,7 @@ TEST_F(HostTest, VersionTwoFileMigratesAndKeepsItsData) {
     // host_rollup column, no rows of the new subjects (2 = request, 3 = operator CPU).
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(collector_->db().c_str(), &db), SQLITE_OK);
+    ToVersionThree(db);
     for (const char* sql :
          {"DROP TABLE session_counters", "DROP TABLE session_drops",
           "DROP TABLE session_unavailable", "ALTER TABLE sessions DROP COLUMN host_rollup",
@@ -529,7 +553,7 @@ TEST_F(HostTest, VersionTwoFileMigratesAndKeepsItsData) {
     sqlite3_close(db);
   }
   ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
-  EXPECT_EQ(IntOf(collector_->db(), "PRAGMA user_version"), 3);
+  EXPECT_EQ(IntOf(collector_->db(), "PRAGMA user_version"), 4);
   EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM sessions WHERE host_rollup = 0"), 2);
 
   // The kernels are all there.
@@ -558,6 +582,80 @@ TEST_F(HostTest, VersionTwoFileMigratesAndKeepsItsData) {
   c = Counters({}, "host-b");
   ExpectHostA(c);  // the same counters as host-a's session sent
   EXPECT_EQ(c.unavailable_size(), 2);
+}
+
+// A v3 file: every stored row keeps its place in the other groupings; module groupings
+// leave its sessions out and say how many, and a session rolled up after the migration
+// has its modules.
+TEST_F(HostTest, VersionThreeFileMigratesWithoutModules) {
+  StartCollector();
+  Values a;
+  Send(KernelSession());
+  Send(HostSession("old", "host-a", &a));
+  ASSERT_EQ(collector_->Stop(), 0);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(collector_->db().c_str(), &db), SQLITE_OK);
+    ToVersionThree(db);
+    sqlite3_close(db);
+  }
+  const int64_t bucket_rows = IntOf(collector_->db(), "SELECT count(*) FROM rollup_buckets");
+  ASSERT_GT(bucket_rows, 0);
+  ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
+  EXPECT_EQ(IntOf(collector_->db(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM sessions WHERE module_rollup = 0"), 2);
+  EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM sessions WHERE host_rollup = 0"), 0);
+  // Every stored row is kept, marked as rolled up without modules.
+  EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM rollup_buckets"), bucket_rows);
+  EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM rollup_buckets WHERE module = "
+                                    "char(1) || 'before schema v4'"),
+            bucket_rows);
+  EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM rollups WHERE module != "
+                                    "char(1) || 'before schema v4'"),
+            0);
+
+  // Without a module key the answers are the old ones.
+  opmap::v1::LatencyResponse k = Latency(opmap::v1::LATENCY_SUBJECT_KERNEL, {});
+  ASSERT_EQ(k.rows_size(), 1);
+  EXPECT_EQ(k.rows(0).count(), 2u);
+  EXPECT_EQ(k.rows(0).sum_ns(), 4'000);
+  opmap::v1::LatencyResponse ops =
+      Latency(opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU, {opmap::v1::GROUP_BY_OPERATOR});
+  ASSERT_EQ(ops.rows_size(), 2);
+  EXPECT_EQ(ops.unavailable_size(), 0);
+  // By module: no row, and why.
+  k = Latency(opmap::v1::LATENCY_SUBJECT_KERNEL, {opmap::v1::GROUP_BY_MODULE});
+  EXPECT_EQ(k.rows_size(), 0);
+  EXPECT_THAT(UnavailableOf(k.unavailable()),
+              ::testing::ElementsAre(HasSubstr("sessions before schema v4: 2 selected sessions")));
+  ops = Latency(opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU, {opmap::v1::GROUP_BY_MODULE});
+  EXPECT_EQ(ops.rows_size(), 0);
+  EXPECT_THAT(UnavailableOf(ops.unavailable()),
+              ::testing::ElementsAre(HasSubstr("sessions before schema v4: 2 selected sessions")));
+
+  // A session after the migration: its operator ranges (outside any module range: the
+  // request ranges are on other threads) are the "" module row, exactly.
+  Values b;
+  Send(HostSession("new", "host-b", &b));
+  ops = Latency(opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU,
+                {opmap::v1::GROUP_BY_MODULE, opmap::v1::GROUP_BY_OPERATOR});
+  ASSERT_EQ(ops.rows_size(), 2);
+  for (const opmap::v1::LatencyRow& row : ops.rows()) {
+    EXPECT_EQ(row.key(0), "");
+    ExpectLatencyRow(row, row.key(1) == "aten::linear" ? b.linear : b.norm, row.key(1));
+  }
+  EXPECT_THAT(UnavailableOf(ops.unavailable()),
+              ::testing::ElementsAre(HasSubstr("sessions before schema v4: 2 selected sessions")));
+  // Only the new session selected: nothing is missing.
+  ops = Latency(opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU, {opmap::v1::GROUP_BY_MODULE}, "host-b");
+  ASSERT_EQ(ops.rows_size(), 1);
+  EXPECT_EQ(ops.rows(0).count(), b.linear.size() + b.norm.size());
+  EXPECT_EQ(ops.unavailable_size(), 0);
+  // The CLI's table names the row.
+  RunResult t = Cli({"query", "latency", "--subject", "operator-cpu", "--group-by", "module",
+                     "--host", "host-b"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("(no module)"));
 }
 
 }  // namespace

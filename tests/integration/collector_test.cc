@@ -6,7 +6,9 @@
 //  - the collector SIGKILLed three times during an import and restarted on the same
 //    database: the import finishes by itself and nothing is lost or stored twice;
 //  - re-importing the same file is deduplicated;
-//  - `opmap export` gives a file the Kineto importer reads back, with every GPU event.
+//  - `opmap export` gives a file the Kineto importer reads back, with every GPU event;
+//  - `query latency --group-by module` (and module_type, module with layer_type / host)
+//    gives `opmap analyze --format json`'s modules[] counts and GPU time exactly.
 #include <signal.h>
 
 #include <simdjson.h>
@@ -21,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/stats/ddsketch.h"
+#include "analysis/summary/modules.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -114,6 +117,9 @@ class CollectorTest : public ::testing::Test {
     EXPECT_FALSE(out.truncated);
     return out;
   }
+
+  // `query latency --group-by module` (and more) against `opmap analyze`'s modules[].
+  void ExpectModulesMatch(const std::string& name);
 
   // Everything `opmap analyze` reports that the collector's rollups also hold.
   void ExpectQueriesMatch(const Expected& e, const std::string& label) {
@@ -365,6 +371,176 @@ TEST_F(CollectorTest, ExportReadsBackWithEveryGpuEvent) {
   EXPECT_EQ(ReadFileOrEmpty(out), "old contents");
 }
 
+// What `opmap analyze --format json` says of one module (or module type).
+struct AnalyzedModule {
+  int64_t event_count = 0;
+  int64_t gpu_time_ns = 0;
+};
+
+// The modules of bert-small and Qwen1.5-0.5B (nn.Module: X ranges) through the
+// collector: per module, the GPU events' count and summed time equal analyze's modules[]
+// exactly; the "" row holds the events outside any module (mapped or not: Qwen has 509
+// unmapped, bert-small none), so the rows sum to every GPU event; percentiles within α
+// of the exact per-module kernel durations.
+TEST_F(CollectorTest, GroupByModuleMatchesAnalyze) {
+  for (const std::string& name : {std::string("tl_h100_gaunernst_bert-small-uncased__1016001.json.gz"),
+                                  std::string("tl_h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")}) {
+    SCOPED_TRACE(name);
+    ExpectModulesMatch(name);
+    if (HasFatalFailure()) return;
+  }
+}
+
+void CollectorTest::ExpectModulesMatch(const std::string& name) {
+  OPMAP_REQUIRE_SHARED("traces/" + name);
+  const std::string path = SharedPath("traces/" + name);
+  const std::string label = "trace=" + name;
+  const Expected e = Analyze(path);
+
+  // analyze's own JSON: modules[], module_types[], module_attribution.
+  RunResult a = Opmap({"analyze", path, "--format", "json", "--quiet"}, dir_.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  std::map<std::string, AnalyzedModule> modules, types;
+  int64_t without_events = 0, without_ns = 0, unmapped_events = 0, unmapped_ns = 0;
+  {
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc = parser.parse(a.out);
+    for (simdjson::dom::element m : simdjson::dom::array(doc["modules"])) {
+      AnalyzedModule& am = modules[std::string(std::string_view(m["name"]))];
+      am.event_count = int64_t(m["event_count"]);
+      am.gpu_time_ns = UsToNs(double(m["gpu_time_us"]));
+    }
+    for (simdjson::dom::element m : simdjson::dom::array(doc["module_types"])) {
+      AnalyzedModule& am = types[std::string(std::string_view(m["module_type"]))];
+      am.event_count = int64_t(m["event_count"]);
+      am.gpu_time_ns = UsToNs(double(m["gpu_time_us"]));
+    }
+    simdjson::dom::element at = doc["module_attribution"];
+    without_events = int64_t(at["events_without_module"]);
+    without_ns = UsToNs(double(at["gpu_time_without_module_us"]));
+    unmapped_events = int64_t(at["events_unmapped"]);
+    unmapped_ns = UsToNs(double(at["gpu_time_unmapped_us"]));
+  }
+  ASSERT_GT(modules.size(), 10u) << "the trace has nn.Module ranges";
+  const size_t none_rows = without_events + unmapped_events > 0 ? 1 : 0;
+
+  RunResult imp = Import(path, {"--label", label});
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+
+  // Exact kernel durations per module, from the same attribution, for the percentiles.
+  const analysis::ModuleAttribution attribution = analysis::AttributeModules(e.trace);
+  std::map<std::string, std::vector<double>> durations;
+  for (size_t i = 0; i < e.trace.gpu_events.size(); ++i) {
+    const int32_t op = e.mapping.events[i].range;
+    const int32_t m = op >= 0 ? attribution.module_of[op] : -1;
+    durations[m >= 0 ? attribution.names[m]->name : ""].push_back(
+        static_cast<double>(e.trace.gpu_events[i].dur_ns));
+  }
+  for (auto& [k, v] : durations) std::sort(v.begin(), v.end());
+
+  // Kernel subject by module.
+  LatencyResult by_module = Latency("kernel", {"module"}, label);
+  EXPECT_TRUE(by_module.unavailable.empty());
+  ASSERT_EQ(by_module.rows.size(), modules.size() + none_rows);
+  int64_t count = 0, sum = 0;
+  bool saw_none = false;
+  for (const LatencyRow& r : by_module.rows) {
+    SCOPED_TRACE(r.key[0]);
+    count += r.count;
+    sum += r.sum_ns;
+    if (r.key[0].empty()) {
+      saw_none = true;
+      EXPECT_EQ(r.count, without_events + unmapped_events);
+      EXPECT_EQ(r.sum_ns, without_ns + unmapped_ns);
+    } else {
+      ASSERT_TRUE(modules.contains(r.key[0]));
+      EXPECT_EQ(r.count, modules[r.key[0]].event_count);
+      EXPECT_EQ(r.sum_ns, modules[r.key[0]].gpu_time_ns);
+    }
+    const std::vector<double>& d = durations[r.key[0]];
+    ASSERT_EQ(static_cast<int64_t>(d.size()), r.count);
+    EXPECT_EQ(r.min_ns, static_cast<int64_t>(d.front()));
+    EXPECT_EQ(r.max_ns, static_cast<int64_t>(d.back()));
+    for (size_t q = 0; q < kQuantiles.size(); ++q) {
+      ExpectPercentile(r.quantile_ns[q], d, kQuantiles[q], d[LowerRank(kQuantiles[q], d.size())],
+                       "module " + r.key[0]);
+    }
+  }
+  EXPECT_EQ(saw_none, none_rows == 1);
+  EXPECT_EQ(count, e.summary.gpu_event_count);
+  EXPECT_EQ(sum, e.summary.gpu_time_ns);
+
+  // By module type: analyze's module_types[].
+  LatencyResult by_type = Latency("kernel", {"module_type"}, label);
+  ASSERT_EQ(by_type.rows.size(), types.size() + none_rows);
+  for (const LatencyRow& r : by_type.rows) {
+    if (r.key[0].empty()) {
+      EXPECT_EQ(r.count, without_events + unmapped_events);
+      continue;
+    }
+    ASSERT_TRUE(types.contains(r.key[0])) << r.key[0];
+    EXPECT_EQ(r.count, types[r.key[0]].event_count) << r.key[0];
+    EXPECT_EQ(r.sum_ns, types[r.key[0]].gpu_time_ns) << r.key[0];
+  }
+
+  // Module with layer type and host: the per-module sums of the finer rows are the same.
+  LatencyResult fine = Latency("kernel", {"host", "module", "layer_type"}, label);
+  std::map<std::string, AnalyzedModule> merged;
+  for (const LatencyRow& r : fine.rows) {
+    merged[r.key[1]].event_count += r.count;
+    merged[r.key[1]].gpu_time_ns += r.sum_ns;
+  }
+  ASSERT_EQ(merged.size(), by_module.rows.size());
+  EXPECT_GT(fine.rows.size(), by_module.rows.size());
+  for (const LatencyRow& r : by_module.rows) {
+    EXPECT_EQ(merged[r.key[0]].event_count, r.count) << r.key[0];
+    EXPECT_EQ(merged[r.key[0]].gpu_time_ns, r.sum_ns) << r.key[0];
+  }
+
+  // Operator instances' GPU time by module: the same time per module; the "" row is
+  // the mapped time outside modules (unmapped events have no operator instance).
+  LatencyResult ops = Latency("operator", {"module"}, label);
+  ASSERT_EQ(ops.rows.size(), modules.size() + (without_events > 0 ? 1 : 0));
+  count = sum = 0;
+  for (const LatencyRow& r : ops.rows) {
+    count += r.count;
+    sum += r.sum_ns;
+    EXPECT_EQ(r.sum_ns, r.key[0].empty() ? without_ns : modules[r.key[0]].gpu_time_ns)
+        << r.key[0];
+  }
+  EXPECT_EQ(count, e.operator_instance_count);
+  EXPECT_EQ(sum, e.operator_gpu_time_ns);
+
+  // Operator ranges on the host by module: every range counted once.
+  LatencyResult cpu_all = Latency("operator-cpu", {}, label);
+  LatencyResult cpu = Latency("operator-cpu", {"module"}, label);
+  ASSERT_EQ(cpu_all.rows.size(), 1u);
+  count = sum = 0;
+  for (const LatencyRow& r : cpu.rows) count += r.count, sum += r.sum_ns;
+  EXPECT_EQ(count, cpu_all.rows[0].count);
+  EXPECT_EQ(sum, cpu_all.rows[0].sum_ns);
+
+  // Requests have no module.
+  RunResult bad = Query({"latency", "--of", "request", "--group-by", "module"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("INVALID_ARGUMENT"));
+
+  // The table names the row outside modules.
+  std::vector<std::string> args = {"query", "latency", "--group-by", "module", "--label",
+                                   label};
+  for (auto& c : Conn(kAnalystToken)) args.push_back(c);
+  RunResult t = Opmap(args, dir_.path());
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  if (none_rows == 1) {
+    EXPECT_THAT(t.out, HasSubstr("(no module)"));
+  } else {
+    EXPECT_THAT(t.out, ::testing::Not(HasSubstr("(no module)")));
+  }
+  EXPECT_THAT(t.out, HasSubstr(by_module.rows[0].key[0].empty()
+                                   ? std::string("(no module)")
+                                   : by_module.rows[0].key[0].substr(0, 30)));
+}
+
 TEST_F(CollectorTest, QueryTableCsvAndUnavailable) {
   const std::string name = "tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
   OPMAP_REQUIRE_SHARED("traces/" + name);
@@ -389,7 +565,7 @@ TEST_F(CollectorTest, QueryTableCsvAndUnavailable) {
                          "operator,count,total_us,share,min_us,p50_us,p99.9_us,max_us\n"));
   EXPECT_THAT(c.out, HasSubstr("aten::addmm,26,197.598,0."));
   // What the collector cannot answer says so, never a zero.
-  RunResult u = query({"latency", "--group-by", "module"});
+  RunResult u = query({"latency", "--group-by", "request"});
   ASSERT_EQ(u.exit_code, 0) << u.err;
   EXPECT_THAT(u.out, HasSubstr("unavailable: "));
   RunResult none = query({"latency", "--revision", "no-such-revision"});

@@ -1,6 +1,8 @@
 // BuildRollup against Summarize on the real H100 traces: the collector's rollups must
 // give `opmap analyze`'s counts and GPU times exactly (per operator, kernel name and
-// layer type) and its percentiles within the sketch's relative accuracy α.
+// layer type, and per module as its modules[]) and its percentiles within the sketch's
+// relative accuracy α. Rows are also keyed by module, so one operator or kernel name may
+// have several rows: the checks merge them first.
 //
 // Rank conventions differ: Summarize interpolates linearly between the order statistics
 // x[floor h] and x[ceil h] (h = q·(n−1)); DDSketch reports the bin of x[floor h]. So the
@@ -10,12 +12,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "analysis/import/kineto_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
+#include "analysis/summary/modules.h"
 #include "analysis/summary/trace_summary.h"
 #include "gtest/gtest.h"
 #include "tests/testing/shared_data.h"
@@ -108,8 +113,9 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     int64_t count = 0, sum = 0, min = INT64_MAX, max = INT64_MIN;
     DDSketch sketch;
   };
-  std::map<std::string, Totals> by_kernel, by_layer, kernels_by_operator;
-  std::map<std::string, const RollupRow*> operator_rows;
+  std::map<std::string, Totals> by_kernel, by_layer, kernels_by_operator, kernels_by_module;
+  std::map<std::string, RollupRow> operator_rows;  // merged over modules
+  std::map<std::string, int64_t> operator_time_by_module;
   for (const RollupRow& row : rollup.rows) {
     ASSERT_EQ(static_cast<int64_t>(row.sketch.count()), row.count);
     ASSERT_EQ(static_cast<int64_t>(row.sketch.min()), row.min_ns);
@@ -119,12 +125,24 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     }
     if (row.subject == RollupSubject::kOperatorGpu) {
       EXPECT_TRUE(row.kernel_name.empty());
-      EXPECT_TRUE(operator_rows.emplace(row.operator_name, &row).second)
-          << "two operator rows for " << row.operator_name;
+      auto [it, inserted] = operator_rows.try_emplace(row.operator_name);
+      RollupRow& merged = it->second;
+      if (inserted) {
+        merged.layer_type = row.layer_type;
+        merged.min_ns = row.min_ns;
+        merged.max_ns = row.max_ns;
+      }
+      EXPECT_EQ(merged.layer_type, row.layer_type) << row.operator_name;
+      merged.count += row.count;
+      merged.sum_ns += row.sum_ns;
+      merged.min_ns = std::min(merged.min_ns, row.min_ns);
+      merged.max_ns = std::max(merged.max_ns, row.max_ns);
+      ASSERT_TRUE(merged.sketch.Merge(row.sketch).ok());
+      operator_time_by_module[row.module] += row.sum_ns;
       continue;
     }
     for (Totals* t : {&by_kernel[row.kernel_name], &by_layer[row.layer_type],
-                      &kernels_by_operator[row.operator_name]}) {
+                      &kernels_by_operator[row.operator_name], &kernels_by_module[row.module]}) {
       t->count += row.count;
       t->sum += row.sum_ns;
       t->min = std::min(t->min, row.min_ns);
@@ -137,7 +155,7 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
   for (const OperatorStats& op : summary.operators) {
     SCOPED_TRACE("operator " + op.name);
     ASSERT_TRUE(operator_rows.count(op.name));
-    const RollupRow& row = *operator_rows[op.name];
+    const RollupRow& row = operator_rows[op.name];
     EXPECT_EQ(row.layer_type, LayerTypeName(op.layer_type));
     EXPECT_EQ(row.count, op.count);
     EXPECT_EQ(row.sum_ns, op.gpu_time_ns);
@@ -164,6 +182,25 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     ExpectQuantile(t.sketch, values, 0.99, k.duration_ns.p99, k.name);
   }
 
+  // Per module, as analyze's modules[] (the same attribution): kernel rows give each
+  // module's events and GPU time; "" holds the events outside modules and the unmapped.
+  const ModuleSummary modules = SummarizeModules(trace, mapping);
+  int64_t module_events = 0;
+  for (const ModuleStats& m : modules.modules) {
+    SCOPED_TRACE("module " + m.name);
+    ASSERT_TRUE(kernels_by_module.count(m.name));
+    EXPECT_EQ(kernels_by_module[m.name].count, m.event_count);
+    EXPECT_EQ(kernels_by_module[m.name].sum, m.gpu_time_ns);
+    EXPECT_EQ(operator_time_by_module[m.name], m.gpu_time_ns);
+    module_events += kernels_by_module[m.name].count;
+  }
+  EXPECT_EQ(kernels_by_module[""].count, modules.events_without_module + modules.events_unmapped);
+  EXPECT_EQ(kernels_by_module[""].sum,
+            modules.gpu_time_without_module_ns + modules.gpu_time_unmapped_ns);
+  EXPECT_EQ(operator_time_by_module[""], modules.gpu_time_without_module_ns);
+  EXPECT_EQ(kernels_by_module.size(), modules.modules.size() + 1);
+  EXPECT_EQ(module_events, modules.events_with_module);
+
   // Host subjects against the ranges themselves: exact count, sum, min, max per key.
   std::map<std::pair<int, std::string>, std::vector<int64_t>> host_values;
   for (const Range& range : trace.ranges) {
@@ -176,13 +213,26 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
       host_values[{static_cast<int>(RollupSubject::kOperatorCpu), name}].push_back(range.dur_ns);
     }
   }
-  size_t host_rows = 0;
+  // Merged over modules: (subject, name) → count, sum, min, max.
+  std::map<std::pair<int, std::string>, RollupRow> host_rows_by_key;
   for (const RollupRow& row : rollup.rows) {
     if (row.subject != RollupSubject::kRequest && row.subject != RollupSubject::kOperatorCpu) {
       continue;
     }
+    if (row.subject == RollupSubject::kRequest) EXPECT_EQ(row.module, "");
+    auto [it, inserted] =
+        host_rows_by_key.try_emplace({static_cast<int>(row.subject), row.operator_name}, row);
+    if (!inserted) {
+      it->second.count += row.count;
+      it->second.sum_ns += row.sum_ns;
+      it->second.min_ns = std::min(it->second.min_ns, row.min_ns);
+      it->second.max_ns = std::max(it->second.max_ns, row.max_ns);
+    }
+  }
+  size_t host_rows = 0;
+  for (const auto& [key, row] : host_rows_by_key) {
     ++host_rows;
-    const auto it = host_values.find({static_cast<int>(row.subject), row.operator_name});
+    const auto it = host_values.find(key);
     ASSERT_NE(it, host_values.end()) << row.operator_name;
     const std::vector<int64_t>& v = it->second;
     EXPECT_EQ(row.count, static_cast<int64_t>(v.size())) << row.operator_name;
@@ -242,14 +292,35 @@ struct Exact {
   std::vector<double> values;
 };
 
+// The row of (subject, operator) merged over its modules; null when there is none.
 const RollupRow* Find(const SessionRollup& r, RollupSubject subject, std::string_view op) {
-  const RollupRow* found = nullptr;
+  static std::deque<RollupRow> merged;  // keeps the returned rows alive
+  RollupRow* found = nullptr;
   for (const RollupRow& row : r.rows) {
     if (row.subject != subject || row.operator_name != op) continue;
-    EXPECT_EQ(found, nullptr) << "two rows for " << op;
-    found = &row;
+    if (found == nullptr) {
+      found = &merged.emplace_back(row);
+      continue;
+    }
+    EXPECT_EQ(found->layer_type, row.layer_type) << op;
+    found->count += row.count;
+    found->sum_ns += row.sum_ns;
+    found->min_ns = std::min(found->min_ns, row.min_ns);
+    found->max_ns = std::max(found->max_ns, row.max_ns);
+    EXPECT_TRUE(found->sketch.Merge(row.sketch).ok());
   }
   return found;
+}
+
+// The count of (subject, operator, module)'s row; 0 when there is none.
+int64_t CountOf(const SessionRollup& r, RollupSubject subject, std::string_view op,
+                std::string_view module) {
+  for (const RollupRow& row : r.rows) {
+    if (row.subject == subject && row.operator_name == op && row.module == module) {
+      return row.count;
+    }
+  }
+  return 0;
 }
 
 void ExpectRow(const RollupRow* row, const std::vector<int64_t>& values) {
@@ -329,9 +400,17 @@ TEST(Rollup, HostRangesWithoutGpuEvents) {
   EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "aten::linear")->layer_type, "matmul");
   EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "layer_norm")->layer_type, "norm");
   EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "my_custom_op")->layer_type, "other");
-  // Nothing but these five rows.
-  EXPECT_EQ(r.rows.size(), 5u);
+  // Nothing but these five (subject, name) keys.
+  std::set<std::pair<RollupSubject, std::string>> keys;
+  for (const RollupRow& row : r.rows) keys.emplace(row.subject, row.operator_name);
+  EXPECT_EQ(keys.size(), 5u);
   for (const RollupRow& row : r.rows) EXPECT_TRUE(row.kernel_name.empty());
+  // Modules as `opmap analyze` attributes them (modules.h): the request ranges on thread 1
+  // enclose operators but are requests, not modules (modules.cc ParseModuleName), and the
+  // short nn.Module frame encloses none: every operator is outside any module.
+  EXPECT_EQ(CountOf(r, RollupSubject::kOperatorCpu, "aten::linear", ""), 40);
+  EXPECT_EQ(CountOf(r, RollupSubject::kOperatorCpu, "my_custom_op", ""), 10);
+  EXPECT_EQ(CountOf(r, RollupSubject::kRequest, "request", ""), 40);
 }
 
 // With GPU events the hull stays theirs (ranges around them do not widen it), and the
