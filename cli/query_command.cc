@@ -12,11 +12,14 @@
 #include "analysis/report/json_writer.h"
 #include "analysis/stats/ddsketch.h"
 #include "cli/grpc_client.h"
+#include "cli/query_common.h"
 #include "cli/selection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
 
 namespace opmap::cli {
 namespace {
+
+using namespace query_internal;  // NOLINT: the query subcommands' shared pieces
 
 using analysis::JsonWriter;
 
@@ -63,23 +66,6 @@ exit codes: 0 ok; 2 bad usage, or the collector refused the call (UNAUTHENTICATE
 PERMISSION_DENIED, INVALID_ARGUMENT); 1 the collector is unreachable (UNAVAILABLE) or
 another failure. Errors print one line with the gRPC code and message.
 )";
-
-enum class Format { kTable, kJson, kCsv };
-
-struct Args {
-  std::string what;  // latency | breakdown | kernels
-  ConnectionFlags connection;
-  SelectionFlags selection;
-  Format format = Format::kTable;
-  opmap::v1::LatencySubject subject = opmap::v1::LATENCY_SUBJECT_KERNEL;
-  std::vector<opmap::v1::GroupBy> group_by;
-  std::vector<std::string> group_names;
-  std::vector<double> quantiles = {0.5, 0.95, 0.99};
-  uint32_t limit = 0;
-  uint32_t top = 20;
-  bool latency_flag = false, kernels_flag = false, rows_flag = false;
-  bool has_range = false;
-};
 
 int UsageError(const std::string& msg) {
   std::cerr << "opmap query: " << msg << "\n" << "run 'opmap query --help' for usage\n";
@@ -140,131 +126,6 @@ const char* SubjectTitle(opmap::v1::LatencySubject s) {
 }
 
 // "p50", "p95", "p99.9".
-std::string QuantileName(double q) { return absl::StrFormat("p%g", q * 100); }
-
-// Exact µs with 3 decimals from integer ns.
-std::string UsFromNs(int64_t ns) {
-  std::string sign = ns < 0 ? "-" : "";
-  uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  return absl::StrFormat("%s%d.%03d", sign, a / 1000, a % 1000);
-}
-std::string UsFromNs(double ns) {
-  if (!std::isfinite(ns)) return "unavailable";
-  return absl::StrFormat("%.3f", ns / 1000.0);
-}
-
-std::string Shorten(const std::string& s, size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 3) + "...";
-}
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string AccuracyText(double alpha) {
-  if (alpha <= 0) return "percentiles exact";
-  return absl::StrFormat("percentiles from DDSketch, relative error ≤ %.2f%%", alpha * 100);
-}
-
-// Prints `unavailable: <reason>` lines (stdout for tables, stderr for CSV so it stays
-// one table); JSON carries them in its own array.
-void PrintUnavailable(const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list,
-                      Format format) {
-  if (format == Format::kJson) return;
-  std::ostream& out = format == Format::kCsv ? std::cerr : std::cout;
-  for (const opmap::v1::Unavailable& u : list) {
-    out << "unavailable: " << (u.what().empty() ? "" : u.what() + ": ") << u.reason() << "\n";
-  }
-}
-
-void UnavailableJson(JsonWriter& w,
-                     const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list) {
-  w.Key("unavailable").BeginArray();
-  for (const opmap::v1::Unavailable& u : list) {
-    w.BeginObject().Field("what", u.what()).Field("reason", u.reason()).EndObject();
-  }
-  w.EndArray();
-}
-
-// Closes a query's JSON object with its `unavailable` list and prints it on one line.
-int FinishJson(JsonWriter& w,
-               const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list) {
-  UnavailableJson(w, list);
-  w.EndObject();
-  std::cout << w.str() << "\n";
-  return std::cout.good() ? 0 : 1;
-}
-
-// A simple aligned table: text columns left, numbers right.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header, std::vector<bool> numeric)
-      : header_(std::move(header)), numeric_(std::move(numeric)) {}
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string Render() const {
-    std::vector<size_t> width(header_.size());
-    for (size_t c = 0; c < header_.size(); ++c) {
-      width[c] = header_[c].size();
-      for (const auto& r : rows_) width[c] = std::max(width[c], r[c].size());
-    }
-    std::string out;
-    auto line = [&](const std::vector<std::string>& r) {
-      std::string l;
-      for (size_t c = 0; c < r.size(); ++c) {
-        if (c) l += "  ";
-        std::string pad(width[c] - r[c].size(), ' ');
-        l += numeric_[c] ? pad + r[c] : r[c] + (c + 1 < r.size() ? pad : "");
-      }
-      out += l + "\n";
-    };
-    line(header_);
-    for (const auto& r : rows_) line(r);
-    return out;
-  }
-
- private:
-  std::vector<std::string> header_;
-  std::vector<bool> numeric_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
-// The shared tail of every query subcommand: rows as CSV (header, then rows) or as an
-// aligned table under a title line ("<empty_title>" when there are none), then the
-// collector's `unavailable: <reason>` entries.
-int PrintRows(const Args& args, std::vector<std::string> header, std::vector<bool> numeric,
-              std::vector<std::vector<std::string>> rows, const std::string& empty_title,
-              const std::string& title,
-              const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& unavailable) {
-  if (args.format == Format::kCsv) {
-    std::cout << absl::StrJoin(header, ",") << "\n";
-    for (const auto& row : rows) std::cout << absl::StrJoin(row, ",") << "\n";
-  } else if (rows.empty()) {
-    std::cout << empty_title << "\n";
-  } else {
-    std::cout << title << "\n";
-    Table t(std::move(header), std::move(numeric));
-    for (auto& row : rows) t.Add(std::move(row));
-    std::cout << t.Render();
-  }
-  PrintUnavailable(unavailable, args.format);
-  std::cout.flush();
-  return std::cout.good() ? 0 : 1;
-}
-
-int CallFailed(const grpc::Status& status, const CollectorClient& client,
-               const std::string& endpoint) {
-  std::cerr << "opmap query: " << StatusLine(status) << AuthHint(status, client)
-            << " (collector " << endpoint << ")\n";
-  return ExitCodeFor(status);
-}
-
 int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
   opmap::v1::LatencyRequest req;
   if (args.has_range) *req.mutable_range() = range;
@@ -493,140 +354,6 @@ int Kernels(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
                    resp.unavailable());
 }
 
-
-std::string_view StageName(opmap::v1::DropStage stage) {
-  switch (stage) {
-    case opmap::v1::DROP_STAGE_RING: return "ring";
-    case opmap::v1::DROP_STAGE_BUFFER: return "buffer";
-    case opmap::v1::DROP_STAGE_SPOOL: return "spool";
-    case opmap::v1::DROP_STAGE_QUEUE: return "queue";
-    default: return "unspecified";
-  }
-}
-
-std::string_view KindName(opmap::v1::EventKind kind) {
-  switch (kind) {
-    case opmap::v1::EVENT_KIND_KERNEL: return "kernel";
-    case opmap::v1::EVENT_KIND_MEMORY_OP: return "memory_op";
-    case opmap::v1::EVENT_KIND_LAUNCH_API: return "launch_api";
-    case opmap::v1::EVENT_KIND_RANGE: return "range";
-    case opmap::v1::EVENT_KIND_COUNTER: return "counter";
-    case opmap::v1::EVENT_KIND_STALL: return "stall";
-    case opmap::v1::EVENT_KIND_BATCH: return "batch";
-    default: return "unspecified";
-  }
-}
-
-int Counters(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
-  opmap::v1::CountersRequest req;
-  if (args.has_range) *req.mutable_range() = range;
-  *req.mutable_filter() = args.selection.filter;
-  for (opmap::v1::GroupBy g : args.group_by) req.add_group_by(g);
-  req.set_limit(args.limit);
-  opmap::v1::CountersResponse resp;
-  std::string endpoint;
-  grpc::Status status = client.CallWithFailover(
-      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
-        return opmap::v1::Query::NewStub(ch)->Counters(&ctx, req, &resp);
-      },
-      &endpoint);
-  if (!status.ok()) return CallFailed(status, client, endpoint);
-  const std::vector<std::string>& keys = args.group_names;
-
-  if (args.format == Format::kJson) {
-    JsonWriter w;
-    w.BeginObject().Field("query", "counters");
-    w.Key("group_by").BeginArray();
-    for (const auto& k : keys) w.String(k);
-    w.EndArray();
-    w.Key("rows").BeginArray();
-    for (const auto& r : resp.rows()) {
-      w.BeginObject();
-      for (size_t k = 0; k < keys.size(); ++k) {
-        w.Field(keys[k], k < static_cast<size_t>(r.key_size()) ? r.key(k) : "");
-      }
-      w.Field("name", r.name()).Field("source", r.source()).Field("value", r.value());
-      w.Key("scaled");
-      if (r.has_scaled()) w.Double(r.scaled(), 3); else w.Null();
-      w.Field("time_enabled_ns", r.time_enabled_ns())
-          .Field("time_running_ns", r.time_running_ns());
-      w.Key("per_second");
-      if (r.has_per_second()) w.Double(r.per_second(), 3); else w.Null();
-      w.Field("samples", static_cast<int64_t>(r.samples()))
-          .Field("sessions", static_cast<int64_t>(r.sessions()));
-      w.EndObject();
-    }
-    w.EndArray();
-    w.Key("truncated").Bool(resp.truncated());
-    w.Key("drops").BeginArray();
-    for (const auto& d : resp.drops()) {
-      w.BeginObject()
-          .Field("stage", StageName(d.stage()))
-          .Field("kind", KindName(d.kind()))
-          .Field("reason", d.reason())
-          .Field("count", static_cast<int64_t>(d.count()))
-          .EndObject();
-    }
-    w.EndArray();
-    return FinishJson(w, resp.unavailable());
-  }
-
-  const bool csv = args.format == Format::kCsv;
-  std::vector<std::string> header = keys;
-  std::vector<bool> numeric(keys.size(), false);
-  for (const char* h : {"name", "source"}) header.push_back(h), numeric.push_back(false);
-  for (const char* h : {"value", "scaled", "per_second", "enabled_us", "running_us", "samples"}) {
-    header.push_back(h), numeric.push_back(true);
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& r : resp.rows()) {
-    auto text = [&](const std::string& v) { return csv ? CsvField(v) : v.empty() ? "-" : v; };
-    std::vector<std::string> row;
-    for (size_t k = 0; k < keys.size(); ++k) {
-      row.push_back(text(k < static_cast<size_t>(r.key_size()) ? r.key(k) : ""));
-    }
-    row.push_back(csv ? CsvField(r.name()) : Shorten(r.name(), 40));
-    row.push_back(text(r.source()));
-    row.push_back(absl::StrCat(r.value()));
-    row.push_back(r.has_scaled() ? absl::StrFormat("%.1f", r.scaled()) : "unavailable");
-    row.push_back(r.has_per_second() ? absl::StrFormat("%.3f", r.per_second()) : "unavailable");
-    row.push_back(UsFromNs(r.time_enabled_ns()));
-    row.push_back(UsFromNs(r.time_running_ns()));
-    row.push_back(absl::StrCat(r.samples()));
-    rows.push_back(std::move(row));
-  }
-  const std::string what =
-      keys.empty() ? std::string("counters") : "counters by " + absl::StrJoin(keys, ", ");
-  // Drops after the counters, before the unavailable lines: a table of their own (CSV:
-  // `drop:` lines on stderr, so stdout stays one table).
-  google::protobuf::RepeatedPtrField<opmap::v1::Unavailable> none;
-  int rc = PrintRows(args, std::move(header), std::move(numeric), std::move(rows),
-                     what + ": no rows",
-                     absl::StrFormat("%s: %d rows%s; scaled = value × enabled ÷ running, per "
-                                     "second of the sessions' capture windows",
-                                     what, resp.rows_size(),
-                                     resp.truncated() ? " (truncated by --limit)" : ""),
-                     none);
-  if (resp.drops_size() > 0) {
-    if (csv) {
-      for (const auto& d : resp.drops()) {
-        std::cerr << "drop: " << StageName(d.stage()) << "," << KindName(d.kind()) << ","
-                  << CsvField(d.reason()) << "," << d.count() << "\n";
-      }
-    } else {
-      std::cout << absl::StrFormat("drops counted by the agents: %d rows\n", resp.drops_size());
-      Table t({"stage", "kind", "reason", "count"}, {false, false, false, true});
-      for (const auto& d : resp.drops()) {
-        t.Add({std::string(StageName(d.stage())), std::string(KindName(d.kind())),
-               d.reason().empty() ? "-" : d.reason(), absl::StrCat(d.count())});
-      }
-      std::cout << t.Render();
-    }
-  }
-  PrintUnavailable(resp.unavailable(), args.format);
-  std::cout.flush();
-  return rc != 0 ? rc : (std::cout.good() ? 0 : 1);
-}
 
 }  // namespace
 

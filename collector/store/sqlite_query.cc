@@ -5,20 +5,19 @@
 // of kernels behind them. Latency and top-kernel queries read pre-merged bucket rows
 // for the buckets wholly inside the range and per-session rows for the other selected
 // sessions (rollup_buckets.h): O(buckets + sessions in partial buckets), not O(sessions).
+// The Counters query is in sqlite_counters_query.cc; helpers both files use are in
+// sqlite_query_internal.h.
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <optional>
-#include <tuple>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
@@ -28,6 +27,7 @@
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
 #include "collector/store/sqlite_conditions.h"
+#include "collector/store/sqlite_query_internal.h"
 #include "collector/store/sqlite_store.h"
 
 namespace opmap::collector {
@@ -36,95 +36,18 @@ namespace {
 using opmap::v1::Filter;
 using opmap::v1::TimeRange;
 using stats::DDSketch;
-
-// One stored rollup row; views valid during the callback only.
-struct RollupView {
-  std::string_view host, revision, layer_type, operator_name, kernel;
-  int64_t count, sum_ns, min_ns, max_ns;
-  StoredSketch sketch;
-  std::string_view module;  // schema v4
-};
-
-// Key columns a query reads; the others are selected as '' so SQLite does not decode them.
-enum KeyColumnBit : uint32_t {
-  kHostBit = 1, kRevisionBit = 2, kLayerTypeBit = 4, kOperatorBit = 8, kKernelBit = 16,
-  kModuleBit = 32,
-};
-
-// Calls `visit` for each selected rollup row of `subject`: bucket rows, then the rows of
-// the complete sessions outside them (RollupSelection); the text columns not in
-// `key_columns` (KeyColumnBit) are empty.
-template <typename Visit>
-absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
-                         uint32_t key_columns, const RollupSelection& sel, Visit&& visit) {
-  auto col = [&](KeyColumnBit bit, const char* name) {
-    return (key_columns & bit) != 0 ? name : "''";
-  };
-  // The same columns from both tables; `s` is resources for buckets, sessions otherwise.
-  // CROSS JOIN keeps `s` the outer loop (SQLite does not reorder it): the selected
-  // sessions or resources, then their rows by primary-key prefix. Left to itself the
-  // planner scans every rollup row and looks its session up.
-  const std::string columns = absl::StrFormat(
-      "%s, %s, %s, %s, %s, r.count, r.sum_ns, r.min_ns, r.max_ns, r.sketch_scale, "
-      "r.sketch_offset, r.sketch_bins, r.sketch_zero, r.sketch_sum, r.sketch_min, "
-      "r.sketch_max, %s",
-      col(kHostBit, "s.host"), col(kRevisionBit, "s.revision"),
-      col(kLayerTypeBit, "r.layer_type"), col(kOperatorBit, "r.operator"),
-      col(kKernelBit, "r.kernel"), col(kModuleBit, "r.module"));
-  auto scan = [&](const std::string& sql, const SessionConditions& c) -> absl::Status {
-    ASSIGN_OR_RETURN(sqlite::Statement st, db.Prepare(sql));
-    c.Bind(st);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) return absl::OkStatus();
-      RollupView v{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4),
-                   st.Int(5),  st.Int(6),  st.Int(7),  st.Int(8),
-                   StoredSketch{static_cast<int>(st.Int(9)), static_cast<int32_t>(st.Int(10)),
-                                st.Blob(11), static_cast<uint64_t>(st.Int(12)), st.Double(13),
-                                st.Double(14), st.Double(15)},
-                   st.Text(16)};
-      RETURN_IF_ERROR(visit(v));
-    }
-  };
-  // One snapshot for both scans: a session completing in between is counted once or
-  // not at all, never through its bucket and its own rows (ended by the guard).
-  ASSIGN_OR_RETURN(sqlite::Transaction snapshot, sqlite::Transaction::BeginRead(db));
-  if (sel.covered.any) {
-    RETURN_IF_ERROR(scan(absl::StrFormat("SELECT %s FROM resources s CROSS JOIN rollup_buckets r "
-                                         "ON r.resource_id = s.id AND r.subject = %d WHERE 1%s",
-                                         columns, static_cast<int>(subject), sel.buckets.sql),
-                         sel.buckets));
-  }
-  return scan(absl::StrFormat("SELECT %s FROM sessions s CROSS JOIN rollups r ON r.session_id = s.id "
-                              "AND r.subject = %d WHERE s.complete = 1%s",
-                              columns, static_cast<int>(subject), sel.sessions.sql),
-              sel.sessions);
-}
-
-// Exact count/sum/min/max plus the merged sketch of one output group.
-struct Accumulator {
-  ExactStats exact;  // the same merge as a bucket row's, so buckets change no answer
-  SketchAccumulator sketch;
-
-  absl::Status Add(const RollupView& v) {
-    if (absl::Status st = sketch.Add(v.sketch); !st.ok()) {
-      return absl::DataLossError(absl::StrFormat("rollups: stored sketch of (%s, %s, %s): %s",
-                                                 v.layer_type, v.operator_name, v.kernel,
-                                                 st.message()));
-    }
-    exact.Add(v.count, v.sum_ns, v.min_ns, v.max_ns);
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<DDSketch> Sketch() const {
-    absl::StatusOr<DDSketch> s = sketch.Finish();
-    if (!s.ok()) {
-      return absl::DataLossError(
-          absl::StrFormat("rollups: merged sketch: %s", s.status().message()));
-    }
-    return s;
-  }
-};
+using query_internal::Accumulator;
+using query_internal::BeforeV3;
+using query_internal::kHostBit;
+using query_internal::kKernelBit;
+using query_internal::kLayerTypeBit;
+using query_internal::kModuleBit;
+using query_internal::kNoSessions;
+using query_internal::kOperatorBit;
+using query_internal::kRevisionBit;
+using query_internal::MakeUnavailable;
+using query_internal::RollupView;
+using query_internal::ScanRollups;
 
 void ToProto(const DDSketch& s, opmap::v1::Sketch* out) {
   out->set_scale(s.scale());
@@ -137,15 +60,6 @@ void ToProto(const DDSketch& s, opmap::v1::Sketch* out) {
   out->set_max(s.empty() ? 0 : s.max());
 }
 
-opmap::v1::Unavailable MakeUnavailable(std::string what, std::string reason) {
-  opmap::v1::Unavailable u;
-  u.set_what(std::move(what));
-  u.set_reason(std::move(reason));
-  return u;
-}
-
-constexpr char kNoSessions[] = "no complete session matches the range and filter";
-
 const char* SubjectName(analysis::RollupSubject subject) {
   switch (subject) {
     case analysis::RollupSubject::kKernel: return "KERNEL";
@@ -154,14 +68,6 @@ const char* SubjectName(analysis::RollupSubject subject) {
     case analysis::RollupSubject::kOperatorCpu: return "OPERATOR_CPU";
   }
   return "?";
-}
-
-opmap::v1::Unavailable BeforeV3(int64_t sessions) {
-  return MakeUnavailable(
-      "sessions before schema v3",
-      absl::StrFormat("%d selected sessions were rolled up by an older collector, without "
-                      "request and operator-CPU durations or counters",
-                      sessions));
 }
 
 opmap::v1::Unavailable BeforeV4(int64_t sessions) {
@@ -509,183 +415,6 @@ absl::StatusOr<opmap::v1::TimeBreakdownResponse> SqliteStore::QueryTimeBreakdown
   opmap::v1::TimeBreakdownResponse response;
   for (auto& [key, d] : devices) *response.add_devices() = std::move(d);
   if (devices.empty()) *response.add_unavailable() = MakeUnavailable("devices", kNoSessions);
-  return response;
-}
-
-absl::StatusOr<opmap::v1::CountersResponse> SqliteStore::QueryCounters(
-    const opmap::v1::CountersRequest& request) {
-  RETURN_IF_ERROR(ValidateRange(request.range()));
-  enum class Key { kHost, kRevision, kPid };
-  std::vector<Key> keys;
-  for (int i = 0; i < request.group_by_size(); ++i) {
-    switch (request.group_by(i)) {
-      case opmap::v1::GROUP_BY_HOST: keys.push_back(Key::kHost); break;
-      case opmap::v1::GROUP_BY_REVISION: keys.push_back(Key::kRevision); break;
-      case opmap::v1::GROUP_BY_PID: keys.push_back(Key::kPid); break;
-      default:
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "group_by[%d]: %s does not apply to Counters (HOST, REVISION or PID)", i,
-            opmap::v1::GroupBy_Name(request.group_by(i))));
-    }
-  }
-  const size_t limit = request.limit() == 0 ? kDefaultCounterRows : request.limit();
-  const SessionConditions c = Conditions(request.range(), request.filter());
-
-  struct Group {
-    std::vector<std::string> key;
-    std::string name;
-    int source = 0;
-    int64_t samples = 0, value = 0, enabled = 0, running = 0;
-    int64_t sessions = 0, window_ns = 0;
-    int64_t last_session = -1;
-  };
-  std::vector<Group> groups;
-  absl::flat_hash_map<std::string, size_t> index;
-  std::map<std::tuple<int, int, std::string>, int64_t> drops;
-  std::vector<std::pair<std::string, std::string>> unavailable;
-  auto add_saturating = [](int64_t& total, int64_t v) {
-    if (v > 0 && total > std::numeric_limits<int64_t>::max() - v) {
-      total = std::numeric_limits<int64_t>::max();
-    } else {
-      total += v;
-    }
-  };
-  RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) -> absl::Status {
-    ASSIGN_OR_RETURN(sqlite::Transaction snapshot, sqlite::Transaction::BeginRead(db));
-    {
-      // Sessions outer (CROSS JOIN), each session's rows by primary key: a group meets
-      // one session's rows together, so `last_session` counts each session once.
-      ASSIGN_OR_RETURN(
-          sqlite::Statement st,
-          db.Prepare(absl::StrFormat(
-              "SELECT s.id, s.host, s.revision, s.window_start_ns, s.window_end_ns, c.name, "
-              "c.source, c.pid, c.samples, c.value, c.time_enabled_ns, c.time_running_ns "
-              "FROM sessions s CROSS JOIN session_counters c ON c.session_id = s.id "
-              "WHERE s.complete = 1%s",
-              c.sql)));
-      c.Bind(st);
-      std::string key;
-      while (true) {
-        ASSIGN_OR_RETURN(bool row, st.Step());
-        if (!row) break;
-        std::vector<std::string> parts;
-        for (Key k : keys) {
-          switch (k) {
-            case Key::kHost: parts.emplace_back(st.Text(1)); break;
-            case Key::kRevision: parts.emplace_back(st.Text(2)); break;
-            case Key::kPid: parts.push_back(absl::StrCat(st.Int(7))); break;
-          }
-        }
-        parts.emplace_back(st.Text(5));
-        parts.push_back(absl::StrCat(st.Int(6)));
-        key.clear();
-        for (const std::string& p : parts) {
-          const uint32_t n = static_cast<uint32_t>(p.size());
-          key.append(reinterpret_cast<const char*>(&n), sizeof(n));
-          key.append(p);
-        }
-        auto [it, inserted] = index.try_emplace(key, groups.size());
-        if (inserted) {
-          Group& g = groups.emplace_back();
-          g.key.assign(parts.begin(), parts.begin() + static_cast<ptrdiff_t>(keys.size()));
-          g.name = std::string(st.Text(5));
-          g.source = static_cast<int>(st.Int(6));
-        }
-        Group& g = groups[it->second];
-        const int64_t session = st.Int(0);
-        if (session != g.last_session) {
-          g.last_session = session;
-          ++g.sessions;
-          const int64_t start = st.Int(3), end = st.Int(4);
-          if (start > 0 && end > start) g.window_ns += end - start;
-        }
-        g.samples += st.Int(8);
-        add_saturating(g.value, st.Int(9));
-        add_saturating(g.enabled, st.Int(10));
-        add_saturating(g.running, st.Int(11));
-      }
-    }
-    {
-      ASSIGN_OR_RETURN(sqlite::Statement st,
-                       db.Prepare(absl::StrFormat(
-                           "SELECT d.stage, d.kind, d.reason, d.count FROM sessions s CROSS JOIN "
-                           "session_drops d ON d.session_id = s.id WHERE s.complete = 1%s",
-                           c.sql)));
-      c.Bind(st);
-      while (true) {
-        ASSIGN_OR_RETURN(bool row, st.Step());
-        if (!row) break;
-        add_saturating(drops[{static_cast<int>(st.Int(0)), static_cast<int>(st.Int(1)),
-                              std::string(st.Text(2))}],
-                       st.Int(3));
-      }
-    }
-    ASSIGN_OR_RETURN(sqlite::Statement st,
-                     db.Prepare(absl::StrFormat(
-                         "SELECT DISTINCT u.what, u.reason FROM sessions s CROSS JOIN "
-                         "session_unavailable u ON u.session_id = s.id WHERE s.complete = 1%s "
-                         "ORDER BY u.what, u.reason LIMIT %d",
-                         c.sql, limit + 1)));
-    c.Bind(st);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      unavailable.emplace_back(st.Text(0), st.Text(1));
-    }
-    return absl::OkStatus();
-  }));
-
-  opmap::v1::CountersResponse response;
-  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
-    return std::tie(a.key, a.name, a.source) < std::tie(b.key, b.name, b.source);
-  });
-  bool truncated = groups.size() > limit;
-  for (size_t i = 0; i < groups.size() && i < limit; ++i) {
-    const Group& g = groups[i];
-    opmap::v1::CounterRow* row = response.add_rows();
-    for (const std::string& k : g.key) row->add_key(k);
-    row->set_name(g.name);
-    row->set_source(g.source == opmap::v1::COUNTER_SOURCE_PAPI         ? "papi"
-                    : g.source == opmap::v1::COUNTER_SOURCE_PERF_EVENT ? "perf_event"
-                                                                       : "");
-    row->set_value(g.value);
-    row->set_time_enabled_ns(g.enabled);
-    row->set_time_running_ns(g.running);
-    row->set_samples(static_cast<uint64_t>(g.samples));
-    row->set_sessions(static_cast<uint64_t>(g.sessions));
-    if (g.running > 0) {
-      // long double: value × enabled overflows neither the range nor (much) the precision.
-      const long double scaled = static_cast<long double>(g.value) * g.enabled / g.running;
-      row->set_scaled(static_cast<double>(scaled));
-      if (g.window_ns > 0) row->set_per_second(static_cast<double>(scaled * 1e9L / g.window_ns));
-    }
-  }
-  std::vector<std::pair<std::tuple<int, int, std::string>, int64_t>> sorted_drops(drops.begin(),
-                                                                                  drops.end());
-  std::stable_sort(sorted_drops.begin(), sorted_drops.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  truncated = truncated || sorted_drops.size() > limit || unavailable.size() > limit;
-  for (size_t i = 0; i < sorted_drops.size() && i < limit; ++i) {
-    const auto& [key, count] = sorted_drops[i];
-    opmap::v1::DropCount* d = response.add_drops();
-    d->set_stage(static_cast<opmap::v1::DropStage>(std::get<0>(key)));
-    d->set_kind(static_cast<opmap::v1::EventKind>(std::get<1>(key)));
-    d->set_reason(std::get<2>(key));
-    d->set_count(static_cast<uint64_t>(count));
-  }
-  for (size_t i = 0; i < unavailable.size() && i < limit; ++i) {
-    *response.add_unavailable() = MakeUnavailable(unavailable[i].first, unavailable[i].second);
-  }
-  response.set_truncated(truncated);
-
-  ASSIGN_OR_RETURN(const SessionCount n, CountSessions(request.range(), request.filter()));
-  if (n.before_v3 > 0) *response.add_unavailable() = BeforeV3(n.before_v3);
-  if (n.complete == 0) {
-    *response.add_unavailable() = MakeUnavailable("rows", kNoSessions);
-  } else if (groups.empty() && n.complete > n.before_v3) {
-    *response.add_unavailable() =
-        MakeUnavailable("rows", "the selected sessions carried no counter samples");
-  }
   return response;
 }
 

@@ -1,0 +1,134 @@
+// Helpers shared by SqliteStore's query files (sqlite_query.cc, sqlite_counters_query.cc):
+// the rollup-row scan and its per-group accumulator, and the Unavailable entries the
+// queries report. Private to collector/store.
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/stats/ddsketch.h"
+#include "analysis/summary/rollup.h"
+#include "collector/store/rollup_buckets.h"
+#include "collector/store/sketch_columns.h"
+#include "collector/store/sqlite_conditions.h"
+#include "collector/store/sqlite_db.h"
+#include "opmap/v1/query.pb.h"
+
+namespace opmap::collector::query_internal {
+
+// One stored rollup row; views valid during the callback only.
+struct RollupView {
+  std::string_view host, revision, layer_type, operator_name, kernel;
+  int64_t count, sum_ns, min_ns, max_ns;
+  StoredSketch sketch;
+  std::string_view module;  // schema v4
+};
+
+// Key columns a query reads; the others are selected as '' so SQLite does not decode them.
+enum KeyColumnBit : uint32_t {
+  kHostBit = 1, kRevisionBit = 2, kLayerTypeBit = 4, kOperatorBit = 8, kKernelBit = 16,
+  kModuleBit = 32,
+};
+
+// Calls `visit` for each selected rollup row of `subject`: bucket rows, then the rows of
+// the complete sessions outside them (RollupSelection); the text columns not in
+// `key_columns` (KeyColumnBit) are empty.
+template <typename Visit>
+absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
+                         uint32_t key_columns, const RollupSelection& sel, Visit&& visit) {
+  auto col = [&](KeyColumnBit bit, const char* name) {
+    return (key_columns & bit) != 0 ? name : "''";
+  };
+  // The same columns from both tables; `s` is resources for buckets, sessions otherwise.
+  // CROSS JOIN keeps `s` the outer loop (SQLite does not reorder it): the selected
+  // sessions or resources, then their rows by primary-key prefix. Left to itself the
+  // planner scans every rollup row and looks its session up.
+  const std::string columns = absl::StrFormat(
+      "%s, %s, %s, %s, %s, r.count, r.sum_ns, r.min_ns, r.max_ns, r.sketch_scale, "
+      "r.sketch_offset, r.sketch_bins, r.sketch_zero, r.sketch_sum, r.sketch_min, "
+      "r.sketch_max, %s",
+      col(kHostBit, "s.host"), col(kRevisionBit, "s.revision"),
+      col(kLayerTypeBit, "r.layer_type"), col(kOperatorBit, "r.operator"),
+      col(kKernelBit, "r.kernel"), col(kModuleBit, "r.module"));
+  auto scan = [&](const std::string& sql, const SessionConditions& c) -> absl::Status {
+    ASSIGN_OR_RETURN(sqlite::Statement st, db.Prepare(sql));
+    c.Bind(st);
+    while (true) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) return absl::OkStatus();
+      RollupView v{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Text(4),
+                   st.Int(5),  st.Int(6),  st.Int(7),  st.Int(8),
+                   StoredSketch{static_cast<int>(st.Int(9)), static_cast<int32_t>(st.Int(10)),
+                                st.Blob(11), static_cast<uint64_t>(st.Int(12)), st.Double(13),
+                                st.Double(14), st.Double(15)},
+                   st.Text(16)};
+      RETURN_IF_ERROR(visit(v));
+    }
+  };
+  // One snapshot for both scans: a session completing in between is counted once or
+  // not at all, never through its bucket and its own rows (ended by the guard).
+  ASSIGN_OR_RETURN(sqlite::Transaction snapshot, sqlite::Transaction::BeginRead(db));
+  if (sel.covered.any) {
+    RETURN_IF_ERROR(scan(absl::StrFormat("SELECT %s FROM resources s CROSS JOIN rollup_buckets r "
+                                         "ON r.resource_id = s.id AND r.subject = %d WHERE 1%s",
+                                         columns, static_cast<int>(subject), sel.buckets.sql),
+                         sel.buckets));
+  }
+  return scan(absl::StrFormat("SELECT %s FROM sessions s CROSS JOIN rollups r ON r.session_id = s.id "
+                              "AND r.subject = %d WHERE s.complete = 1%s",
+                              columns, static_cast<int>(subject), sel.sessions.sql),
+              sel.sessions);
+}
+
+// Exact count/sum/min/max plus the merged sketch of one output group.
+struct Accumulator {
+  ExactStats exact;  // the same merge as a bucket row's, so buckets change no answer
+  SketchAccumulator sketch;
+
+  absl::Status Add(const RollupView& v) {
+    if (absl::Status st = sketch.Add(v.sketch); !st.ok()) {
+      return absl::DataLossError(absl::StrFormat("rollups: stored sketch of (%s, %s, %s): %s",
+                                                 v.layer_type, v.operator_name, v.kernel,
+                                                 st.message()));
+    }
+    exact.Add(v.count, v.sum_ns, v.min_ns, v.max_ns);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<stats::DDSketch> Sketch() const {
+    absl::StatusOr<stats::DDSketch> s = sketch.Finish();
+    if (!s.ok()) {
+      return absl::DataLossError(
+          absl::StrFormat("rollups: merged sketch: %s", s.status().message()));
+    }
+    return s;
+  }
+};
+
+inline opmap::v1::Unavailable MakeUnavailable(std::string what, std::string reason) {
+  opmap::v1::Unavailable u;
+  u.set_what(std::move(what));
+  u.set_reason(std::move(reason));
+  return u;
+}
+
+inline constexpr char kNoSessions[] = "no complete session matches the range and filter";
+
+inline opmap::v1::Unavailable BeforeV3(int64_t sessions) {
+  return MakeUnavailable(
+      "sessions before schema v3",
+      absl::StrFormat("%d selected sessions were rolled up by an older collector, without "
+                      "request and operator-CPU durations or counters",
+                      sessions));
+}
+
+}  // namespace opmap::collector::query_internal
+
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
