@@ -40,7 +40,8 @@ using BatchSink = std::function<void(std::vector<opmap::v1::Batch>)>;
 
 // What the agent's own upload path reports for `status`.
 struct UploadStats {
-  int64_t queued_batches = 0;
+  int64_t queued_batches = 0;   // unacked, memory and spool together
+  int64_t memory_batches = 0;   // of those, not yet on disk (lost to a SIGKILL)
   int64_t spool_bytes = 0;
   int64_t sent_batches = 0;
   int64_t acked_batches = 0;

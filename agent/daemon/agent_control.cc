@@ -178,6 +178,7 @@ std::string Agent::StatusText(bool json) {
     w.Field("drops_total", drops_total_);
     w.Key("upload").BeginObject();
     w.Field("collector", up.collector_state).Field("queued_batches", up.queued_batches);
+    w.Field("memory_batches", up.memory_batches);
     w.Field("spool_bytes", up.spool_bytes).Field("sent_batches", up.sent_batches);
     w.Field("acked_batches", up.acked_batches).Field("dropped_batches", up.dropped_batches);
     w.EndObject();

@@ -52,6 +52,7 @@ UploadStats Uploader::Stats() {
   OutboxStats s = outbox_->stats();
   UploadStats u;
   u.queued_batches = static_cast<int64_t>(s.memory_batches + s.spool_batches);
+  u.memory_batches = static_cast<int64_t>(s.memory_batches);
   u.spool_bytes = static_cast<int64_t>(s.spool_bytes);
   u.sent_batches = sent_.load();
   u.acked_batches = static_cast<int64_t>(s.acked_batches);
@@ -86,6 +87,9 @@ void Uploader::Loop() {
     (void)outbox_->Ack(session, seq);
   };
   options.log = [this](const std::string& line) {
+    // The stream broke: what waits in memory goes to disk now, so an agent killed while
+    // the collector is away loses nothing it had queued.
+    (void)outbox_->Spill();
     std::lock_guard<std::mutex> lock(mu_);
     state_ = absl::StrCat("reconnecting: ", line);
   };

@@ -161,14 +161,18 @@ TEST_F(EndToEnd, CollectorAndAgentKilledNothingLostNothingDuplicated) {
   // must come back from its disk spool.
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   std::string status;
+  // Wait until the whole window is queued and on disk (the window's last batches come
+  // when the workload exits; the uploader spills when the stream breaks).
   while (absl::Now() < deadline) {
     status = agent.StatusJson();
-    if (status.find("\"spool_bytes\":0,") == std::string::npos &&
-        status.find("\"queued_batches\":0,") == std::string::npos) {
+    if (status.find("\"windows_total\":1,") != std::string::npos &&
+        status.find("\"memory_batches\":0,") != std::string::npos &&
+        status.find("\"spool_bytes\":0,") == std::string::npos) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  ASSERT_NE(status.find("\"memory_batches\":0,"), std::string::npos) << status;
   ASSERT_EQ(status.find("\"spool_bytes\":0,"), std::string::npos) << status;
   agent.Kill();
   ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
