@@ -161,6 +161,23 @@ std::optional<ModuleName> ParseModuleName(RangeKind kind, std::string_view range
   return ModuleName{std::string(name), ModuleType(name)};
 }
 
+std::optional<ModuleName> TensorRtLayerModule(std::string_view range_name) {
+  std::string_view name = Trim(range_name);
+  // A fused layer names each part: the first names the module that owns the fusion.
+  if (size_t plus = name.find(" + "); plus != std::string_view::npos) name = name.substr(0, plus);
+  name = Trim(name);
+  if (name.size() < 3 || name.front() != '/') return std::nullopt;
+  const size_t op = name.rfind('/');
+  if (op == 0) return std::nullopt;  // "/Conv": an op with no module around it
+  std::string_view path = name.substr(1, op - 1);
+  std::string dotted(path);
+  for (char& c : dotted) {
+    if (c == '/') c = '.';
+  }
+  if (!IsModulePath(dotted)) return std::nullopt;
+  return ModuleName{std::string(path), ModuleType(dotted)};
+}
+
 ModuleAttribution AttributeModules(const Trace& trace) {
   ModuleAttribution out;
   out.names.resize(trace.ranges.size());
@@ -169,6 +186,16 @@ ModuleAttribution AttributeModules(const Trace& trace) {
         ParseModuleName(trace.ranges[i].kind, trace.strings.Get(trace.ranges[i].name));
   }
   out.module_of = ModuleOfRange(trace, out.names, &out.module_range_count);
+  // TensorRT layer ranges launch their kernels themselves and enclose no operator: the
+  // module is named in the layer's own path. Only where no enclosing range names one.
+  for (size_t i = 0; i < trace.ranges.size(); ++i) {
+    if (out.module_of[i] >= 0 || trace.ranges[i].kind != RangeKind::kNvtx) continue;
+    if (std::optional<ModuleName> m = TensorRtLayerModule(trace.strings.Get(trace.ranges[i].name))) {
+      out.names[i] = std::move(m);
+      out.module_of[i] = static_cast<int32_t>(i);
+      ++out.module_range_count;
+    }
+  }
   return out;
 }
 

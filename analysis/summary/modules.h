@@ -93,6 +93,12 @@ struct ModuleAttribution {
 };
 ModuleAttribution AttributeModules(const Trace& trace);
 
+// TensorRT layer ranges ("/layer1/layer1.0/conv1/Conv + /layer1/layer1.0/relu/Relu"): the
+// module is the first fused part's path without its op — name "layer1/layer1.0/conv1",
+// type "layer1.layer1.conv1" (the type rule on the path with '/' as '.'); nullopt for any
+// other name.
+std::optional<ModuleName> TensorRtLayerModule(std::string_view range_name);
+
 // The module type of a module name (rule above): "BertLayer_3" → "BertLayer"; "" → "".
 std::string ModuleTypeOf(std::string_view module_name);
 

@@ -133,6 +133,39 @@ TEST_F(ModulesTest, NoModuleRangesIsUnavailableNotZero) {
   EXPECT_EQ(s.gpu_time_without_module_ns, 5);
 }
 
+// TensorRT layer ranges launch their kernels themselves: the module is in the layer path.
+TEST_F(ModulesTest, TensorRtLayerPathsNameTheirModule) {
+  const RangeKind nvtx = RangeKind::kNvtx;
+  int32_t conv = AddRange("/layer1/layer1.0/conv1/Conv + /layer1/layer1.0/relu/Relu", nvtx, 0,
+                          10, 3);
+  int32_t conv2 = AddRange("/layer1/layer1.1/conv1/Conv", nvtx, 20, 30, 3);
+  int32_t gemm = AddRange("/fc/Gemm", nvtx, 40, 50, 3);
+  int32_t bare = AddRange("/Flatten", nvtx, 60, 70, 3);  // no module around the op
+  AddEvent(conv, 100);
+  AddEvent(conv, 20);
+  AddEvent(conv2, 50);
+  AddEvent(gemm, 7);
+  AddEvent(bare, 3);
+  ModuleSummary s = SummarizeModules(trace_, mapping_);
+  EXPECT_EQ(s.module_range_count, 3);
+  EXPECT_EQ(Find(s, "layer1/layer1.0/conv1")->gpu_time_ns, 120);
+  EXPECT_EQ(Find(s, "layer1/layer1.0/conv1")->module_type, "layer1.layer1.conv1");
+  EXPECT_EQ(Find(s, "layer1/layer1.1/conv1")->gpu_time_ns, 50);
+  EXPECT_EQ(Find(s, "fc")->gpu_time_ns, 7);
+  EXPECT_EQ(s.events_without_module, 1);
+  EXPECT_EQ(s.gpu_time_without_module_ns, 3);
+  // Both conv1 modules are one type: 170 ns over 2 instances.
+  bool found = false;
+  for (const ModuleTypeStats& t : s.module_types) {
+    if (t.module_type != "layer1.layer1.conv1") continue;
+    found = true;
+    EXPECT_EQ(t.gpu_time_ns, 170);
+    EXPECT_EQ(t.count, 2);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_FALSE(TensorRtLayerModule("aten::linear").has_value());
+}
+
 TEST(ModuleNames, TypeDropsInstanceIndices) {
   auto parse = [](RangeKind kind, std::string_view name) {
     std::optional<ModuleName> m = ParseModuleName(kind, name);
