@@ -104,6 +104,10 @@ struct StallSample {
   // per-launch averages (METRICS.md: weight NCU ratios by kernel time). Not carried on
   // the wire, which holds sample counts only.
   double weight = 1;
+  // The GPU event (index into Trace::gpu_events) the row was measured on, when the source
+  // says (an Nsight Compute row joined to a trace launch); -1 for PC samples, which are
+  // per function. Module stall fractions need it.
+  int32_t event = -1;
 };
 
 // Facts about the source the trace came from.

@@ -57,6 +57,15 @@ void StallsJson(JsonWriter& w, const StallSummary& s, int top) {
     w.EndObject();
   }
   w.EndArray();
+  w.Key("modules").BeginArray();
+  for (const ModuleStallStats& m : s.modules) {
+    w.BeginObject();
+    w.Field("module", m.module).Field("module_type", m.module_type).Field("rows", m.rows);
+    BreakdownFields(w, m.breakdown);
+    w.EndObject();
+  }
+  w.EndArray();
+  if (!s.modules_unavailable.empty()) w.Field("modules_unavailable", s.modules_unavailable);
   w.Key("kernels").BeginArray();
   for (size_t i = 0; i < Rows(s.kernels.size(), top); ++i) {
     const KernelStallStats& k = s.kernels[i];
@@ -84,6 +93,17 @@ std::string StallsTable(const StallSummary& s, int top) {
     absl::StrAppendFormat(&out, "%-14s %8s %8s %8d %14.1f\n", LayerTypeName(l.layer_type),
                           Fraction(l.breakdown.MemoryFraction()),
                           Fraction(l.breakdown.OnChipFraction()), l.kernels, l.breakdown.stalled());
+  }
+  if (!s.modules.empty()) {
+    absl::StrAppendFormat(&out, "%-40s %8s %8s %14s\n", "module", "memory", "on_chip", "stalled");
+    for (const ModuleStallStats& m : s.modules) {
+      absl::StrAppendFormat(&out, "%-40s %8s %8s %14.1f\n",
+                            m.module.empty() ? "(no module)" : m.module,
+                            Fraction(m.breakdown.MemoryFraction()),
+                            Fraction(m.breakdown.OnChipFraction()), m.breakdown.stalled());
+    }
+  } else if (!s.modules_unavailable.empty()) {
+    absl::StrAppendFormat(&out, "by module: unavailable: %s\n", s.modules_unavailable);
   }
   absl::StrAppendFormat(&out, "%-60s %-12s %8s %8s %14s\n", "kernel", "layer_type", "memory",
                         "on_chip", "stalled");

@@ -225,6 +225,7 @@ NcuJoin AttachNcuStalls(const NcuProfile& profile, Trace& trace) {
     for (const auto& [metric, value] : k->stall_ratios) {
       StallSample& s = trace.stalls.emplace_back();
       s.function = g.name;
+      s.event = static_cast<int32_t>(event);
       s.reason = trace.strings.Intern(metric);
       s.device = g.device;
       s.unit = StallUnit::kPerIssueRatio;

@@ -55,6 +55,14 @@ struct LayerTypeStallStats {
   StallBreakdown breakdown;
 };
 
+// Per module (analysis/summary/modules.h): the rows measured on launches attributed to it.
+struct ModuleStallStats {
+  std::string module;       // "" = launches outside any module
+  std::string module_type;
+  int64_t rows = 0;
+  StallBreakdown breakdown;
+};
+
 struct StallSummary {
   // Non-empty when the trace holds no stall evidence: why, for "unavailable: <reason>".
   std::string unavailable;
@@ -64,6 +72,10 @@ struct StallSummary {
   std::vector<KernelStallStats> kernels;         // stalled value, descending
   std::vector<LayerTypeStallStats> layer_types;  // stalled value, descending
   std::vector<std::string> reasons_present;      // normalized, sorted
+  // Filled by the trace summary when rows carry their launch (StallSample::event);
+  // otherwise `modules_unavailable` says why.
+  std::vector<ModuleStallStats> modules;         // stalled value, descending
+  std::string modules_unavailable;
 };
 
 // "samples" or "per_issue_ratio".

@@ -1,11 +1,13 @@
 #include "analysis/summary/modules.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/stalls/stall_reasons.h"
 #include "analysis/summary/rollup.h"
 
 namespace opmap::analysis {
@@ -280,6 +282,48 @@ ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping)
   SortByGpuTime(out.modules, &ModuleStats::name);
   SortByGpuTime(out.module_types, &ModuleTypeStats::module_type);
   return out;
+}
+
+void SummarizeModuleStalls(const Trace& trace, const MappingResult& mapping,
+                           StallSummary* stalls) {
+  if (!stalls->unavailable.empty()) {
+    stalls->modules_unavailable = stalls->unavailable;
+    return;
+  }
+  const ModuleAttribution attribution = AttributeModules(trace);
+  std::map<std::string, ModuleStallStats> by_module;  // ordered: deterministic ties
+  int64_t without_event = 0;
+  for (const StallSample& s : trace.stalls) {
+    if (s.unit != stalls->unit) continue;
+    if (s.event < 0 || static_cast<size_t>(s.event) >= mapping.events.size()) {
+      ++without_event;
+      continue;
+    }
+    const int32_t op = mapping.events[s.event].range;
+    const int32_t m = op >= 0 ? attribution.module_of[op] : -1;
+    const std::string name = m >= 0 && attribution.names[m] ? attribution.names[m]->name : "";
+    ModuleStallStats& row = by_module[name];
+    row.module = name;
+    row.module_type = m >= 0 && attribution.names[m] ? attribution.names[m]->module_type : "";
+    ++row.rows;
+    const std::string reason = NormalizeStallReason(trace.strings.Get(s.reason));
+    row.breakdown.Add(ClassifyStallReason(reason), s.value * s.weight);
+  }
+  if (by_module.empty()) {
+    stalls->modules_unavailable =
+        without_event > 0 ? "stall rows are per function (PC sampling), not per launch: no module"
+                          : "no stall rows";
+    return;
+  }
+  if (attribution.module_range_count == 0) {
+    stalls->modules_unavailable = "the trace has no nn.Module or enclosing NVTX module ranges";
+    return;
+  }
+  for (auto& [name, row] : by_module) stalls->modules.push_back(std::move(row));
+  std::stable_sort(stalls->modules.begin(), stalls->modules.end(),
+                   [](const ModuleStallStats& a, const ModuleStallStats& b) {
+                     return a.breakdown.stalled() > b.breakdown.stalled();
+                   });
 }
 
 }  // namespace opmap::analysis

@@ -37,6 +37,7 @@
 
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
+#include "analysis/stalls/stall_summary.h"
 #include "analysis/stats/quantiles.h"
 
 namespace opmap::analysis {
@@ -103,6 +104,12 @@ std::optional<ModuleName> TensorRtLayerModule(std::string_view range_name);
 std::string ModuleTypeOf(std::string_view module_name);
 
 ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping);
+
+// Stall rows by the module of the launch they were measured on (StallSample::event →
+// its operator range → that range's module), summed like the layer-type rows (value ×
+// weight). Fills stalls->modules, or stalls->modules_unavailable with the reason.
+void SummarizeModuleStalls(const Trace& trace, const MappingResult& mapping,
+                           StallSummary* stalls);
 
 }  // namespace opmap::analysis
 

@@ -159,6 +159,7 @@ TraceSummary Summarize(const Trace& trace, const MappingResult& mapping,
   absl::flat_hash_map<std::string, LayerType> kernel_types;
   for (const KernelStats& k : s.kernels) kernel_types[k.name] = k.layer_type;
   s.stalls = SummarizeStalls(trace, kernel_types);
+  SummarizeModuleStalls(trace, mapping, &s.stalls);
   if (options.list_launches) s.launches = ListLaunches(trace, mapping, event_types);
   return s;
 }

@@ -289,8 +289,11 @@ TEST(NcuSummary, JoinsByNameAndLaunchOrder) {
   EXPECT_EQ(j.trace_kernels_unprofiled, 0);
   ASSERT_EQ(t.stalls.size(), 6u);
   EXPECT_EQ(t.stalls[0].weight, 10);  // first k_a launch
+  EXPECT_EQ(t.stalls[0].event, 0);
   EXPECT_EQ(t.stalls[2].weight, 30);  // second k_a launch
+  EXPECT_EQ(t.stalls[2].event, 2);
   EXPECT_EQ(t.stalls[4].weight, 20);  // k_b
+  EXPECT_EQ(t.stalls[4].event, 1);
   EXPECT_EQ(t.stalls[4].unit, StallUnit::kPerIssueRatio);
 }
 

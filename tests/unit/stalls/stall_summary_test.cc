@@ -158,6 +158,87 @@ TEST(StallSummary, JsonCarriesFractionsAndLaunches) {
   EXPECT_EQ(RenderAnalyzeJson(sum, {"x", 0}).find("\"launches\""), std::string::npos);
 }
 
+// Nsight Compute rows joined to launches (StallSample::event) sum per module, weighted
+// by kernel time like the layer types:
+//   k1 in decoder_layer.0: long_scoreboard 2, selected 1, math 2, weight 100
+//   k2 in decoder_layer.0: long_scoreboard 1, short_scoreboard 1,   weight 300
+//   k3 outside any module: long_scoreboard 1, wait 3,                weight 50
+//   decoder_layer.0: memory (200 + 300) / stalled (400 + 600) = 0.5, on-chip 300/1000 = 0.3
+//   (no module): 50 / 200 = 0.25
+TEST(StallSummary, PerModuleFromRowsJoinedToLaunches) {
+  Trace t;
+  t.info.format = "kineto-json";
+  auto range = [&](const char* name, int64_t start, int64_t end) {
+    Range& r = t.ranges.emplace_back();
+    r.name = t.strings.Intern(name);
+    r.kind = RangeKind::kNvtx;
+    r.start_ns = start;
+    r.dur_ns = end - start;
+    r.process = 1;
+    r.thread = 1;
+  };
+  range("decoder_layer.0", 0, 1000);
+  range("demo::qkv", 100, 300);
+  range("demo::gelu", 400, 600);
+  range("demo::other", 2000, 2100);
+  auto launch = [&](int64_t at, int64_t corr, int64_t dur) {
+    ApiCall& a = t.api_calls.emplace_back();
+    a.name = t.strings.Intern("cudaLaunchKernel");
+    a.start_ns = at;
+    a.dur_ns = 5;
+    a.process = 1;
+    a.thread = 1;
+    a.correlation = corr;
+    GpuEvent& g = t.gpu_events.emplace_back();
+    g.name = t.strings.Intern("k" + std::to_string(corr));
+    g.start_ns = 5000 + corr * 1000;
+    g.dur_ns = dur;
+    g.process = 1;
+    g.correlation = corr;
+  };
+  launch(150, 1, 100);
+  launch(450, 2, 300);
+  launch(2050, 3, 50);
+  auto row = [&](int32_t event, const char* reason, double ratio) {
+    StallSample& s = t.stalls.emplace_back();
+    s.function = t.gpu_events[event].name;
+    s.reason = t.strings.Intern(reason);
+    s.unit = StallUnit::kPerIssueRatio;
+    s.value = ratio;
+    s.weight = static_cast<double>(t.gpu_events[event].dur_ns);
+    s.event = event;
+  };
+  row(0, "long_scoreboard", 2);
+  row(0, "selected", 1);
+  row(0, "math_pipe_throttle", 2);
+  row(1, "long_scoreboard", 1);
+  row(1, "short_scoreboard", 1);
+  row(2, "long_scoreboard", 1);
+  row(2, "wait", 3);
+  TraceSummary sum = Summarize(t, MapGpuEvents(t));
+  ASSERT_TRUE(sum.stalls.modules_unavailable.empty()) << sum.stalls.modules_unavailable;
+  ASSERT_EQ(sum.stalls.modules.size(), 2u);
+  EXPECT_EQ(sum.stalls.modules[0].module, "decoder_layer.0");
+  EXPECT_EQ(sum.stalls.modules[0].module_type, "decoder_layer");
+  EXPECT_DOUBLE_EQ(*sum.stalls.modules[0].breakdown.MemoryFraction(), 0.5);
+  EXPECT_DOUBLE_EQ(*sum.stalls.modules[0].breakdown.OnChipFraction(), 0.3);
+  EXPECT_EQ(sum.stalls.modules[1].module, "");
+  EXPECT_DOUBLE_EQ(*sum.stalls.modules[1].breakdown.MemoryFraction(), 0.25);
+  const std::string json = RenderAnalyzeJson(sum, {"x", 0});
+  EXPECT_NE(json.find("\"module\":\"decoder_layer.0\",\"module_type\":\"decoder_layer\",\"rows\":5,"
+                      "\"memory_stall_fraction\":0.500000"),
+            std::string::npos)
+      << json;
+}
+
+TEST(StallSummary, PcSamplesHaveNoModule) {
+  Trace t = TwoKernelTrace();
+  TraceSummary sum = Summarize(t, MapGpuEvents(t));
+  EXPECT_TRUE(sum.stalls.modules.empty());
+  EXPECT_EQ(sum.stalls.modules_unavailable,
+            "stall rows are per function (PC sampling), not per launch: no module");
+}
+
 TEST(StallSummary, SamplesSurviveTheWire) {
   Trace t = TwoKernelTrace();
   BatchingOptions options;
