@@ -1,0 +1,101 @@
+// FLOPs and per-operator MFU on the shared H100 BERT trace
+// (traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz, deviceProperties
+// "NVIDIA H100 80GB HBM3"). An operator's GPU time is the sum of the kernels whose
+// External id equals the operator's (each op below launches exactly one kernel).
+//
+// Precision: the trace's "Input type" says c10::BFloat16 for these operators, but the
+// importer's Range does not carry Input type, so the test takes BF16 from the kernel
+// names (cutlass/xmma "bf16", flash kernels with the BF16 inputs seen in the raw JSON).
+#include <string>
+
+#include "absl/strings/match.h"
+#include "analysis/import/kineto_importer.h"
+#include "analysis/mfu/hardware_envelope.h"
+#include "analysis/mfu/op_flops.h"
+#include "gtest/gtest.h"
+#include "tests/testing/shared_data.h"
+
+namespace opmap::analysis {
+namespace {
+
+constexpr char kTrace[] = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
+
+struct OpCase {
+  int64_t external_id;
+  const char* op;
+  const char* dims;
+  double flops;        // by hand
+  int64_t kernel_ns;   // by hand from the JSON's kernel dur (µs)
+  double mfu;          // flops / (kernel_ns·1e-9 · 989.4e12)
+};
+
+TEST(MfuOnTrace, H100BertOperators) {
+  OPMAP_REQUIRE_SHARED(kTrace);
+  absl::StatusOr<Trace> t =
+      ImportKinetoBytes(testing::ReadFileOrDie(testing::SharedPath(kTrace)));
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_FALSE(t->info.gpu_names.empty());
+  EXPECT_EQ(t->info.gpu_names[0], "NVIDIA H100 80GB HBM3");
+  auto env = EnvelopeForGpuName(t->info.gpu_names[0]);
+  ASSERT_TRUE(env.has_value());
+  const double bf16_peak = *env->PeakFlopsPerS(Precision::kBf16);
+  EXPECT_DOUBLE_EQ(bf16_peak, 989.4e12);
+
+  const OpCase cases[] = {
+      // addmm bias [512], [141,512] @ [512,512] (QKV projection):
+      //   2·M·N·K = 2·141·512·512 = 2·141·262144 = 73,924,608 FLOPs
+      //   kernel 5.824 µs → 73924608 / (5.824e-6 · 989.4e12) = 73924608 / 5.7622656e9 = 0.012829
+      {49, "aten::addmm", "[[512], [141, 512], [512, 512], [], []]", 73924608, 5824, 0.012829},
+      // addmm bias [2048], [141,512] @ [512,2048] (FFN up):
+      //   2·141·2048·512 = 295,698,432 FLOPs
+      //   kernel 6.047 µs → 295698432 / (6.047e-6 · 989.4e12) = 295698432 / 5.9829018e9 = 0.049424
+      {124, "aten::addmm", "[[2048], [141, 512], [512, 2048], [], []]", 295698432, 6047, 0.049424},
+      // _flash_attention_forward q,k,v [B,S,H,D] = [1,141,8,64]:
+      //   4·B·H·Sq·Sk·D = 4·1·8·141·141·64 = 32·19881·64 = 636,192·64 = 40,716,288 FLOPs
+      //   kernel 10.08 µs → 40716288 / (10.08e-6 · 989.4e12) = 40716288 / 9.973152e9 = 0.0040826
+      {87, "aten::_flash_attention_forward",
+       "[[1, 141, 8, 64], [1, 141, 8, 64], [1, 141, 8, 64], [], [], [], [], [], [], [], [], [], "
+       "[], [], []]",
+       40716288, 10080, 0.0040826},
+  };
+  for (const OpCase& c : cases) {
+    SCOPED_TRACE(c.op + std::to_string(c.external_id));
+    const Range* op = nullptr;
+    for (const Range& r : t->ranges) {
+      if (r.kind == RangeKind::kCpuOp && r.external_id == c.external_id &&
+          t->strings.Get(r.name) == c.op) {
+        op = &r;
+      }
+    }
+    ASSERT_NE(op, nullptr);
+    const std::string_view dims = t->strings.Get(op->input_dims);
+    // The importer keeps the raw JSON text; compare after the parser, not byte for byte.
+    auto got = ParseInputDims(dims);
+    auto want = ParseInputDims(c.dims);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < got->size(); ++i) EXPECT_EQ((*got)[i].dims, (*want)[i].dims);
+
+    FlopsEstimate f = OpFlopsFromInputDims(c.op, dims);
+    ASSERT_TRUE(f.flops.has_value()) << f.reason;
+    EXPECT_EQ(*f.flops, c.flops) << f.formula;
+
+    int64_t gpu_ns = 0;
+    bool bf16 = false;
+    for (const GpuEvent& g : t->gpu_events) {
+      if (g.kind == GpuEventKind::kKernel && g.external_id == c.external_id) {
+        gpu_ns += g.dur_ns;
+        const std::string_view k = t->strings.Get(g.name);
+        bf16 |= k.find("bf16") != std::string_view::npos || k.find("flash") != std::string_view::npos;
+      }
+    }
+    EXPECT_EQ(gpu_ns, c.kernel_ns);
+    ASSERT_TRUE(bf16) << "expected a BF16 kernel";
+    auto mfu = Utilization(*f.flops, gpu_ns, env->PeakFlopsPerS(Precision::kBf16));
+    ASSERT_TRUE(mfu.has_value());
+    EXPECT_NEAR(*mfu, c.mfu, 5e-6);
+  }
+}
+
+}  // namespace
+}  // namespace opmap::analysis
