@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/report/host_ranges_report.h"
 #include "analysis/report/json_writer.h"
+#include "analysis/report/report_fields.h"
 #include "analysis/report/modules_report.h"
 #include "analysis/report/stalls_report.h"
 #include "analysis/report/timeline_report.h"
@@ -14,20 +15,10 @@
 namespace opmap::analysis {
 namespace {
 
-double Us(double ns) { return ns / 1000.0; }
-
-size_t Rows(size_t available, int top) {
-  return top > 0 ? std::min<size_t>(available, static_cast<size_t>(top)) : available;
-}
-
-std::string Shorten(std::string_view s, size_t width) {
-  if (s.size() <= width) return std::string(s);
-  return std::string(s.substr(0, width - 3)) + "...";
-}
-
-void PercentileFields(JsonWriter& w, const stats::Percentiles& p) {
-  w.Field("p50_us", Us(p.p50)).Field("p95_us", Us(p.p95)).Field("p99_us", Us(p.p99));
-}
+using report_fields::PercentileFields;
+using report_fields::Rows;
+using report_fields::Shorten;
+using report_fields::Us;
 
 void MappingJson(JsonWriter& w, const TraceSummary& s) {
   w.Key("mapping").BeginObject();

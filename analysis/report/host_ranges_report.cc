@@ -5,14 +5,13 @@
 #include "absl/strings/str_format.h"
 #include "analysis/report/analyze_report.h"
 
+#include "analysis/report/report_fields.h"
+
 namespace opmap::analysis {
 namespace {
 
-double Us(double ns) { return ns / 1000.0; }
-
-size_t Rows(size_t available, int top) {
-  return top > 0 ? std::min<size_t>(available, static_cast<size_t>(top)) : available;
-}
+using report_fields::Rows;
+using report_fields::Us;
 
 }  // namespace
 

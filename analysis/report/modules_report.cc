@@ -5,22 +5,15 @@
 #include "absl/strings/str_format.h"
 #include "analysis/report/analyze_report.h"
 
+#include "analysis/report/report_fields.h"
+
 namespace opmap::analysis {
 namespace {
 
-double Us(double ns) { return ns / 1000.0; }
-
-size_t Rows(size_t available, int top) {
-  return top > 0 ? std::min<size_t>(available, static_cast<size_t>(top)) : available;
-}
-
-std::string Shorten(const std::string& s, size_t width) {
-  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
-}
-
-void PercentileFields(JsonWriter& w, const stats::Percentiles& p) {
-  w.Field("p50_us", Us(p.p50)).Field("p95_us", Us(p.p95)).Field("p99_us", Us(p.p99));
-}
+using report_fields::PercentileFields;
+using report_fields::Rows;
+using report_fields::Shorten;
+using report_fields::Us;
 
 double Share(int64_t part, int64_t total) {
   return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0;

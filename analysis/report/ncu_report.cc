@@ -6,9 +6,12 @@
 #include "absl/strings/str_join.h"
 #include "analysis/report/analyze_report.h"
 #include "analysis/report/json_writer.h"
+#include "analysis/report/report_fields.h"
 
 namespace opmap::analysis {
 namespace {
+
+using report_fields::Rows;
 
 constexpr char kDefinition[] =
     "smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio: memory = "
@@ -50,7 +53,6 @@ std::optional<double> Us(std::optional<double> ns) {
   return *ns / 1e3;
 }
 
-size_t Rows(size_t n, int top) { return top > 0 ? std::min<size_t>(n, top) : n; }
 
 std::string Frac(std::optional<double> v) {
   return v ? absl::StrFormat("%.3f", *v) : std::string("n/a");

@@ -6,8 +6,12 @@
 #include "absl/strings/str_join.h"
 #include "analysis/report/analyze_report.h"
 
+#include "analysis/report/report_fields.h"
+
 namespace opmap::analysis {
 namespace {
+
+using report_fields::Rows;
 
 constexpr char kDefinition[] =
     "memory = {long_scoreboard, lg_throttle, tex_throttle, drain, membar, imc_miss}, "
@@ -31,8 +35,6 @@ void BreakdownFields(JsonWriter& w, const StallBreakdown& b) {
 std::string Fraction(std::optional<double> v) {
   return v ? absl::StrFormat("%.3f", *v) : std::string("n/a");
 }
-
-size_t Rows(size_t n, int top) { return top > 0 ? std::min<size_t>(n, top) : n; }
 
 }  // namespace
 

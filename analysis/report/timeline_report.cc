@@ -2,10 +2,12 @@
 
 #include "absl/strings/str_format.h"
 
+#include "analysis/report/report_fields.h"
+
 namespace opmap::analysis {
 namespace {
 
-double Us(double ns) { return ns / 1000.0; }
+using report_fields::Us;
 
 constexpr const char* kNoLaunches =
     "no CUDA runtime launch paired with a GPU event (HTA counts cudaLaunchKernel, "

@@ -1,0 +1,34 @@
+// Small formatting pieces every report renderer shares: µs from ns, the --top row limit,
+// shortened names for tables, and the p50/p95/p99 JSON fields.
+#ifndef OPMAP_ANALYSIS_REPORT_REPORT_FIELDS_H_
+#define OPMAP_ANALYSIS_REPORT_REPORT_FIELDS_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "analysis/report/json_writer.h"
+#include "analysis/stats/quantiles.h"
+
+namespace opmap::analysis::report_fields {
+
+inline double Us(double ns) { return ns / 1000.0; }
+
+// Rows to show of `available` under --top (0 = all).
+inline size_t Rows(size_t available, int top) {
+  return top > 0 ? std::min<size_t>(available, static_cast<size_t>(top)) : available;
+}
+
+inline std::string Shorten(std::string_view s, size_t width) {
+  if (s.size() <= width) return std::string(s);
+  return std::string(s.substr(0, width - 3)) + "...";
+}
+
+inline void PercentileFields(JsonWriter& w, const stats::Percentiles& p) {
+  w.Field("p50_us", Us(p.p50)).Field("p95_us", Us(p.p95)).Field("p99_us", Us(p.p99));
+}
+
+}  // namespace opmap::analysis::report_fields
+
+#endif  // OPMAP_ANALYSIS_REPORT_REPORT_FIELDS_H_
