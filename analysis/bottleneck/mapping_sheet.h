@@ -1,0 +1,82 @@
+// The operator-to-kernel mapping sheet: per operator its kernels with launch geometry
+// (grid/block = tiling), registers and shared memory, time share, FLOPs, intensity, the
+// expected vs observed bottleneck class, and fusion candidates (runs of small
+// elementwise / norm kernels between larger kernels, on one stream).
+#ifndef OPMAP_ANALYSIS_BOTTLENECK_MAPPING_SHEET_H_
+#define OPMAP_ANALYSIS_BOTTLENECK_MAPPING_SHEET_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/bottleneck/bottleneck_class.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "analysis/mfu/hardware_envelope.h"
+#include "analysis/model/trace.h"
+#include "analysis/report/document.h"
+#include "analysis/report/json_writer.h"
+
+namespace opmap::analysis {
+
+struct SheetKernel {
+  std::string name;
+  int64_t count = 0;
+  std::array<int32_t, 3> grid = {0, 0, 0};   // of its most frequent launch geometry
+  std::array<int32_t, 3> block = {0, 0, 0};
+  int32_t registers_per_thread = -1;         // -1 unknown
+  int64_t shared_memory_bytes = kNone;       // kNone unknown
+  int64_t gpu_time_ns = 0;
+  double share = 0;                          // of the trace's summed GPU time
+};
+
+struct SheetOperator {
+  std::string name;
+  LayerType layer_type = LayerType::kOther;
+  int64_t instances = 0;
+  int64_t gpu_time_ns = 0;
+  double share = 0;                          // of the trace's summed GPU time
+  std::optional<double> flops;               // Σ over instances, from shapes
+  std::string flops_formula;                 // of one instance, or why unavailable
+  std::optional<double> intensity;           // FLOP/byte, when bytes are known
+  BottleneckClass expected = BottleneckClass::kUnclassified;
+  Classification observed;
+  std::vector<SheetKernel> kernels;          // GPU time, descending
+};
+
+struct FusionCandidate {
+  std::vector<std::string> operators;        // the run's operators, in launch order
+  std::vector<std::string> kernels;          // the run's kernels, in launch order
+  int64_t occurrences = 0;                   // how often this exact run appears
+  int64_t gpu_time_ns = 0;                   // Σ over occurrences
+  int32_t stream = 0;
+  std::string before, after;                 // the larger kernels around the run
+  // Upper bound of what fusing saves: the run's launches minus one, × their mean GPU time
+  // floor (each fused launch still reads/writes its data once), as ns over all occurrences.
+  int64_t saving_bound_ns = 0;
+};
+
+struct MappingSheet {
+  std::vector<SheetOperator> operators;      // GPU time, descending
+  std::vector<FusionCandidate> fusion;       // saving_bound_ns, descending
+  int64_t gpu_time_ns = 0;
+  std::vector<std::string> notes;            // conventions and what was unavailable
+};
+
+struct MappingSheetOptions {
+  const HardwareEnvelope* envelope = nullptr;  // null: utilization rules missing
+  // A kernel counts as "large" (a fusion-run boundary) at or above this duration.
+  int64_t large_kernel_ns = 20'000;
+  int32_t min_run_length = 2;                  // kernels in a fusion candidate run
+};
+
+MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
+                               const MappingSheetOptions& options);
+
+void WriteMappingSheetJson(const MappingSheet& sheet, JsonWriter& w);
+DocSection MappingSheetSection(const MappingSheet& sheet, int top_operators);
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_BOTTLENECK_MAPPING_SHEET_H_

@@ -1,0 +1,77 @@
+// ReportDocument: a report as sections of text, tables and plots, independent of the
+// output format. Domain code (analysis/bottleneck, analysis/release, analysis/mfu) fills
+// one; the renderers turn it into Markdown (report_markdown.h) or one self-contained HTML
+// page with inline SVG plots (report_html.h). The JSON form of a report is written by the
+// domain code itself (it is the machine-readable contract, docs/handoff-json.md), so this
+// model carries display text only.
+#ifndef OPMAP_ANALYSIS_REPORT_DOCUMENT_H_
+#define OPMAP_ANALYSIS_REPORT_DOCUMENT_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace opmap::analysis {
+
+// A table of display strings. `align_right[i]` marks numeric columns.
+struct DocTable {
+  std::string title;                    // may be empty
+  std::vector<std::string> columns;
+  std::vector<bool> align_right;        // empty = all left
+  std::vector<std::vector<std::string>> rows;  // each row has columns.size() cells
+  std::vector<std::string> notes;       // printed under the table
+};
+
+struct PlotPoint {
+  double x = 0;
+  double y = 0;
+  std::string label;  // tooltip / legend text for the point; may be empty
+};
+
+struct PlotSeries {
+  std::string name;
+  std::vector<PlotPoint> points;
+  bool connect = false;  // draw a polyline through the points (in order), else markers
+};
+
+// A reference line y = min(slope·x, cap) (a roofline: slope = peak bandwidth, cap = peak
+// FLOP/s), or a horizontal line when slope is absent (an SLA).
+struct PlotLine {
+  std::string name;
+  std::optional<double> slope;
+  double cap = 0;
+};
+
+enum class PlotKind { kBar, kScatter, kLine };
+
+struct DocPlot {
+  std::string id;      // stable HTML id ("plot-layer-time"), for tests and links
+  std::string title;
+  PlotKind kind = PlotKind::kBar;
+  std::string x_label, y_label;
+  bool log_x = false, log_y = false;
+  // Bar plots: one series; each point's label is the bar's category and y its value.
+  std::vector<PlotSeries> series;
+  std::vector<PlotLine> lines;
+  // Why the plot has no data (shown instead of an empty frame); empty when it has data.
+  std::string unavailable;
+};
+
+struct DocSection {
+  std::string heading;
+  std::vector<std::string> paragraphs;   // plain text, one paragraph each
+  std::vector<std::pair<std::string, std::string>> facts;  // key: value lines
+  std::vector<DocTable> tables;
+  std::vector<DocPlot> plots;
+};
+
+struct ReportDocument {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> header;  // key: value under the title
+  std::vector<DocSection> sections;
+};
+
+}  // namespace opmap::analysis
+
+#endif  // OPMAP_ANALYSIS_REPORT_DOCUMENT_H_
