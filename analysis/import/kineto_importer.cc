@@ -49,7 +49,7 @@ struct RawEvent {
   int64_t external_id = kNone, correlation = kNone, device = kNone, stream = kNone;
   int64_t registers = -1, shared_memory = kNone, bytes = kNone;
   std::array<int32_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
-  std::string_view input_dims;
+  std::string_view input_dims, input_types;
 };
 
 std::string_view Trim(std::string_view s) {
@@ -147,6 +147,12 @@ simdjson::error_code ReadArgs(od::value v, RawEvent* ev) {
       if (!val.get_array().get(dims)) {
         std::string_view raw;
         if (!dims.raw_json().get(raw)) ev->input_dims = Trim(raw);
+      }
+    } else if (key == "Input type") {
+      od::array types;
+      if (!val.get_array().get(types)) {
+        std::string_view raw;
+        if (!types.raw_json().get(raw)) ev->input_types = Trim(raw);
       }
     }
   }
@@ -341,6 +347,7 @@ class Importer : public KinetoEventSink {
       r.thread = ThreadOf(ev);
       r.external_id = ev.external_id;
       if (!ev.input_dims.empty()) r.input_dims = trace_.strings.Intern(ev.input_dims);
+      if (!ev.input_types.empty()) r.input_types = trace_.strings.Intern(ev.input_types);
       trace_.ranges.push_back(r);
     }
     return absl::OkStatus();

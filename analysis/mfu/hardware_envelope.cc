@@ -83,6 +83,11 @@ const std::vector<HardwareEnvelope>& BuiltinEnvelopes() {
       Make("A100 SXM4 80GB", 108, 2.039, 312, std::nullopt, 156, 19.5, 153),
       Make("H100 SXM5 80GB", 132, 3.35, 989.4, 1978.9, 494.7, 66.9, 295),
       Make("H200 SXM 141GB", 132, 4.8, 989.4, 1978.9, 494.7, 67, 206),
+      // Not in METRICS.md's table: NVIDIA's HGX B200 (1,000 W) dense figures, which public
+      // spec pages quote as BF16 2.25 PFLOP/s, FP8 4.5, TF32 1.1 (sparse 2x), FP32 75-80
+      // TFLOP/s (75 taken), HBM3e 8 TB/s, 148 SMs. Ridge = 2250 / 8. A fleet that measured
+      // otherwise passes an envelope file with `base = B200`.
+      Make("B200 HGX 180GB", 148, 8.0, 2250, 4500, 1100, 75, 281.25),
   };
   return *envelopes;
 }
@@ -105,6 +110,10 @@ std::optional<HardwareEnvelope> EnvelopeForGpuName(std::string_view gpu_name) {
       return std::nullopt;
     }
     return b[1];
+  }
+  if (absl::StrContains(n, "b200")) {
+    if (absl::StrContains(n, "gb200")) return std::nullopt;  // 1,200 W: other peaks
+    return b[3];
   }
   if (absl::StrContains(n, "a100")) {
     // A100 40GB (1.555 TB/s) and PCIe (1.935 TB/s) have other bandwidths.

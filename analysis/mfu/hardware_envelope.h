@@ -43,8 +43,8 @@ struct HardwareEnvelope {
   std::optional<double> RidgeFlopPerByte(Precision p) const;
 };
 
-// A100 SXM4 80GB, H100 SXM5 80GB, H200 SXM 141GB (METRICS.md Peaks table). B200 is not
-// included: its dense figures were not confirmed from NVIDIA's datasheet.
+// A100 SXM4 80GB, H100 SXM5 80GB, H200 SXM 141GB (METRICS.md Peaks table) and B200 HGX
+// (NVIDIA's published dense figures; METRICS.md has no row for it yet), in that order.
 const std::vector<HardwareEnvelope>& BuiltinEnvelopes();
 
 // Looks a GPU up by the name a trace spells ("NVIDIA H100 80GB HBM3", "NVIDIA H200",

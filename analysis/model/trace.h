@@ -79,6 +79,9 @@ struct Range {
   int64_t thread = kNone;
   int64_t external_id = kNone;
   StringId input_dims = kEmptyString;  // raw "Input Dims" JSON text, for FLOPs from shapes
+  // raw "Input type" JSON text (["c10::BFloat16", "float", ""]), for the precision of
+  // the FLOPs (MFU divides by the peak of that precision). Not carried on the wire.
+  StringId input_types = kEmptyString;
   // Work the range's operator did, when its source says (NVTX shape payload
   // `{flops=F,bytes=B}`, see import/nvtx_names.h); kNone when not given.
   int64_t flops = kNone;

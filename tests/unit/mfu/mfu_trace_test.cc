@@ -11,7 +11,9 @@
 #include "absl/strings/match.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/mfu/hardware_envelope.h"
+#include "analysis/mapping/kernel_mapper.h"
 #include "analysis/mfu/op_flops.h"
+#include "analysis/mfu/operator_mfu.h"
 #include "gtest/gtest.h"
 #include "tests/testing/shared_data.h"
 
@@ -95,6 +97,73 @@ TEST(MfuOnTrace, H100BertOperators) {
     ASSERT_TRUE(mfu.has_value());
     EXPECT_NEAR(*mfu, c.mfu, 5e-6);
   }
+}
+
+// Every addmm and flash-attention instance of the trace, summed per operator: the
+// figures below were computed from the raw JSON with Python (each instance's Input Dims
+// through the formulas; GPU time = its kernels by External id).
+//   flash: 4 instances, Σ 4·1·8·141·141·64 = 162,865,152 FLOPs over 37,408 ns
+//          → 162865152 / (37408e-9 · 989.4e12) = 0.0044004
+//   addmm: 26 instances, 8,029,194,240 FLOPs over 197,598 ns → 0.041069
+// Precision comes from "Input type" (c10::BFloat16).
+TEST(MfuOnTrace, OperatorRowsSumInstancesWithTheirPrecision) {
+  OPMAP_REQUIRE_SHARED(kTrace);
+  absl::StatusOr<Trace> t =
+      ImportKinetoBytes(testing::ReadFileOrDie(testing::SharedPath(kTrace)));
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto env = EnvelopeForGpuName(t->info.gpu_names[0]);
+  ASSERT_TRUE(env.has_value());
+  const MappingResult mapping = MapGpuEvents(*t);
+  MfuOptions options;
+  options.envelope = &*env;
+  const MfuReport r = ComputeOperatorMfu(*t, mapping, options);
+  EXPECT_EQ(r.envelope_name, "H100 SXM5 80GB");
+  auto row = [&](std::string_view name) -> const OperatorMfuRow* {
+    for (const auto& o : r.operators) if (o.name == name) return &o;
+    return nullptr;
+  };
+  const OperatorMfuRow* flash = row("aten::_flash_attention_forward");
+  ASSERT_NE(flash, nullptr);
+  EXPECT_EQ(flash->instances, 4);
+  EXPECT_EQ(flash->flops, 162865152.0);
+  EXPECT_EQ(flash->gpu_time_with_flops_ns, 37408);
+  ASSERT_TRUE(flash->precision.has_value());
+  EXPECT_EQ(*flash->precision, Precision::kBf16);
+  EXPECT_EQ(flash->precision_source, "Input type");
+  ASSERT_TRUE(flash->mfu.has_value());
+  EXPECT_NEAR(*flash->mfu, 0.0044004, 5e-7);
+  const OperatorMfuRow* addmm = row("aten::addmm");
+  ASSERT_NE(addmm, nullptr);
+  EXPECT_EQ(addmm->instances, 26);
+  EXPECT_EQ(addmm->flops, 8029194240.0);
+  EXPECT_EQ(addmm->gpu_time_with_flops_ns, 197598);
+  ASSERT_TRUE(addmm->mfu.has_value());
+  EXPECT_NEAR(*addmm->mfu, 0.041069, 5e-6);
+  // Operators without a formula hold GPU time but no FLOPs, and say why.
+  const OperatorMfuRow* other = nullptr;
+  for (const auto& o : r.operators) if (o.instances_with_flops == 0) { other = &o; break; }
+  ASSERT_NE(other, nullptr);
+  EXPECT_FALSE(other->mfu.has_value());
+  EXPECT_NE(other->unavailable.find("no FLOPs formula"), std::string::npos) << other->unavailable;
+  // Without an envelope: achieved FLOP/s, never an MFU.
+  options.envelope = nullptr;
+  const MfuReport bare = ComputeOperatorMfu(*t, mapping, options);
+  EXPECT_NE(bare.unavailable.find("no hardware envelope"), std::string::npos);
+  for (const auto& o : bare.operators) EXPECT_FALSE(o.mfu.has_value()) << o.name;
+}
+
+TEST(MfuOnTrace, B200TraceGetsTheB200Envelope) {
+  constexpr char kB200[] = "traces/tl_b200_eager_trace.json.gz";
+  OPMAP_REQUIRE_SHARED(kB200);
+  absl::StatusOr<Trace> t = ImportKinetoBytes(testing::ReadFileOrDie(testing::SharedPath(kB200)));
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_FALSE(t->info.gpu_names.empty());
+  auto env = EnvelopeForGpuName(t->info.gpu_names[0]);
+  ASSERT_TRUE(env.has_value()) << t->info.gpu_names[0];
+  EXPECT_EQ(env->sm_count, 148);
+  EXPECT_DOUBLE_EQ(*env->PeakFlopsPerS(Precision::kBf16), 2250e12);
+  EXPECT_DOUBLE_EQ(env->hbm_bytes_per_s, 8e12);
+  EXPECT_FALSE(EnvelopeForGpuName("NVIDIA GB200").has_value());
 }
 
 }  // namespace
