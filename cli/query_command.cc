@@ -45,7 +45,8 @@ options:
                                         ProfilerStep#N: its duration
   --of S                latency: the same as --subject (operator = operator-gpu)
   --group-by LIST       latency: comma-separated keys, in order, from operator,
-                        layer_type, kernel, host, revision, module, module_type, request
+                        layer_type, kernel, host, revision, module, module_type, request,
+                        session (one row per capture window, "agent/session")
                         (default: one row for everything selected); counters: from host,
                         revision, pid (rows are always per counter name and source).
                         module: the innermost nn.Module / NVTX module range around the
@@ -82,7 +83,7 @@ bool ParseGroupBy(std::string_view name, opmap::v1::GroupBy* out, std::string* c
       {"kernel", opmap::v1::GROUP_BY_KERNEL},     {"host", opmap::v1::GROUP_BY_HOST},
       {"revision", opmap::v1::GROUP_BY_REVISION}, {"module", opmap::v1::GROUP_BY_MODULE},
       {"request", opmap::v1::GROUP_BY_REQUEST},   {"pid", opmap::v1::GROUP_BY_PID},
-      {"module_type", opmap::v1::GROUP_BY_MODULE_TYPE},
+      {"module_type", opmap::v1::GROUP_BY_MODULE_TYPE}, {"session", opmap::v1::GROUP_BY_SESSION},
   };
   std::string n(name);
   std::replace(n.begin(), n.end(), '-', '_');
@@ -397,7 +398,7 @@ int RunQuery(const std::vector<std::string>& argv) {
           return UsageError(absl::StrCat(
               "--group-by: unknown key '", part,
               "' (expected operator, layer_type, kernel, host, revision, module, module_type, "
-              "request, pid)"));
+              "request, session, pid)"));
         }
         args.group_by.push_back(g);
         args.group_names.push_back(name);

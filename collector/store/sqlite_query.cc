@@ -45,6 +45,7 @@ using query_internal::kModuleBit;
 using query_internal::kNoSessions;
 using query_internal::kOperatorBit;
 using query_internal::kRevisionBit;
+using query_internal::kSessionBit;
 using query_internal::MakeUnavailable;
 using query_internal::RollupView;
 using query_internal::ScanRollups;
@@ -79,7 +80,9 @@ opmap::v1::Unavailable BeforeV4(int64_t sessions) {
 }
 
 // Columns of RollupView a group_by selects; kModuleType is derived from the module.
-enum class KeyColumn { kHost, kRevision, kLayerType, kOperator, kKernel, kModule, kModuleType };
+enum class KeyColumn {
+  kHost, kRevision, kLayerType, kOperator, kKernel, kModule, kModuleType, kSession
+};
 
 // `module_type` is ModuleTypeOf(v.module), computed once per row by the caller.
 std::string_view Column(const RollupView& v, KeyColumn c, std::string_view module_type) {
@@ -91,6 +94,7 @@ std::string_view Column(const RollupView& v, KeyColumn c, std::string_view modul
     case KeyColumn::kKernel: return v.kernel;
     case KeyColumn::kModule: return v.module;
     case KeyColumn::kModuleType: return module_type;
+    case KeyColumn::kSession: return v.session;
   }
   return {};
 }
@@ -104,6 +108,7 @@ uint32_t ColumnBit(KeyColumn c) {
     case KeyColumn::kKernel: return kKernelBit;
     case KeyColumn::kModule: return kModuleBit;
     case KeyColumn::kModuleType: return kModuleBit;
+    case KeyColumn::kSession: return kSessionBit;
   }
   return 0;
 }
@@ -187,6 +192,7 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
         if (is_request) return not_for(i, "MODULE_TYPE", "requests have no module");
         columns.push_back(KeyColumn::kModuleType);
         break;
+      case opmap::v1::GROUP_BY_SESSION: columns.push_back(KeyColumn::kSession); break;
       case opmap::v1::GROUP_BY_REQUEST:
         // Request rows keep their key in the operator column (rollup.h).
         if (is_request) {
@@ -211,17 +217,20 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
   const bool by_module_type =
       std::find(columns.begin(), columns.end(), KeyColumn::kModuleType) != columns.end();
 
+  const bool by_session = (key_columns & kSessionBit) != 0;
   struct Group {
     std::vector<std::string> key;
     Accumulator acc;
+    int64_t window_start_ns = 0, window_end_ns = 0;
   };
   std::vector<Group> groups;
   // Key: each column length-prefixed, so no name can collide with another key.
   absl::flat_hash_map<std::string, size_t> index;
   std::string key;
   std::string module_type;
+  // Bucket rows merge sessions: a session grouping reads per-session rows only.
   const RollupSelection selection =
-      SelectRollups(request.range(), request.filter(), bucket_ns_);
+      SelectRollups(request.range(), request.filter(), by_session ? 0 : bucket_ns_);
   RETURN_IF_ERROR(WithReader([&](sqlite::Database& db) {
     return ScanRollups(
         db, subject, key_columns, selection,
@@ -240,8 +249,13 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
           if (inserted) {
             Group& g = groups.emplace_back();
             for (KeyColumn c : columns) g.key.emplace_back(Column(v, c, module_type));
+            g.window_start_ns = v.window_start_ns;
+            g.window_end_ns = v.window_end_ns;
           }
-          return groups[it->second].acc.Add(v);
+          Group& g = groups[it->second];
+          g.window_start_ns = std::min(g.window_start_ns, v.window_start_ns);
+          g.window_end_ns = std::max(g.window_end_ns, v.window_end_ns);
+          return g.acc.Add(v);
         });
   }));
   std::optional<SessionCount> counted;
@@ -296,6 +310,10 @@ absl::StatusOr<opmap::v1::LatencyResponse> SqliteStore::QueryLatency(
     for (double q : quantiles) row->add_quantile_ns(sketch.Quantile(q));
     row->set_relative_accuracy(sketch.relative_accuracy());
     if (request.include_sketch()) ToProto(sketch, row->mutable_sketch());
+    if (by_session) {
+      row->set_window_start_ns(g.window_start_ns);
+      row->set_window_end_ns(g.window_end_ns);
+    }
   }
   return response;
 }

@@ -29,17 +29,20 @@ struct RollupView {
   int64_t count, sum_ns, min_ns, max_ns;
   StoredSketch sketch;
   std::string_view module;  // schema v4
+  std::string_view session;  // "agent/session" (kSessionBit), else ""
+  int64_t window_start_ns = 0, window_end_ns = 0;  // with kSessionBit, else 0
 };
 
 // Key columns a query reads; the others are selected as '' so SQLite does not decode them.
 enum KeyColumnBit : uint32_t {
   kHostBit = 1, kRevisionBit = 2, kLayerTypeBit = 4, kOperatorBit = 8, kKernelBit = 16,
-  kModuleBit = 32,
+  kModuleBit = 32, kSessionBit = 64,
 };
 
 // Calls `visit` for each selected rollup row of `subject`: bucket rows, then the rows of
 // the complete sessions outside them (RollupSelection); the text columns not in
-// `key_columns` (KeyColumnBit) are empty.
+// `key_columns` (KeyColumnBit) are empty. kSessionBit needs a selection without buckets
+// (bucket rows have no session).
 template <typename Visit>
 absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
                          uint32_t key_columns, const RollupSelection& sel, Visit&& visit) {
@@ -53,10 +56,12 @@ absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
   const std::string columns = absl::StrFormat(
       "%s, %s, %s, %s, %s, r.count, r.sum_ns, r.min_ns, r.max_ns, r.sketch_scale, "
       "r.sketch_offset, r.sketch_bins, r.sketch_zero, r.sketch_sum, r.sketch_min, "
-      "r.sketch_max, %s",
+      "r.sketch_max, %s, %s, %s, %s",
       col(kHostBit, "s.host"), col(kRevisionBit, "s.revision"),
       col(kLayerTypeBit, "r.layer_type"), col(kOperatorBit, "r.operator"),
-      col(kKernelBit, "r.kernel"), col(kModuleBit, "r.module"));
+      col(kKernelBit, "r.kernel"), col(kModuleBit, "r.module"),
+      col(kSessionBit, "s.agent || '/' || s.session"), col(kSessionBit, "s.window_start_ns"),
+      col(kSessionBit, "s.window_end_ns"));
   auto scan = [&](const std::string& sql, const SessionConditions& c) -> absl::Status {
     ASSIGN_OR_RETURN(sqlite::Statement st, db.Prepare(sql));
     c.Bind(st);
@@ -68,13 +73,16 @@ absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
                    StoredSketch{static_cast<int>(st.Int(9)), static_cast<int32_t>(st.Int(10)),
                                 st.Blob(11), static_cast<uint64_t>(st.Int(12)), st.Double(13),
                                 st.Double(14), st.Double(15)},
-                   st.Text(16)};
+                   st.Text(16), st.Text(17), st.Int(18), st.Int(19)};
       RETURN_IF_ERROR(visit(v));
     }
   };
   // One snapshot for both scans: a session completing in between is counted once or
   // not at all, never through its bucket and its own rows (ended by the guard).
   ASSIGN_OR_RETURN(sqlite::Transaction snapshot, sqlite::Transaction::BeginRead(db));
+  if (sel.covered.any && (key_columns & kSessionBit) != 0) {
+    return absl::InternalError("rollups: a session grouping read through buckets");
+  }
   if (sel.covered.any) {
     RETURN_IF_ERROR(scan(absl::StrFormat("SELECT %s FROM resources s CROSS JOIN rollup_buckets r "
                                          "ON r.resource_id = s.id AND r.subject = %d WHERE 1%s",

@@ -255,6 +255,39 @@ TEST_F(QueryTest, TimeRangeSelectsOverlappingSessions) {
   EXPECT_NE(st.message().find("range.end_ns"), std::string::npos);
 }
 
+// One row per capture session with its window, whatever buckets the file keeps: the
+// windows a release recommendation holds its triggers over.
+TEST_F(QueryTest, GroupBySessionGivesEachWindow) {
+  opmap::v1::LatencyResponse r = Latency({opmap::v1::GROUP_BY_REVISION, opmap::v1::GROUP_BY_SESSION});
+  ASSERT_EQ(r.rows_size(), 3);
+  struct Want {
+    std::string rev, session;
+    uint64_t count;
+    int64_t start, end;
+  };
+  const Want want[] = {{"r2", "s2", 2004, 3000, 4000}, {"r1", "s1", 1006, 1000, 2000},
+                       {"r2", "s3", 1, 5000, 6000}};
+  for (const Want& w : want) {
+    bool found = false;
+    for (const auto& row : r.rows()) {
+      if (row.key(1).size() < w.session.size() ||
+          row.key(1).substr(row.key(1).size() - w.session.size()) != w.session) {
+        continue;
+      }
+      found = true;
+      EXPECT_EQ(row.key(0), w.rev);
+      EXPECT_EQ(row.key(1).find('/') != std::string::npos, true) << row.key(1);
+      EXPECT_EQ(row.count(), w.count) << w.session;
+      EXPECT_EQ(row.window_start_ns(), w.start) << w.session;
+      EXPECT_EQ(row.window_end_ns(), w.end) << w.session;
+    }
+    EXPECT_TRUE(found) << w.session;
+  }
+  // Without a session key the rows carry no window.
+  opmap::v1::LatencyResponse plain = Latency({opmap::v1::GROUP_BY_REVISION});
+  for (const auto& row : plain.rows()) EXPECT_EQ(row.window_start_ns(), 0);
+}
+
 TEST_F(QueryTest, UnavailableGroupingsAndSubjects) {
   // These sessions have no module ranges: every event is in the "" module.
   opmap::v1::LatencyResponse r =
