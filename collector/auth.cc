@@ -105,8 +105,11 @@ Authenticator Authenticator::AllowAll() {
 }
 
 absl::Status Authenticator::Check(std::optional<std::string_view> authorization,
-                                  Permission permission) const {
-  if (allow_all_) return absl::OkStatus();
+                                  Permission permission, std::string* token_name) const {
+  if (allow_all_) {
+    if (token_name != nullptr) *token_name = "insecure-no-auth";
+    return absl::OkStatus();
+  }
   if (!authorization.has_value() || authorization->empty()) {
     return absl::UnauthenticatedError(
         "missing token: send call metadata \"authorization: Bearer <token>\"");
@@ -131,17 +134,21 @@ absl::Status Authenticator::Check(std::optional<std::string_view> authorization,
         permission == Permission::kIngest ? "ingest" : "query",
         permission == Permission::kIngest ? "agent" : "analyst"));
   }
+  if (token_name != nullptr) *token_name = found->name;
   return absl::OkStatus();
 }
 
 grpc::Status Authenticator::Authorize(const grpc::ServerContext* context,
-                                      Permission permission) const {
-  if (allow_all_) return grpc::Status::OK;
+                                      Permission permission, std::string* token_name) const {
+  if (allow_all_) {
+    if (token_name != nullptr) *token_name = "insecure-no-auth";
+    return grpc::Status::OK;
+  }
   std::optional<std::string_view> value;
   const auto& metadata = context->client_metadata();
   auto it = metadata.find(grpc::string_ref(kAuthorizationKey.data(), kAuthorizationKey.size()));
   if (it != metadata.end()) value = std::string_view(it->second.data(), it->second.size());
-  return ToGrpcStatus(Check(value, permission));
+  return ToGrpcStatus(Check(value, permission, token_name));
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

@@ -52,11 +52,14 @@ class Authenticator {
   // `authorization` is the metadata value, or nullopt when the call has none.
   // OK, or UNAUTHENTICATED ("missing token", "unknown token", "malformed ...") or
   // PERMISSION_DENIED ("token 'NAME' has role analyst; ingest needs agent or admin").
-  absl::Status Check(std::optional<std::string_view> authorization,
-                     Permission permission) const;
+  // `token_name`, when given, receives the matching token's name ("insecure-no-auth"
+  // with AllowAll).
+  absl::Status Check(std::optional<std::string_view> authorization, Permission permission,
+                     std::string* token_name = nullptr) const;
 
   // Check() on the call's `authorization` metadata, as a gRPC status.
-  grpc::Status Authorize(const grpc::ServerContext* context, Permission permission) const;
+  grpc::Status Authorize(const grpc::ServerContext* context, Permission permission,
+                         std::string* token_name = nullptr) const;
 
   bool allow_all() const { return allow_all_; }
   size_t size() const { return entries_.size(); }

@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/report/chrome_trace.h"
 #include "analysis/wire/batch_codec.h"
@@ -177,8 +179,8 @@ QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMet
                            QueryOptions options)
     : store_(store), auth_(auth), metrics_(metrics), options_(options) {}
 
-grpc::Status QueryService::Authorize(grpc::ServerContext* context) {
-  grpc::Status status = auth_->Authorize(context, Permission::kQuery);
+grpc::Status QueryService::Authorize(grpc::ServerContext* context, std::string* token_name) {
+  grpc::Status status = auth_->Authorize(context, Permission::kQuery, token_name);
   if (!status.ok()) metrics_->auth_failures.fetch_add(1, std::memory_order_relaxed);
   return status;
 }
@@ -258,6 +260,66 @@ grpc::Status QueryService::ExportTrace(grpc::ServerContext* context,
         return !context->IsCancelled() && writer->Write(chunk);
       });
   return Reply(status);
+}
+
+namespace {
+
+// Printable text of at most 200 bytes: names shown in reports, never paths.
+absl::Status CheckName(const char* field, const std::string& v, bool required) {
+  if (required && v.empty()) return absl::InvalidArgumentError(absl::StrFormat("%s: empty", field));
+  if (v.size() > 200) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: longer than 200 bytes", field));
+  }
+  for (unsigned char c : v) {
+    if (c < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: control character", field));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSignoff(const opmap::v1::Signoff& s) {
+  if (s.report_sha256().size() != 64 ||
+      s.report_sha256().find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return absl::InvalidArgumentError("report_sha256: expected 64 lowercase hex digits");
+  }
+  if (s.kind() != "release" && s.kind() != "handoff") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("kind: '%s' (expected release or handoff)", s.kind()));
+  }
+  RETURN_IF_ERROR(CheckName("owner", s.owner(), true));
+  RETURN_IF_ERROR(CheckName("role", s.role(), true));
+  RETURN_IF_ERROR(CheckName("baseline", s.baseline(), s.kind() == "release"));
+  RETURN_IF_ERROR(CheckName("candidate", s.candidate(), true));
+  return CheckName("verdict", s.verdict(), false);
+}
+
+}  // namespace
+
+grpc::Status QueryService::RecordSignoff(grpc::ServerContext* context,
+                                         const opmap::v1::Signoff* request,
+                                         opmap::v1::RecordSignoffResponse* response) {
+  std::string principal;
+  if (grpc::Status s = Authorize(context, &principal); !s.ok()) return s;
+  if (absl::Status s = ValidateSignoff(*request); !s.ok()) return Reply(s);
+  opmap::v1::Signoff signoff = *request;
+  signoff.set_signed_ns(absl::ToUnixNanos(absl::Now()));
+  signoff.set_principal(principal);
+  absl::StatusOr<Store::SignoffOutcome> stored = store_->RecordSignoff(signoff);
+  if (!stored.ok()) return Reply(stored.status());
+  response->set_already_recorded(stored->already);
+  *response->mutable_signoff() = std::move(stored->stored);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::ListSignoffs(grpc::ServerContext* context,
+                                        const opmap::v1::ListSignoffsRequest* request,
+                                        opmap::v1::ListSignoffsResponse* response) {
+  if (grpc::Status s = Authorize(context); !s.ok()) return s;
+  absl::StatusOr<std::vector<opmap::v1::Signoff>> list = store_->ListSignoffs(*request);
+  if (!list.ok()) return Reply(list.status());
+  for (auto& s : *list) *response->add_signoffs() = std::move(s);
+  return grpc::Status::OK;
 }
 
 }  // namespace opmap::collector

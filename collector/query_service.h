@@ -49,9 +49,14 @@ class QueryService final : public opmap::v1::Query::Service {
   grpc::Status ExportTrace(grpc::ServerContext* context,
                            const opmap::v1::ExportTraceRequest* request,
                            grpc::ServerWriter<opmap::v1::TraceChunk>* writer) override;
+  grpc::Status RecordSignoff(grpc::ServerContext* context, const opmap::v1::Signoff* request,
+                             opmap::v1::RecordSignoffResponse* response) override;
+  grpc::Status ListSignoffs(grpc::ServerContext* context,
+                            const opmap::v1::ListSignoffsRequest* request,
+                            opmap::v1::ListSignoffsResponse* response) override;
 
  private:
-  grpc::Status Authorize(grpc::ServerContext* context);
+  grpc::Status Authorize(grpc::ServerContext* context, std::string* token_name = nullptr);
 
   Store* store_;
   const Authenticator* auth_;

@@ -111,6 +111,19 @@ CREATE TABLE IF NOT EXISTS session_unavailable(
   what TEXT NOT NULL,
   reason TEXT NOT NULL,
   PRIMARY KEY(session_id, ordinal)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS signoffs(
+  id INTEGER PRIMARY KEY,
+  report_sha256 TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  baseline TEXT NOT NULL,
+  candidate TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  role TEXT NOT NULL,
+  signed_ns INTEGER NOT NULL,
+  principal TEXT NOT NULL,
+  UNIQUE(report_sha256, owner, role));
+CREATE INDEX IF NOT EXISTS signoffs_subject ON signoffs(kind, baseline, candidate);
 )sql";
 
 // rollup_buckets (%s: its name): the module is part of the key since v4, so a v2/v3

@@ -1,7 +1,7 @@
 // The SQLite Store: one file on one collector host ("sqlite:PATH").
 //
 // Schema (version kSchemaVersion in PRAGMA user_version; created idempotently at open,
-// versions 1 to 3 migrated, a newer version refused):
+// versions 1 to 4 migrated, a newer version refused):
 //   sessions(id, agent, session, last_seq, string_count, complete, host, model, revision,
 //            labels_json, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns,
 //            rule_graph_node .. rule_unmapped, bucket_ns, host_rollup, module_rollup)
@@ -33,6 +33,9 @@
 //        (rollup_buckets.h) for rows stored before v4. sessions.module_rollup: 1 when
 //        the session was rolled up with modules; module groupings name the others as
 //        unavailable
+//   (v5) signoffs(id, report_sha256, kind, baseline, candidate, verdict, owner, role,
+//                 signed_ns, principal)              UNIQUE(report_sha256, owner, role)
+//        owners' approvals of reports (opmap signoff); never expired
 // Resource columns (host, model, revision, labels) live on sessions; queries join.
 // Rollup queries read bucket rows where they can and per-session rows elsewhere, with
 // the same answers (rollup_buckets.h has the exact split).
@@ -86,7 +89,7 @@ struct SqliteStoreOptions {
 
 class SqliteStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
   static constexpr uint32_t kDefaultLatencyLimit = 1000;
   static constexpr uint32_t kDefaultTopKernels = 20;
   static constexpr uint32_t kDefaultCounterRows = 1000;
@@ -112,6 +115,9 @@ class SqliteStore final : public Store {
   absl::Status ForEachBatch(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter,
                             const std::function<absl::Status(std::string_view)>& visit) override;
   absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) override;
+  absl::StatusOr<SignoffOutcome> RecordSignoff(const opmap::v1::Signoff& signoff) override;
+  absl::StatusOr<std::vector<opmap::v1::Signoff>> ListSignoffs(
+      const opmap::v1::ListSignoffsRequest& request) override;
   StoreStats Stats() override;
 
   ~SqliteStore() override;

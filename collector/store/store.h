@@ -107,6 +107,16 @@ class Store {
                                     const opmap::v1::Filter& filter,
                                     const std::function<absl::Status(std::string_view)>& visit) = 0;
 
+  // Report sign-offs (never expired). A repeat of (sha256, owner, role) stores nothing
+  // and returns the first record with `already` set.
+  struct SignoffOutcome {
+    opmap::v1::Signoff stored;
+    bool already = false;
+  };
+  virtual absl::StatusOr<SignoffOutcome> RecordSignoff(const opmap::v1::Signoff& signoff) = 0;
+  virtual absl::StatusOr<std::vector<opmap::v1::Signoff>> ListSignoffs(
+      const opmap::v1::ListSignoffsRequest& request) = 0;
+
   // Deletes raw batches of complete sessions received before `cutoff_ns` (rollups stay).
   virtual absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) = 0;
 
