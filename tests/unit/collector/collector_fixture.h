@@ -84,6 +84,13 @@ class FlakyStore final : public Store {
   absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) override {
     return inner_->ExpireRawBefore(cutoff_ns);
   }
+  absl::StatusOr<SignoffOutcome> RecordSignoff(const opmap::v1::Signoff& s) override {
+    return inner_->RecordSignoff(s);
+  }
+  absl::StatusOr<std::vector<opmap::v1::Signoff>> ListSignoffs(
+      const opmap::v1::ListSignoffsRequest& r) override {
+    return inner_->ListSignoffs(r);
+  }
   StoreStats Stats() override { return inner_->Stats(); }
 
  private:
