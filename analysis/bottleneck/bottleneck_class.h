@@ -61,6 +61,7 @@ struct OperatorFigures {
   int64_t gpu_time_ns = 0;                // Σ durations of its GPU events
   int64_t kernel_count = 0;
   int64_t small_kernel_count = 0;         // kernels shorter than 10 µs
+  int64_t small_kernel_time_ns = 0;       // Σ durations of those kernels (mitigation bound)
   std::optional<int64_t> launch_call_ns;  // Σ CPU durations of its launch API calls
   // GPU idle on its streams just before its kernels while the host had not yet issued
   // the launch (launch start > previous kernel end), and all idle before them.
@@ -71,6 +72,10 @@ struct OperatorFigures {
   std::optional<int64_t> iteration_ns;            // wall time of the iteration(s) it ran in
   std::optional<double> flops;            // model FLOPs (analysis/mfu)
   std::optional<double> bytes;            // DRAM bytes moved (ncu, NVTX payload)
+  // Why flops / bytes are absent, for the evidence (e.g. "no FLOPs formula for
+  // aten::gelu"); empty: a generic "no FLOPs figure" / "no DRAM byte count".
+  std::string flops_missing;
+  std::string bytes_missing;
   std::optional<double> memory_stall_fraction;  // METRICS.md, analysis/stalls
   std::optional<int64_t> max_grid_blocks;       // blocks of its largest-grid kernel
   Precision precision = Precision::kBf16;

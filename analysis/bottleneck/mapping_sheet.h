@@ -42,6 +42,9 @@ struct SheetOperator {
   std::optional<double> intensity;           // FLOP/byte, when bytes are known
   BottleneckClass expected = BottleneckClass::kUnclassified;
   Classification observed;
+  // The figures `observed` was classified from, so the sheet's rows can go straight into
+  // ProposeMitigations (MitigationInput{figures, observed}).
+  OperatorFigures figures;
   std::vector<SheetKernel> kernels;          // GPU time, descending
 };
 
@@ -54,6 +57,9 @@ struct FusionCandidate {
   std::string before, after;                 // the larger kernels around the run
   // Upper bound of what fusing saves: the run's launches minus one, × their mean GPU time
   // floor (each fused launch still reads/writes its data once), as ns over all occurrences.
+  // Exactly: Σ over occurrences of (Σ durations − Σ durations ÷ L), integer ns, L = run
+  // length. GPU time only: idle gaps inside a run belong to the host-wait and
+  // launch-overhead bounds, so the two are never counted twice.
   int64_t saving_bound_ns = 0;
 };
 
