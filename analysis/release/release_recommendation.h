@@ -86,14 +86,18 @@ struct ValidationRow {
   std::optional<MannWhitneyResult> test;
   RowStatus status = RowStatus::kUnavailable;
   std::string reason;        // why unavailable / insufficient, or what failed
+  // A required row that is insufficient or unavailable holds the release: p99 always,
+  // p50/p95 when the profile sets their SLA, throughput when it sets a target, quality
+  // when precision or sparsity differs between the arms.
+  bool required = false;
 };
 
 struct Trigger {
   std::string name;          // "p99 regression", "MFU drop", "memory-stall rise", "quality", "errors"
   std::string rule;          // the rule text with thresholds
-  bool fired = false;        // over the whole arm
+  bool fired = false;        // over the whole arm, or in at least one candidate window
   int windows_held = 0;      // longest run of consecutive candidate windows it fired in
-  bool held = false;         // windows_held ≥ hold_windows
+  bool held = false;         // windows_held ≥ hold_windows (quality: = fired, not per window)
   std::string evidence;      // figures behind it, incl. the layer that regressed for p99
   std::string layer;         // for latency triggers: the layer with the largest increase
   std::string owner;         // owner role name (mitigations.h OwnerRoleName)
