@@ -1,6 +1,5 @@
 #include "cli/import_command.h"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "analysis/wire/batch_codec.h"
 #include "cli/grpc_client.h"
 #include "cli/ingest_sender.h"
+#include "cli/sha256.h"
 #include "cli/read_file.h"
 #include "cli/trace_loader.h"
 
@@ -259,20 +259,9 @@ int ImportOne(const std::string& path, const Args& args, CollectorClient* client
 }  // namespace
 
 std::string ImportSessionId(std::string_view file_bytes, std::string_view options) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   static constexpr char kSep[] = "\0opmap-import\0";
-  bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) == 1 &&
-            EVP_DigestUpdate(ctx, file_bytes.data(), file_bytes.size()) == 1 &&
-            EVP_DigestUpdate(ctx, kSep, sizeof(kSep) - 1) == 1 &&
-            EVP_DigestUpdate(ctx, options.data(), options.size()) == 1 &&
-            EVP_DigestFinal_ex(ctx, digest, &len) == 1;
-  EVP_MD_CTX_free(ctx);
-  if (!ok || len < 16) {
-    std::cerr << "opmap import: SHA-256 unavailable in libcrypto\n";
-    std::abort();
-  }
+  const std::array<unsigned char, 32> digest =
+      Sha256({file_bytes, std::string_view(kSep, sizeof(kSep) - 1), options});
   std::string id = "import-";
   for (unsigned int i = 0; i < 16; ++i) absl::StrAppend(&id, absl::Hex(digest[i], absl::kZeroPad2));
   return id;

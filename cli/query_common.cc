@@ -99,8 +99,8 @@ int PrintRows(const Args& args, std::vector<std::string> header, std::vector<boo
 }
 
 int CallFailed(const grpc::Status& status, const CollectorClient& client,
-               const std::string& endpoint) {
-  std::cerr << "opmap query: " << StatusLine(status) << AuthHint(status, client)
+               const std::string& endpoint, const char* command) {
+  std::cerr << command << ": " << StatusLine(status) << AuthHint(status, client)
             << " (collector " << endpoint << ")\n";
   return ExitCodeFor(status);
 }

@@ -85,8 +85,9 @@ int PrintRows(const Args& args, std::vector<std::string> header, std::vector<boo
               std::vector<std::vector<std::string>> rows, const std::string& empty_title,
               const std::string& title,
               const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& unavailable);
+// Prints "COMMAND: <status> (collector ADDR)" with an auth hint; returns the exit code.
 int CallFailed(const grpc::Status& status, const CollectorClient& client,
-               const std::string& endpoint);
+               const std::string& endpoint, const char* command = "opmap query");
 
 // `opmap query counters` (query_counters.cc).
 int Counters(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range);

@@ -49,6 +49,8 @@ constexpr IntFlag kClients{"--clients", 1, 256};
 constexpr IntFlag kWorkers{"--workers", 1, 256};
 constexpr IntFlag kQueue{"--queue", 1, 1 << 20};
 constexpr IntFlag kRequests{"--requests", 1, 100'000'000};
+constexpr IntFlag kSlowLayer{"--slow-layer", 0, 63};
+constexpr IntFlag kSlowRepeat{"--slow-repeat", 2, 1000};
 
 std::string RangeError(const IntFlag& f, std::string_view value) {
   return std::string(f.name) + ": expected an integer in [" + std::to_string(f.lo) + ", " +
@@ -81,6 +83,10 @@ load:
   --requests N     total requests                           (default 200)
   --duration S     generate arrivals for S seconds instead of --requests
   --seed N         seed for arrivals, tokens and weights    (default 42)
+regression (for A/B tests of opmap report):
+  --slow-layer N   decoder layer N computes its MLP down projection --slow-repeat
+                   times (same output, more work): a deliberate slowdown in one layer
+  --slow-repeat R  (default 4)
 other:
   --device cpu|cuda  where the operators run (cuda needs a build with OPMAP_DEMO_CUDA=ON
                      and a GPU; otherwise exits 2 with "unavailable: <reason>")
@@ -140,7 +146,8 @@ ParseResult ParseFlags(const std::vector<std::string>& args) {
       int* field;
     } int_fields[] = {{&kLayers, &c.layers},   {&kHidden, &c.hidden},   {&kHeads, &c.heads},
                       {&kSeq, &c.seq},         {&kBatch, &c.batch},     {&kVocab, &c.vocab},
-                      {&kClients, &c.clients}, {&kWorkers, &c.workers}, {&kQueue, &c.queue}};
+                      {&kClients, &c.clients}, {&kWorkers, &c.workers}, {&kQueue, &c.queue},
+                      {&kSlowLayer, &c.slow_layer}, {&kSlowRepeat, &c.slow_repeat}};
     bool matched = false;
     for (const auto& f : int_fields) {
       if (flag != f.spec->name) continue;
@@ -188,6 +195,11 @@ ParseResult ParseFlags(const std::vector<std::string>& args) {
   }
   if (saw_requests && c.duration_s > 0) {
     r.error = "--requests and --duration are exclusive: give one";
+    return r;
+  }
+  if (c.slow_layer >= c.layers) {
+    r.error = "--slow-layer " + std::to_string(c.slow_layer) + " is not a layer (the model has " +
+              std::to_string(c.layers) + ": 0.." + std::to_string(c.layers - 1) + ")";
     return r;
   }
   if (c.hidden % c.heads != 0) {

@@ -27,6 +27,10 @@ struct Config {
   int64_t requests = 200;  // used unless duration_s > 0
   double duration_s = 0;   // > 0: clients generate arrivals for this long instead
   uint64_t seed = 42;
+  // A deliberate regression for A/B tests: decoder layer `slow_layer` (-1: none) runs its
+  // MLP down projection `slow_repeat` times (same result, more work).
+  int slow_layer = -1;
+  int slow_repeat = 4;
   Device device = Device::kCpu;
   bool json = false;
 };

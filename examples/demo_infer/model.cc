@@ -179,7 +179,10 @@ std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector
     }
     {
       ScopedRange r(marks_, ops_[kDown].mark);
-      b.Linear(ws.up, 4 * h, y.w_down, y.b_down, ws.proj, t, 4 * h, h);
+      const int repeat = i == c_.slow_layer ? c_.slow_repeat : 1;
+      for (int k = 0; k < repeat; ++k) {
+        b.Linear(ws.up, 4 * h, y.w_down, y.b_down, ws.proj, t, 4 * h, h);
+      }
     }
     {
       ScopedRange r(marks_, ops_[kResidual].mark);

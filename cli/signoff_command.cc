@@ -1,0 +1,139 @@
+#include "cli/signoff_command.h"
+
+#include <iostream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "analysis/bottleneck/mitigations.h"
+#include "analysis/report/json_writer.h"
+#include "cli/grpc_client.h"
+#include "cli/query_common.h"
+#include "cli/read_file.h"
+#include "cli/report_marker.h"
+#include "cli/sha256.h"
+#include "opmap/v1/query.grpc.pb.h"
+
+namespace opmap::cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: opmap signoff REPORT --owner NAME --role ROLE [options]
+
+Records NAME's approval of REPORT (a file written by `opmap report` or `opmap analyze
+--report`) in the collector's store, by the SHA-256 of the file's bytes. The collector
+keeps the token's name beside it. `opmap report` shows who signed which report of the same
+baseline and candidate. Signing the same file twice with the same owner and role is one
+sign-off.
+
+  --owner NAME     who approves (printable text, at most 200 bytes)
+  --role ROLE      "ML compiler engineer" (compiler), "runtime systems engineer" (runtime)
+                   or "performance modeling owner" (modeling)
+  --json           print the stored sign-off as JSON
+)";
+
+int Usage(const std::string& error) {
+  std::cerr << "opmap signoff: " << error << "\n\n" << kUsage;
+  return 2;
+}
+
+}  // namespace
+
+int RunSignoff(const std::vector<std::string>& argv) {
+  ConnectionFlags connection;
+  std::string report, owner, role_text;
+  bool json = false;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    std::string error;
+    if (ParseConnectionFlag(argv, &i, &connection, &error)) {
+      if (!error.empty()) return Usage(error);
+      continue;
+    }
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage << "\n" << kConnectionUsage;
+      return 0;
+    }
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--owner" || a == "--role") {
+      if (i + 1 >= argv.size()) return Usage(a + ": missing value");
+      (a == "--owner" ? owner : role_text) = argv[++i];
+    } else if (!a.empty() && a[0] == '-') {
+      return Usage("unknown flag " + a);
+    } else if (report.empty()) {
+      report = a;
+    } else {
+      return Usage("one REPORT at a time (got '" + report + "' and '" + a + "')");
+    }
+  }
+  if (report.empty()) return Usage("missing REPORT");
+  if (owner.empty()) return Usage("missing --owner NAME");
+  if (role_text.empty()) return Usage("missing --role ROLE");
+  const std::optional<analysis::OwnerRole> role = analysis::ParseOwnerRole(role_text);
+  if (!role) {
+    return Usage("--role: '" + role_text +
+                 "' is not a role (ML compiler engineer, runtime systems engineer, "
+                 "performance modeling owner)");
+  }
+  absl::StatusOr<std::string> bytes = ReadFileBytes(report);
+  if (!bytes.ok()) {
+    std::cerr << "opmap signoff: " << bytes.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<ReportMarker> marker = FindReportMarker(*bytes);
+  if (!marker.ok()) {
+    std::cerr << "opmap signoff: " << report << ": " << marker.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<CollectorClient>> client = CollectorClient::Create(connection);
+  if (!client.ok()) return Usage(std::string(client.status().message()));
+
+  opmap::v1::Signoff req;
+  req.set_report_sha256(Sha256Hex(*bytes));
+  req.set_kind(marker->kind);
+  req.set_baseline(marker->baseline);
+  req.set_candidate(marker->candidate);
+  req.set_verdict(marker->verdict);
+  req.set_owner(owner);
+  req.set_role(std::string(analysis::OwnerRoleName(*role)));
+  opmap::v1::RecordSignoffResponse resp;
+  std::string endpoint;
+  grpc::Status status = (*client)->CallWithFailover(
+      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
+        return opmap::v1::Query::NewStub(ch)->RecordSignoff(&ctx, req, &resp);
+      },
+      &endpoint);
+  if (!status.ok()) return query_internal::CallFailed(status, **client, endpoint, "opmap signoff");
+  const opmap::v1::Signoff& s = resp.signoff();
+  if (json) {
+    analysis::JsonWriter w;
+    w.BeginObject()
+        .Field("report_sha256", s.report_sha256())
+        .Field("kind", s.kind())
+        .Field("baseline", s.baseline())
+        .Field("candidate", s.candidate())
+        .Field("verdict", s.verdict())
+        .Field("owner", s.owner())
+        .Field("role", s.role())
+        .Field("signed_ns", s.signed_ns())
+        .Field("principal", s.principal());
+    w.Key("already_recorded").Bool(resp.already_recorded());
+    w.EndObject();
+    std::cout << w.str() << "\n";
+    return 0;
+  }
+  std::cout << (resp.already_recorded() ? "already signed: " : "signed: ") << report
+            << "\n  sha256     " << s.report_sha256() << "\n  report     " << s.kind()
+            << (s.kind() == "release"
+                    ? absl::StrCat(" ", s.baseline(), " -> ", s.candidate(), ", verdict ",
+                                   s.verdict())
+                    : absl::StrCat(" ", s.candidate()))
+            << "\n  owner      " << s.owner() << " (" << s.role() << ")"
+            << "\n  token      " << s.principal() << "\n  at         "
+            << absl::FormatTime(absl::RFC3339_sec, absl::FromUnixNanos(s.signed_ns()),
+                                absl::UTCTimeZone())
+            << "\n";
+  return 0;
+}
+
+}  // namespace opmap::cli
