@@ -8,6 +8,7 @@
 #include "cli/export_command.h"
 #include "cli/import_command.h"
 #include "cli/query_command.h"
+#include "cli/report_command.h"
 #include "cli/signoff_command.h"
 
 namespace {
@@ -23,6 +24,7 @@ commands:
   import TRACE...    send traces to a collector, exactly as an agent would
   query WHAT         latency percentiles, time breakdown or top kernels from a collector
   export             a collector's events as a Chrome-trace / Perfetto JSON file
+  report             release recommendation: --baseline REV --candidate REV
   signoff REPORT     record an owner's approval of a report in the collector's store
   help               this text
 
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   if (command == "attach") return opmap::cli::RunAttach(args);
   if (command == "query") return opmap::cli::RunQuery(args);
   if (command == "export") return opmap::cli::RunExport(args);
+  if (command == "report") return opmap::cli::RunReport(args);
   if (command == "signoff") return opmap::cli::RunSignoff(args);
   if (command == "help" || command == "-h" || command == "--help") {
     std::cout << kUsage;

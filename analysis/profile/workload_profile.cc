@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/config/flag_config.h"
 #include "common/config/text_util.h"
@@ -269,6 +270,28 @@ double DecodeStepBytes(const WorkloadProfile& p, int64_t context_tokens) {
   const double kv = 2.0 * static_cast<double>(p.layers) * static_cast<double>(p.kv_heads) *
                     static_cast<double>(p.head_dim) * t * bytes;
   return weights + kv * static_cast<double>(p.batch);
+}
+
+std::optional<double> ModelFlopsPerRequest(const WorkloadProfile& p, std::string* basis) {
+  if (!p.prefill_tokens) {
+    if (basis != nullptr) *basis = "the workload profile has no prefill_tokens";
+    return std::nullopt;
+  }
+  const int64_t prompt = *p.prefill_tokens;
+  const int64_t generated = p.decode_tokens.value_or(0);
+  double per_sequence = PrefillFlops(p, prompt);
+  for (int64_t k = 0; k < generated; ++k) per_sequence += DecodeStepFlops(p, prompt + k);
+  const double flops = per_sequence * static_cast<double>(p.batch);
+  if (basis != nullptr) {
+    *basis = absl::StrFormat(
+        "batch %d x (prefill 2*N*P + 2*L*d_attn*P^2 at P=%d%s), N=%g, L=%d, d_attn=%d: "
+        "%.6g FLOPs per request",
+        p.batch, prompt,
+        generated > 0 ? absl::StrFormat(" + %d decode steps 2*N + 4*L*d_attn*t", generated)
+                      : std::string(),
+        p.parameters, p.layers, p.AttentionDim(), flops);
+  }
+  return flops;
 }
 
 }  // namespace opmap::analysis

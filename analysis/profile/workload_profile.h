@@ -84,6 +84,11 @@ double DecodeStepFlops(const WorkloadProfile& p, int64_t context_tokens);
 // KV cache 2·L·kv_heads·head_dim·t·bytes per sequence × batch.
 double DecodeStepBytes(const WorkloadProfile& p, int64_t context_tokens);
 
+// Model FLOPs of one request: batch × (prefill of prefill_tokens + one decode step per
+// generated token at contexts P, P+1, ..., P+decode_tokens−1). nullopt when the profile
+// has no prefill_tokens; `basis` (when given) receives the formula with its numbers.
+std::optional<double> ModelFlopsPerRequest(const WorkloadProfile& p, std::string* basis);
+
 // Bytes per element of a precision (fp32/tf32 4, bf16/fp16 2, fp8 1).
 int BytesPerElement(Precision p);
 std::optional<Precision> ParsePrecisionName(std::string_view name);

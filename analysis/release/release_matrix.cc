@@ -1,6 +1,7 @@
 // The validation matrix (METRICS.md "Release recommendation"): one row per metric, each
 // with both arms' figures, the criterion, the test behind it and a status. A figure that
 // is missing in an arm makes the row unavailable with that arm's reason, never 0.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -94,7 +95,9 @@ ValidationRow ThroughputRow(const Context& c) {
   row.required = has_target;
   std::vector<std::string> crit;
   if (has_target) crit.push_back(absl::StrFormat("≥ target %g req/s", target));
-  crit.push_back(absl::StrFormat("not > %.0f%% below baseline", kLoadTolerance * 100));
+  crit.push_back(absl::StrFormat(
+      "not > %.0f%% below baseline with a Poisson rate test p < %g", kLoadTolerance * 100,
+      in.alpha));
   row.criterion = absl::StrJoin(crit, " and ");
   const auto& b = in.baseline.throughput_rps;
   const auto& k = in.candidate.throughput_rps;
@@ -117,8 +120,29 @@ ValidationRow ThroughputRow(const Context& c) {
   if (has_target && *k < target) {
     failures.push_back(absl::StrFormat("candidate %.2f req/s < target %g", *k, target));
   }
+  // Requests counted in capture windows are Poisson samples of the rate: a window of a
+  // few seconds moves ±5% by chance, so a drop must also be significant. Rate n/T has
+  // variance n/T² = rate/T; z = (k − b) / sqrt(b/T_b + k/T_k).
+  auto seconds = [](const Arm& a) {
+    double s = 0;
+    for (const ArmWindow& w : a.windows) s += std::max<int64_t>(0, w.end_ns - w.start_ns) * 1e-9;
+    return s;
+  };
+  const double tb = seconds(in.baseline), tk = seconds(in.candidate);
+  std::optional<double> p;
+  if (tb > 0 && tk > 0 && (*b / tb + *k / tk) > 0) {
+    const double z = (*k - *b) / std::sqrt(*b / tb + *k / tk);
+    p = std::erfc(std::fabs(z) / std::sqrt(2.0));
+  }
   if (row.change && *row.change < -kLoadTolerance) {
-    failures.push_back(absl::StrFormat("%s vs baseline", SignedPercent(*row.change)));
+    if (!p || *p < in.alpha) {
+      failures.push_back(absl::StrFormat("%s vs baseline%s", SignedPercent(*row.change),
+                                         p ? absl::StrFormat(" (Poisson rate test p = %.3g)", *p)
+                                           : std::string(" (window times unknown: untested)")));
+    } else {
+      row.reason = absl::StrFormat("%s vs baseline is within chance (Poisson rate test p = %.3g)",
+                                   SignedPercent(*row.change), *p);
+    }
   }
   Conclude(row, failures);
   return row;
@@ -140,8 +164,11 @@ ValidationRow MfuRow(const Context& c) {
                           : MissingBoth(in, !b, !k, {"mfu", "achieved_flops_per_s"}, "MFU");
     return row;
   }
-  const double scale = basis == MfuBasis::kMfu ? 100 : 1e-12;
   const double b = *MfuFigure(basis, in.baseline), k = *MfuFigure(basis, in.candidate);
+  // Achieved FLOP/s in the unit that keeps digits: a CPU model runs at GFLOP/s.
+  const bool tera = std::max(b, k) >= 1e12;
+  if (basis == MfuBasis::kAchievedFlops && !tera) row.unit = "GFLOP/s";
+  const double scale = basis == MfuBasis::kMfu ? 100 : tera ? 1e-12 : 1e-9;
   row.baseline = b * scale;
   row.candidate = k * scale;
   if (basis == MfuBasis::kAchievedFlops) {

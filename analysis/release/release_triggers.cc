@@ -2,6 +2,7 @@
 // evaluated per candidate window against the whole baseline arm, and holds when it fires
 // in ≥ hold_windows consecutive candidate windows: one bad window is noise or a transient,
 // a run of them is the revision. Quality is a property of the revision, not of a window.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -132,10 +133,15 @@ Trigger MfuTrigger(const Context& c) {
   t.evidence = basis == MfuBasis::kMfu
                    ? absl::StrFormat("MFU %.1f%% vs baseline %.1f%% (%s, basis: mfu)", k * 100,
                                      b * 100, SignedPercent(change))
-                   : absl::StrFormat(
-                         "achieved %.1f vs baseline %.1f TFLOP/s (%s, basis: "
-                         "achieved_flops_per_s, no MFU peak in an arm)",
-                         k * 1e-12, b * 1e-12, SignedPercent(change));
+                   : std::max(b, k) >= 1e12
+                         ? absl::StrFormat(
+                               "achieved %.1f vs baseline %.1f TFLOP/s (%s, basis: "
+                               "achieved_flops_per_s, no MFU peak in an arm)",
+                               k * 1e-12, b * 1e-12, SignedPercent(change))
+                         : absl::StrFormat(
+                               "achieved %.2f vs baseline %.2f GFLOP/s (%s, basis: "
+                               "achieved_flops_per_s, no MFU peak in an arm)",
+                               k * 1e-9, b * 1e-9, SignedPercent(change));
   if (!arm_same) absl::StrAppend(&t.evidence, "; the arms ran at different loads");
   if (other_load > 0) {
     absl::StrAppend(&t.evidence, "; ", other_load,

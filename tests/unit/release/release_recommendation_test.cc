@@ -446,3 +446,32 @@ TEST(Release, Names) {
 
 }  // namespace
 }  // namespace opmap::analysis
+
+namespace opmap::analysis::release_test {
+namespace {
+
+// Throughput counted in capture windows is a Poisson sample: a drop over 5% fails only
+// when it is also significant. Baseline 200 requests over 240 s (0.8333 req/s).
+//   -10% on 180 requests: z = (0.75 − 0.8333)/sqrt(0.8333/240 + 0.75/240) = −1.025,
+//   p = 0.305 → within chance, the row passes and says so.
+//   -50% on 20,000 vs 40,000 requests over 240 s each: z = −81.6, p ≈ 0 → fails.
+TEST(ReleaseThroughput, DropMustBeSignificant) {
+  Arm base = MakeArm("r1", 1.0);
+  Arm cand = MakeArm("r2", 1.0);
+  cand.throughput_rps = 180 / 240.0;
+  Recommendation r = Recommend(Inputs(base, cand));
+  const ValidationRow& row = FindRow(r, "throughput");
+  EXPECT_EQ(row.status, RowStatus::kPass) << row.reason;
+  EXPECT_THAT(row.reason, ::testing::HasSubstr("within chance (Poisson rate test p = 0.305)"));
+
+  Arm big_base = MakeArm("r1", 1.0), big_cand = MakeArm("r2", 1.0);
+  big_base.throughput_rps = 40000 / 240.0;
+  big_cand.throughput_rps = 20000 / 240.0;
+  r = Recommend(Inputs(big_base, big_cand));
+  const ValidationRow& fail = FindRow(r, "throughput");
+  EXPECT_EQ(fail.status, RowStatus::kFail);
+  EXPECT_THAT(fail.reason, ::testing::HasSubstr("-50.0% vs baseline (Poisson rate test p = 0)"));
+}
+
+}  // namespace
+}  // namespace opmap::analysis::release_test
