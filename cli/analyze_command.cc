@@ -15,6 +15,7 @@
 #include "analysis/report/ncu_report.h"
 #include "analysis/stalls/ncu_summary.h"
 #include "analysis/summary/trace_summary.h"
+#include "cli/handoff_output.h"
 #include "cli/read_file.h"
 #include "cli/trace_loader.h"
 
@@ -23,6 +24,8 @@ namespace {
 
 constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--launches] [--quiet]
        opmap analyze [TRACE] --ncu FILE [--ncu FILE...] [--format ...] [--top N]
+       opmap analyze TRACE --report md|json|html [--output FILE] [--profile FILE]
+                     [--envelope FILE | --gpu NAME] [--ncu FILE...] [--top N]
 
 Analyzes traces offline — PyTorch-profiler (Kineto) traces (.json or .json.gz) and
 Nsight Systems SQLite exports (nsys export --type sqlite) and libopmap_inject capture
@@ -51,6 +54,19 @@ options:
   --quiet      no progress line on stderr
   -h, --help   this text
 
+handoff report (--report, one TRACE): MFU per request/iteration and per operator (FLOPs
+from Input Dims or NVTX payloads; with --profile also from the workload profile, and MBU
+for decode), memory-stall fraction by layer type, the bottleneck class per operator and
+layer type with its evidence, the operator-to-kernel mapping sheet with fusion
+candidates, and mitigations with owners and gain bounds. html is one self-contained page
+with plots (per-layer time, operator roofline). Sign it with `opmap signoff FILE`.
+  --report F      md, json or html
+  --output FILE   write there (atomically) instead of stdout
+  --profile FILE  workload profile (analysis/profile/README.md)
+  --envelope FILE hardware envelope (analysis/mfu); default: the built-in one for the
+                  trace's GPU (A100, H100, H200, B200), else MFU is unavailable
+  --gpu NAME      a built-in envelope by name instead
+
 exit codes: 0 ok, 2 bad usage or bad input (the message names the file and the byte
 offset or event index), 1 internal error.
 )";
@@ -64,6 +80,8 @@ struct Args {
   int top = -1;
   bool quiet = false;
   bool launches = false;
+  bool report = false;
+  HandoffArgs handoff;
 };
 
 int UsageError(const std::string& msg) {
@@ -130,6 +148,24 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       const std::string* v = value("--ncu");
       if (!v) return UsageError("--ncu needs a file (an Nsight Compute CSV export)");
       args.ncu.push_back(*v);
+    } else if (a == "--report" || a == "--output" || a == "--profile" || a == "--envelope" ||
+               a == "--gpu") {
+      const std::string* v = value(a.c_str());
+      if (!v) return UsageError(a + " needs a value");
+      if (a == "--report") {
+        std::optional<ReportFormat> f = ParseReportFormat(*v);
+        if (!f) return UsageError("--report: '" + *v + "' (expected md, json or html)");
+        args.report = true;
+        args.handoff.format = *f;
+      } else if (a == "--output") {
+        args.handoff.output = *v;
+      } else if (a == "--profile") {
+        args.handoff.profile_path = *v;
+      } else if (a == "--envelope") {
+        args.handoff.envelope_path = *v;
+      } else {
+        args.handoff.gpu = *v;
+      }
     } else if (a == "--launches") {
       args.launches = true;
     } else if (a == "--quiet" || a == "-q") {
@@ -143,6 +179,15 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   if (args.traces.empty() && args.ncu.empty()) return UsageError("no trace given");
   if (!args.ncu.empty() && args.traces.size() > 1) {
     return UsageError("--ncu joins one trace: give at most one trace beside --ncu");
+  }
+  const bool handoff_flags = !args.handoff.output.empty() || !args.handoff.profile_path.empty() ||
+                             !args.handoff.envelope_path.empty() || !args.handoff.gpu.empty();
+  if (handoff_flags && !args.report) {
+    return UsageError("--output, --profile, --envelope and --gpu go with --report");
+  }
+  if (args.report && args.traces.size() != 1) return UsageError("--report takes exactly one TRACE");
+  if (!args.handoff.envelope_path.empty() && !args.handoff.gpu.empty()) {
+    return UsageError("--envelope and --gpu are exclusive");
   }
   if (args.launches && args.format != Format::kJson) {
     return UsageError("--launches needs --format json");
@@ -194,6 +239,10 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);
     analysis::TraceSummary summary =
         analysis::Summarize(*trace, mapping, {.list_launches = args.launches});
+    if (args.report) {
+      args.handoff.top = args.top >= 0 ? args.top : 20;
+      return WriteHandoff(args.handoff, path, *trace, mapping, summary);
+    }
     analysis::ReportOptions report{path, top, args.launches};
     switch (args.format) {
       case Format::kJson:

@@ -16,6 +16,7 @@
 #include "cli/query_common.h"
 #include "cli/read_file.h"
 #include "cli/report_arms.h"
+#include "cli/report_inputs.h"
 #include "cli/report_output.h"
 #include "cli/selection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
@@ -106,18 +107,6 @@ analysis::DocSection SignoffSection(const std::vector<opmap::v1::Signoff>& signo
   return s;
 }
 
-template <typename T>
-absl::StatusOr<T> LoadKeyValueFile(const std::string& flag, const std::string& path,
-                                   absl::StatusOr<T> (*parse)(std::string_view)) {
-  absl::StatusOr<std::string> text = ReadFileBytes(path);
-  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, " ", text.status().message()));
-  absl::StatusOr<T> parsed = parse(*text);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": ", parsed.status().message()));
-  }
-  return parsed;
-}
-
 }  // namespace
 
 int RunReport(const std::vector<std::string>& argv) {
@@ -171,8 +160,7 @@ int RunReport(const std::vector<std::string>& argv) {
 
   std::optional<analysis::WorkloadProfile> profile;
   if (!args.profile_path.empty()) {
-    auto p = LoadKeyValueFile<analysis::WorkloadProfile>("--profile", args.profile_path,
-                                                         &analysis::ParseWorkloadProfileText);
+    auto p = LoadProfile(args.profile_path);
     if (!p.ok()) {
       std::cerr << "opmap report: " << p.status().message() << "\n";
       return 2;
@@ -181,16 +169,16 @@ int RunReport(const std::vector<std::string>& argv) {
   }
   std::optional<analysis::HardwareEnvelope> envelope;
   if (!args.envelope_path.empty()) {
-    auto e = LoadKeyValueFile<analysis::HardwareEnvelope>("--envelope", args.envelope_path,
-                                                          &analysis::ParseEnvelopeText);
+    auto e = LoadEnvelope(args.envelope_path);
     if (!e.ok()) {
       std::cerr << "opmap report: " << e.status().message() << "\n";
       return 2;
     }
     envelope = std::move(*e);
   } else if (!args.gpu.empty()) {
-    envelope = analysis::EnvelopeForGpuName(args.gpu);
-    if (!envelope) return Usage("--gpu: no built-in envelope for '" + args.gpu + "' (A100, H100, H200, B200)");
+    absl::StatusOr<analysis::HardwareEnvelope> e = BuiltinEnvelope(args.gpu);
+    if (!e.ok()) return Usage(std::string(e.status().message()));
+    envelope = std::move(*e);
   }
 
   opmap::v1::TimeRange range;

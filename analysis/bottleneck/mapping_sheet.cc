@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/mfu/op_flops.h"
+#include "analysis/mfu/operator_mfu.h"
 #include "analysis/stalls/stall_summary.h"
 #include "analysis/summary/event_layer_types.h"
 #include "analysis/timeline/interval_union.h"
@@ -95,17 +96,35 @@ std::vector<int64_t> NonOverlappedComm(const Trace& trace, const EventLayerTypes
   return out;
 }
 
+// The compulsory traffic of an operator instance from its Input Dims and Input type:
+// every input read once, the output written once. A lower bound on DRAM bytes (caches
+// can't make it smaller; re-reads make the real figure larger). nullopt without a formula
+// or a floating dtype.
+std::optional<double> CompulsoryBytes(const Trace& trace, const Range& range,
+                                      const std::string& name) {
+  const std::string_view dims = trace.strings.Get(range.input_dims);
+  if (dims.empty()) return std::nullopt;
+  const std::optional<Precision> p = PrecisionFromInputTypes(trace.strings.Get(range.input_types));
+  if (!p) return std::nullopt;
+  FlopsEstimate est = OpFlopsFromInputDims(name, dims);
+  if (!est.compulsory_elements) return std::nullopt;
+  return *est.compulsory_elements * ElementBytes(*p);
+}
+
 // FLOPs and bytes of one operator name over its instances; all-or-nothing, because a sum
 // over some instances is not the operator's FLOPs.
 void FlopsAndBytes(const Trace& trace, const std::string& name, const OpAcc& acc,
                    SheetOperator& row, OperatorFigures& fig) {
   double flops = 0, bytes = 0;
-  int64_t flops_missing = 0, bytes_missing = 0;
+  int64_t flops_missing = 0, bytes_missing = 0, bytes_from_shapes = 0;
   std::string first_reason;
   for (int32_t r : acc.ranges) {
     const Range& range = trace.ranges[r];
     if (range.bytes != kNone) {
       bytes += static_cast<double>(range.bytes);
+    } else if (auto b = CompulsoryBytes(trace, range, name)) {
+      bytes += *b;
+      ++bytes_from_shapes;
     } else {
       ++bytes_missing;
     }
@@ -144,8 +163,10 @@ void FlopsAndBytes(const Trace& trace, const std::string& name, const OpAcc& acc
   }
   if (bytes_missing == 0 && n > 0) {
     fig.bytes = bytes;
+    if (bytes_from_shapes > 0) row.bytes_basis = "compulsory bytes from shapes (lower bound)";
   } else {
-    fig.bytes_missing = "no DRAM byte count (no NVTX bytes= payload)";
+    fig.bytes_missing =
+        "no DRAM byte count (no NVTX bytes= payload; no shapes with a dtype to bound it)";
   }
 }
 
@@ -323,7 +344,7 @@ MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
     }
   }
 
-  bool any_bytes = false;
+  bool any_bytes = false, any_shape_bytes = false, any_precision = false;
   for (auto& [name_id, acc] : ops) {
     SheetOperator row;
     row.name = std::string(trace.strings.Get(name_id));
@@ -356,6 +377,14 @@ MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
     fig.precision = Precision::kBf16;
     FlopsAndBytes(trace, row.name, acc, row, fig);
     any_bytes |= fig.bytes.has_value();
+    any_shape_bytes |= !row.bytes_basis.empty();
+    for (int32_t r : acc.ranges) {
+      if (auto p = PrecisionFromInputTypes(trace.strings.Get(trace.ranges[r].input_types))) {
+        fig.precision = *p;
+        any_precision = true;
+        break;
+      }
+    }
 
     double stall_memory = 0, stall_all = 0;
     for (const auto& [kname, k] : acc.kernel_acc) {
@@ -401,7 +430,15 @@ MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
       "FLOPs are counted at the operator the kernels are mapped to (the innermost launching "
       "range), each instance once, so nested operators are never summed twice; an NVTX "
       "flops= payload takes precedence over Input Dims");
-  sheet.notes.push_back("utilization assumes bf16 peaks: the trace records no math precision");
+  if (!any_precision) {
+    sheet.notes.push_back("utilization assumes bf16 peaks: the trace records no math precision");
+  }
+  if (any_shape_bytes) {
+    sheet.notes.push_back(
+        "bytes marked 'from shapes' are compulsory traffic (inputs read once, output written "
+        "once, Input Dims x Input type): a lower bound on DRAM bytes, so U_m is a lower bound "
+        "and intensity an upper bound");
+  }
   if (options.envelope == nullptr) {
     sheet.notes.push_back("unavailable: no hardware envelope, so U_c, U_m and the ridge");
   }

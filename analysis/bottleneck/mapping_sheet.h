@@ -40,6 +40,10 @@ struct SheetOperator {
   std::optional<double> flops;               // Σ over instances, from shapes
   std::string flops_formula;                 // of one instance, or why unavailable
   std::optional<double> intensity;           // FLOP/byte, when bytes are known
+  // Where the bytes came from when not measured: "compulsory bytes from shapes (lower
+  // bound)" (Input Dims × Input type: inputs read once, output written once); "" for NVTX
+  // payloads.
+  std::string bytes_basis;
   BottleneckClass expected = BottleneckClass::kUnclassified;
   Classification observed;
   // The figures `observed` was classified from, so the sheet's rows can go straight into

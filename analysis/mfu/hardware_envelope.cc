@@ -60,6 +60,17 @@ std::optional<Precision> PrecisionFromInputType(std::string_view t_in) {
   return std::nullopt;
 }
 
+int ElementBytes(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+    case Precision::kTf32: return 4;
+    case Precision::kBf16:
+    case Precision::kFp16: return 2;
+    case Precision::kFp8: return 1;
+  }
+  return 4;
+}
+
 std::optional<double> HardwareEnvelope::PeakFlopsPerS(Precision p) const {
   switch (p) {
     case Precision::kFp32: return fp32_flops_per_s;

@@ -19,6 +19,8 @@ namespace opmap::analysis {
 enum class Precision : uint8_t { kFp32 = 0, kTf32 = 1, kBf16 = 2, kFp16 = 3, kFp8 = 4 };
 
 std::string_view PrecisionName(Precision p);  // "fp32", "tf32", "bf16", "fp16", "fp8"
+// Bytes per element (fp32/tf32 4, bf16/fp16 2, fp8 1).
+int ElementBytes(Precision p);
 
 // Kineto "Input type" element ("float", "c10::BFloat16", "c10::Half",
 // "c10::Float8_e4m3fn", ...) to a precision; nullopt for non-floating / unknown types

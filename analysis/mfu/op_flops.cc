@@ -215,6 +215,9 @@ FlopsEstimate MatmulFlops(int64_t batch, int64_t m, int64_t n, int64_t k) {
   }
   FlopsEstimate f;
   f.flops = 2.0 * batch * static_cast<double>(m) * n * k;
+  f.compulsory_elements = static_cast<double>(batch) *
+                          (static_cast<double>(m) * k + static_cast<double>(k) * n +
+                           static_cast<double>(m) * n);
   f.formula = batch == 1 ? absl::StrCat("2·M·N·K = 2·", m, "·", n, "·", k)
                          : absl::StrCat("2·B·M·N·K = 2·", batch, "·", m, "·", n, "·", k);
   return f;
@@ -251,6 +254,7 @@ FlopsEstimate AttentionFlops(int64_t b, int64_t h, int64_t sq, int64_t sk, int64
   FlopsEstimate f;
   // QK^T (2·Sq·Sk·D) + PV (2·Sq·Sk·D) per batch and head; no causal discount.
   f.flops = 4.0 * b * static_cast<double>(h) * sq * sk * d;
+  f.compulsory_elements = static_cast<double>(b) * h * (2.0 * sq * d + 2.0 * sk * d);
   f.formula = absl::StrCat("4·B·H·Sq·Sk·D = 4·", b, "·", h, "·", sq, "·", sk, "·", d,
                            " (no causal discount)");
   return f;

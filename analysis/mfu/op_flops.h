@@ -37,6 +37,11 @@ struct FlopsEstimate {
   std::optional<double> flops;  // nullopt: unavailable, see reason
   std::string reason;           // why unavailable; empty when flops is set
   std::string formula;          // e.g. "2·M·N·K = 2·141·512·512" when flops is set
+  // Compulsory traffic in elements: every input read once and the output written once
+  // (matmul B·(M·K + K·N + M·N); attention B·H·(2·Sq·D + 2·Sk·D)). Times the element
+  // size it is a lower bound on DRAM bytes, so an intensity from it is an upper bound.
+  // nullopt where not derived (conv).
+  std::optional<double> compulsory_elements;
 };
 
 // FLOPs for a named operator from its Input Dims text. Operators outside the table above

@@ -80,16 +80,7 @@ absl::Status ParsePhaseMix(std::string_view v, std::map<std::string, double>* ou
 
 }  // namespace
 
-int BytesPerElement(Precision p) {
-  switch (p) {
-    case Precision::kFp32:
-    case Precision::kTf32: return 4;
-    case Precision::kBf16:
-    case Precision::kFp16: return 2;
-    case Precision::kFp8: return 1;
-  }
-  return 4;
-}
+int BytesPerElement(Precision p) { return ElementBytes(p); }
 
 std::optional<Precision> ParsePrecisionName(std::string_view name) {
   const std::string n = text::Lower(text::Trim(name));

@@ -44,7 +44,8 @@ TEST(HardwareEnvelope, LooksUpGpuNamesAsTracesSpellThem) {
   EXPECT_FALSE(EnvelopeForGpuName("NVIDIA H100 NVL").has_value());
   EXPECT_FALSE(EnvelopeForGpuName("NVIDIA GH200 480GB").has_value());
   EXPECT_FALSE(EnvelopeForGpuName("NVIDIA A100-SXM4-40GB").has_value());
-  EXPECT_FALSE(EnvelopeForGpuName("NVIDIA B200").has_value());
+  EXPECT_FALSE(EnvelopeForGpuName("NVIDIA GB200").has_value());  // 1,200 W part
+  EXPECT_EQ(EnvelopeForGpuName("NVIDIA B200")->name, "B200 HGX 180GB");
   EXPECT_FALSE(EnvelopeForGpuName("Tesla T4").has_value());
 }
 

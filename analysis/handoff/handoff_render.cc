@@ -1,0 +1,286 @@
+// HandoffDocument and HandoffJson: the handoff packet as report sections (Markdown /
+// HTML) and as one JSON object. Missing figures print as "unavailable: <reason>" (null in
+// JSON), never 0.
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/bottleneck/evidence_format.h"
+#include "analysis/handoff/handoff_report.h"
+#include "analysis/report/json_writer.h"
+
+namespace opmap::analysis {
+namespace {
+
+using bottleneck_format::OptionalDouble;
+
+std::string Pct(std::optional<double> v, const std::string& why) {
+  return v ? absl::StrFormat("%.3f%%", *v * 100) : "unavailable: " + why;
+}
+std::string Us(int64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e3); }
+std::string Flops(double f) { return absl::StrFormat("%.4g", f); }
+std::string PrecisionText(const std::optional<Precision>& p, const std::string& source) {
+  return p ? std::string(PrecisionName(*p)) + " (" + source + ")" : "unknown";
+}
+
+DocSection SummarySection(const HandoffReport& r, const TraceSummary& s, const HandoffOptions& o) {
+  DocSection d;
+  d.heading = "Summary";
+  d.facts.push_back({"trace", o.source});
+  d.facts.push_back({"format", s.info.format});
+  std::string gpus;
+  for (const std::string& g : s.info.gpu_names) gpus += (gpus.empty() ? "" : ", ") + g;
+  d.facts.push_back({"GPUs", gpus.empty() ? "none named" : gpus});
+  d.facts.push_back({"hardware envelope", o.envelope ? o.envelope->name + " (" + o.envelope_source + ")"
+                                                     : "none: " + r.mfu.unavailable});
+  d.facts.push_back({"workload profile", o.profile ? o.profile_source : "none"});
+  d.facts.push_back({"GPU time (summed)", Us(s.gpu_time_ns) + " µs"});
+  d.facts.push_back({"requests / iterations", std::to_string(r.mfu.requests.size())});
+  d.facts.push_back({"MFU over requests (FLOPs from shapes)",
+                     Pct(r.mfu.mfu_over_requests,
+                         r.mfu.requests.empty() ? "no request or iteration ranges"
+                         : !r.mfu.unavailable.empty() ? r.mfu.unavailable
+                                                      : "an operator inside has FLOPs without a peak")});
+  d.facts.push_back({"MFU over requests (workload profile)", Pct(r.profile_mfu.mfu, r.profile_mfu.basis)});
+  d.facts.push_back({"MBU (decode)", Pct(r.profile_mfu.mbu, r.profile_mfu.mbu_basis)});
+  d.paragraphs.push_back("MFU convention: " + r.mfu.convention);
+  if (r.profile_mfu.flops_per_request) {
+    d.paragraphs.push_back("Workload-profile FLOPs: " + r.profile_mfu.basis);
+  }
+  if (r.profile_mfu.mbu) d.paragraphs.push_back("MBU: " + r.profile_mfu.mbu_basis);
+  return d;
+}
+
+DocSection MfuSection(const HandoffReport& r, int top) {
+  DocSection d;
+  d.heading = "MFU by operator";
+  DocTable t;
+  t.columns = {"operator", "instances", "FLOPs", "GPU time µs", "achieved TFLOP/s", "MFU",
+               "precision", "FLOPs from"};
+  t.align_right = {false, true, true, true, true, true, false, false};
+  int n = 0;
+  for (const OperatorMfuRow& o : r.mfu.operators) {
+    if (n++ >= top) break;
+    t.rows.push_back({o.name, std::to_string(o.instances),
+                      o.instances_with_flops ? Flops(o.flops) : "unavailable",
+                      Us(o.gpu_time_ns),
+                      o.achieved_flops_per_s ? absl::StrFormat("%.3f", *o.achieved_flops_per_s * 1e-12)
+                                             : "unavailable",
+                      o.mfu                        ? absl::StrFormat("%.3f%%", *o.mfu * 100)
+                      : o.instances_with_flops == 0 ? std::string("unavailable (no FLOPs)")
+                                                    : "unavailable: " + o.unavailable,
+                      PrecisionText(o.precision, o.precision_source), o.formula});
+  }
+  const double covered = r.mfu.gpu_time_ns > 0 ? static_cast<double>(r.mfu.gpu_time_with_flops_ns) /
+                                                      static_cast<double>(r.mfu.gpu_time_ns)
+                                                : 0;
+  t.notes.push_back(absl::StrFormat(
+      "%.1f%% of the operators' GPU time has a FLOPs figure; the rest adds no FLOPs.",
+      covered * 100));
+  if (static_cast<int>(r.mfu.operators.size()) > top) {
+    t.notes.push_back(absl::StrFormat("%d more operators in the JSON report",
+                                      r.mfu.operators.size() - top));
+  }
+  d.tables.push_back(std::move(t));
+  return d;
+}
+
+DocSection StallSection(const StallSummary& s) {
+  DocSection d;
+  d.heading = "Memory-stall fraction by layer type";
+  if (!s.unavailable.empty() || s.layer_types.empty()) {
+    d.paragraphs.push_back("unavailable: " + (s.unavailable.empty() ? std::string("no stall samples")
+                                                                     : s.unavailable));
+    return d;
+  }
+  DocTable t;
+  t.columns = {"layer type", "kernels", "memory-stall fraction", "on-chip share"};
+  t.align_right = {false, true, true, true};
+  for (const LayerTypeStallStats& l : s.layer_types) {
+    auto frac = [](std::optional<double> v) { return v ? absl::StrFormat("%.3f", *v) : std::string("unavailable: nothing stalled"); };
+    t.rows.push_back({std::string(LayerTypeName(l.layer_type)), std::to_string(l.kernels),
+                      frac(l.breakdown.MemoryFraction()), frac(l.breakdown.OnChipFraction())});
+  }
+  t.notes.push_back("unit: " + std::string(StallUnitName(s.unit)) + "; weighted by samples");
+  d.tables.push_back(std::move(t));
+  return d;
+}
+
+DocSection BottleneckSection(const HandoffReport& r, int top) {
+  DocSection d;
+  d.heading = "Bottleneck class";
+  DocTable layers;
+  layers.title = "By layer type";
+  layers.columns = {"layer type", "GPU time µs", "class", "expected", "evidence"};
+  layers.align_right = {false, true, false, false, false};
+  for (const LayerBottleneck& l : r.layer_types) {
+    layers.rows.push_back({l.figures.name, Us(l.figures.gpu_time_ns),
+                           std::string(BottleneckClassName(l.classification.cls)),
+                           std::string(BottleneckClassName(ExpectedClass(l.figures.layer_type))),
+                           l.classification.summary});
+  }
+  d.tables.push_back(std::move(layers));
+  DocTable ops;
+  ops.title = "By operator";
+  ops.columns = {"operator", "GPU time µs", "class", "expected", "evidence"};
+  ops.align_right = {false, true, false, false, false};
+  int n = 0;
+  for (const SheetOperator& o : r.sheet.operators) {
+    if (n++ >= top) break;
+    ops.rows.push_back({o.name, Us(o.gpu_time_ns), std::string(BottleneckClassName(o.observed.cls)),
+                        std::string(BottleneckClassName(o.expected)), o.observed.summary});
+  }
+  d.tables.push_back(std::move(ops));
+  return d;
+}
+
+DocSection PlotSection(const HandoffReport& r, const TraceSummary& s, const HandoffOptions& o) {
+  DocSection d;
+  d.heading = "Plots";
+  DocPlot layers;
+  layers.id = "plot-layer-time";
+  layers.title = "GPU time by layer type (ms)";
+  layers.kind = PlotKind::kBar;
+  layers.x_label = "layer type";
+  layers.y_label = "ms";
+  PlotSeries bars;
+  bars.name = "GPU time";
+  for (const LayerTypeStats& l : s.layer_types) {
+    bars.points.push_back({0, static_cast<double>(l.gpu_time_ns) / 1e6, std::string(LayerTypeName(l.layer_type))});
+  }
+  if (bars.points.empty()) layers.unavailable = "the trace has no GPU events";
+  layers.series.push_back(std::move(bars));
+  d.plots.push_back(std::move(layers));
+
+  DocPlot roof;
+  roof.id = "plot-roofline";
+  roof.title = "Operator roofline: achieved FLOP/s vs arithmetic intensity";
+  roof.kind = PlotKind::kScatter;
+  roof.x_label = "FLOP / byte";
+  roof.y_label = "FLOP/s";
+  roof.log_x = roof.log_y = true;
+  PlotSeries pts;
+  pts.name = "operators";
+  for (const SheetOperator& op : r.sheet.operators) {
+    if (!op.intensity || !op.flops || op.gpu_time_ns <= 0) continue;
+    pts.points.push_back({*op.intensity, *op.flops / (static_cast<double>(op.gpu_time_ns) * 1e-9), op.name});
+  }
+  if (pts.points.empty()) {
+    roof.unavailable =
+        "no operator has both FLOPs and a DRAM byte count (Kineto traces carry no byte "
+        "counts; NVTX payloads {flops=F,bytes=B} give them)";
+  }
+  roof.series.push_back(std::move(pts));
+  if (o.envelope != nullptr) {
+    const Precision p = o.profile ? o.profile->precision : Precision::kBf16;
+    if (auto peak = o.envelope->PeakFlopsPerS(p)) {
+      PlotLine line;
+      line.name = o.envelope->name + " " + std::string(PrecisionName(p)) + " roofline";
+      line.slope = o.envelope->hbm_bytes_per_s;
+      line.cap = *peak;
+      roof.lines.push_back(std::move(line));
+    }
+  }
+  d.plots.push_back(std::move(roof));
+  return d;
+}
+
+void WriteMfuJson(const HandoffReport& r, JsonWriter& w) {
+  w.Key("mfu").BeginObject();
+  w.Field("convention", r.mfu.convention).Field("envelope", r.mfu.envelope_name);
+  if (r.mfu.unavailable.empty()) w.Key("unavailable").Null(); else w.Field("unavailable", r.mfu.unavailable);
+  OptionalDouble(w, "mfu_over_requests", r.mfu.mfu_over_requests);
+  w.Field("flops", r.mfu.flops, 0).Field("gpu_time_ns", r.mfu.gpu_time_ns)
+      .Field("gpu_time_with_flops_ns", r.mfu.gpu_time_with_flops_ns);
+  w.Key("operators").BeginArray();
+  for (const OperatorMfuRow& o : r.mfu.operators) {
+    w.BeginObject().Field("name", o.name).Field("instances", o.instances)
+        .Field("instances_with_flops", o.instances_with_flops);
+    OptionalDouble(w, "flops", o.instances_with_flops ? std::optional<double>(o.flops) : std::nullopt, 0);
+    w.Field("gpu_time_ns", o.gpu_time_ns).Field("gpu_time_with_flops_ns", o.gpu_time_with_flops_ns);
+    OptionalDouble(w, "achieved_flops_per_s", o.achieved_flops_per_s, 0);
+    OptionalDouble(w, "mfu", o.mfu, 8);
+    w.Key("precision");
+    if (o.precision) w.String(PrecisionName(*o.precision)); else w.Null();
+    w.Field("precision_source", o.precision_source).Field("formula", o.formula)
+        .Field("unavailable", o.unavailable);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("requests").BeginArray();
+  for (const RequestMfuRow& q : r.mfu.requests) {
+    w.BeginObject().Field("name", q.name).Field("start_ns", q.start_ns).Field("dur_ns", q.dur_ns)
+        .Field("flops", q.flops, 0).Field("gpu_time_ns", q.gpu_time_ns);
+    OptionalDouble(w, "mfu", q.mfu, 8);
+    w.EndObject();
+  }
+  w.EndArray().EndObject();
+  w.Key("profile_mfu").BeginObject();
+  OptionalDouble(w, "flops_per_request", r.profile_mfu.flops_per_request, 0);
+  w.Field("basis", r.profile_mfu.basis);
+  OptionalDouble(w, "mfu", r.profile_mfu.mfu, 8);
+  OptionalDouble(w, "mbu", r.profile_mfu.mbu, 8);
+  w.Field("mbu_basis", r.profile_mfu.mbu_basis);
+  w.EndObject();
+}
+
+}  // namespace
+
+ReportDocument HandoffDocument(const HandoffReport& r, const TraceSummary& s,
+                               const HandoffOptions& o) {
+  ReportDocument doc;
+  doc.title = "Handoff report: " + o.source;
+  doc.header = {{"trace", o.source},
+                {"envelope", o.envelope ? o.envelope->name : "none"},
+                {"profile", o.profile ? o.profile_source : "none"}};
+  doc.sections.push_back(SummarySection(r, s, o));
+  doc.sections.push_back(PlotSection(r, s, o));
+  doc.sections.push_back(MfuSection(r, o.top));
+  doc.sections.push_back(StallSection(r.stalls));
+  doc.sections.push_back(BottleneckSection(r, o.top));
+  doc.sections.push_back(MappingSheetSection(r.sheet, o.top));
+  DocSection mitigations = MitigationsSection(r.mitigations);
+  mitigations.paragraphs.push_back("Gain bounds are fractions of the " + r.total_basis + ".");
+  doc.sections.push_back(std::move(mitigations));
+  return doc;
+}
+
+std::string HandoffJson(const HandoffReport& r, const HandoffOptions& o) {
+  JsonWriter w;
+  w.BeginObject().Field("trace", o.source);
+  w.Key("envelope");
+  if (o.envelope) w.String(o.envelope->name); else w.Null();
+  w.Field("envelope_source", o.envelope_source);
+  w.Key("profile");
+  if (o.profile) w.String(o.profile_source); else w.Null();
+  WriteMfuJson(r, w);
+  w.Key("stalls_by_layer_type").BeginObject();
+  w.Field("unavailable", r.stalls.unavailable);
+  w.Key("layer_types").BeginArray();
+  for (const LayerTypeStallStats& l : r.stalls.layer_types) {
+    w.BeginObject().Field("layer_type", LayerTypeName(l.layer_type)).Field("kernels", l.kernels);
+    OptionalDouble(w, "memory_stall_fraction", l.breakdown.MemoryFraction());
+    OptionalDouble(w, "on_chip_fraction", l.breakdown.OnChipFraction());
+    w.EndObject();
+  }
+  w.EndArray().EndObject();
+  w.Key("bottlenecks_by_layer_type").BeginArray();
+  for (const LayerBottleneck& l : r.layer_types) {
+    w.BeginObject().Field("layer_type", l.figures.name).Field("gpu_time_ns", l.figures.gpu_time_ns)
+        .Field("expected", BottleneckClassName(ExpectedClass(l.figures.layer_type)));
+    w.Key("classification");
+    bottleneck_format::WriteClassificationJson(l.classification, w);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("mapping_sheet");
+  WriteMappingSheetJson(r.sheet, w);
+  w.Key("mitigations");
+  WriteMitigationsJson(r.mitigations, w);
+  w.Field("gain_total_ns", r.total_ns).Field("gain_total_basis", r.total_basis);
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace opmap::analysis
