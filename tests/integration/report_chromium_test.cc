@@ -25,12 +25,13 @@
 #include "analysis/report/document.h"
 #include "analysis/report/report_html.h"
 #include "gtest/gtest.h"
+#include "tests/testing/chromium.h"
 #include "tests/testing/run_process.h"
+#include "tests/testing/shared_data.h"
 
 namespace opmap::analysis {
 namespace {
 
-constexpr const char* kChromium = "/usr/bin/chromium";
 
 DocSection Section(const std::string& heading) {
   DocSection s;
@@ -216,14 +217,9 @@ std::string ReadFile(const std::string& path) {
 }
 
 TEST(ReportChromiumTest, BrowserRendersEveryPlot) {
-  struct stat st;
-  if (stat(kChromium, &st) != 0) {
-    const char* skip = std::getenv("OPMAP_NO_CHROMIUM");
-    if (skip != nullptr && std::string(skip) == "1") {
-      GTEST_SKIP() << "OPMAP_NO_CHROMIUM=1: " << kChromium << " is not installed";
-    }
-    FAIL() << kChromium << " is missing: install Debian's chromium package (scripts/setup.sh "
-           << "does), or set OPMAP_NO_CHROMIUM=1 to skip this test knowingly";
+  if (std::string missing = testing::ChromiumMissing(); !missing.empty()) {
+    if (missing.rfind("skip: ", 0) == 0) GTEST_SKIP() << missing.substr(6);
+    FAIL() << missing.substr(6);
   }
   const char* keep = std::getenv("OPMAP_REPORT_ARTIFACTS");
   std::string dir;
@@ -247,19 +243,8 @@ TEST(ReportChromiumTest, BrowserRendersEveryPlot) {
   }
   std::error_code ec;
   std::filesystem::remove(png_path, ec);  // a stale PNG from a kept run must not pass
-  // Its own profile and HOME, so runs in parallel never share browser state.
-  const std::vector<std::pair<std::string, std::string>> env = {{"HOME", dir}};
-  const std::vector<std::string> common = {"60",
-                                           kChromium,
-                                           "--headless",
-                                           "--no-sandbox",
-                                           "--disable-gpu",
-                                           "--hide-scrollbars",
-                                           "--user-data-dir=" + dir + "/profile"};
-  std::vector<std::string> shot = common;
-  shot.insert(shot.end(),
-              {"--screenshot=" + png_path, "--window-size=1280,2000", "file://" + html_path});
-  const auto r1 = testing::RunProcess("/usr/bin/timeout", shot, env);
+  const auto r1 = testing::RunChromium(
+      dir, {"--screenshot=" + png_path, "--window-size=1280,2000", "file://" + html_path});
   ASSERT_EQ(r1.exit_code, 0) << "chromium --screenshot (124 = timed out)\n" << r1.err;
 
   const std::string png = ReadFile(png_path);
@@ -278,32 +263,44 @@ TEST(ReportChromiumTest, BrowserRendersEveryPlot) {
   // The first series colour (#4e79a7) fills the bars of the first plot.
   EXPECT_GT(PixelsNear(img, 0x4e, 0x79, 0xa7), 5000u) << png_path << ": no bars visible";
 
-  std::vector<std::string> dump = common;
-  dump.insert(dump.end(), {"--dump-dom", "file://" + html_path});
-  const auto r2 = testing::RunProcess("/usr/bin/timeout", dump, env);
+  const auto r2 = testing::RunChromium(dir, {"--dump-dom", "file://" + html_path});
   ASSERT_EQ(r2.exit_code, 0) << "chromium --dump-dom\n" << r2.err;
-  const std::string& dom = r2.out;
   for (const auto& [id, want] : marks) {
-    const std::string attr = "id=\"" + id + "\"";
-    const size_t at = dom.find(attr);
-    ASSERT_NE(at, std::string::npos) << id << " not in the DOM";
-    EXPECT_EQ(dom.find(attr, at + 1), std::string::npos) << id << " twice in the DOM";
-    const size_t open = dom.rfind('<', at);
-    ASSERT_EQ(dom.compare(open, 5, "<svg "), 0) << id << " is not on an <svg> element";
-    const size_t close = dom.find("</svg>", at);
-    ASSERT_NE(close, std::string::npos);
-    const std::string svg = dom.substr(open, close - open);
-    size_t n = 0;
-    for (size_t p = svg.find("class=\"mark\""); p != std::string::npos;
-         p = svg.find("class=\"mark\"", p + 1))
-      ++n;
-    EXPECT_EQ(n, want) << id;
+    EXPECT_EQ(testing::PlotMarks(r2.out, id), std::optional<size_t>(want)) << id;
   }
   if (keep == nullptr || *keep == '\0') {
     if (!HasFailure()) std::filesystem::remove_all(dir, ec);
   } else {
     std::cout << "report: " << html_path << "\nscreenshot: " << png_path << "\n";
   }
+}
+
+// A real handoff report: `opmap analyze --report html` on the shared H100 BERT trace.
+// Its per-layer time plot has one bar per layer type with GPU time (7), and the roofline
+// one point per operator with FLOPs and bytes from shapes: aten::addmm and
+// aten::_flash_attention_forward (2).
+TEST(ReportChromiumTest, HandoffReportOfARealTraceRendersItsPlots) {
+  constexpr char kTrace[] = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
+  OPMAP_REQUIRE_SHARED(kTrace);
+  if (std::string missing = testing::ChromiumMissing(); !missing.empty()) {
+    if (missing.rfind("skip: ", 0) == 0) GTEST_SKIP() << missing.substr(6);
+    FAIL() << missing.substr(6);
+  }
+  std::string tmpl = ::testing::TempDir() + "opmap_handoff_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::string dir = std::filesystem::absolute(tmpl).string();
+  const std::string html = dir + "/bert.html";
+  const auto made = testing::RunProcess(std::string(OPMAP_BIN_DIR) + "/opmap",
+                                        {"analyze", testing::SharedPath(kTrace), "--report",
+                                         "html", "--output", html, "--quiet"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto r = testing::RunChromium(dir, {"--dump-dom", "file://" + html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing::PlotMarks(r.out, "plot-layer-time"), std::optional<size_t>(7));
+  EXPECT_EQ(testing::PlotMarks(r.out, "plot-roofline"), std::optional<size_t>(2));
+  EXPECT_NE(r.out.find("opmap-report kind=handoff"), std::string::npos);
+  std::error_code ec;
+  if (!HasFailure()) std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace
