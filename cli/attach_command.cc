@@ -19,6 +19,7 @@
 #include "analysis/report/analyze_report.h"
 #include "analysis/summary/trace_summary.h"
 #include "cli/grpc_client.h"
+#include "cli/handoff_output.h"
 #include "cli/trace_loader.h"
 
 namespace opmap::cli {
@@ -49,6 +50,10 @@ options:
   --duration D          window length (default 10s; e.g. 500ms, 2s, 1m)
   --stalls              also sample GPU warp-stall reasons (CUPTI PC sampling; GPU only)
   --format F            table (default) or json (analyze's JSON per process)
+  --report F            the handoff packet instead (md, json or html; docs/handoff.md):
+                        MFU, stall fractions, bottleneck classes, mapping sheet,
+                        mitigations; with --profile FILE, --envelope FILE | --gpu NAME
+                        and --output FILE (one --pid) as for `opmap analyze --report`
   --top N               rows per table (default 15)
   --control-socket P    the agent's control socket (default /run/opmap/agent-control.sock)
   --socket P            the library socket when no agent runs (see above)
@@ -65,6 +70,8 @@ struct Args {
   int top = 15;
   std::string control_socket = agent::AgentConfig{}.control_socket;
   std::string socket;
+  bool report = false;
+  HandoffArgs handoff;
 };
 
 int UsageError(const std::string& msg) {
@@ -81,6 +88,12 @@ void PrintReport(int64_t pid, const agent::AttachResult& r, const Args& args) {
   analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);
   analysis::TraceSummary summary = analysis::Summarize(*trace, mapping);
   const std::string source = absl::StrCat("pid ", pid);
+  if (args.report) {
+    HandoffArgs handoff = args.handoff;
+    handoff.top = args.top;
+    (void)WriteHandoff(handoff, source, *trace, mapping, summary);
+    return;
+  }
   if (args.json) {
     std::cout << analysis::RenderAnalyzeJson(summary, {source, 0}) << "\n";
     return;
@@ -189,6 +202,24 @@ int RunAttach(const std::vector<std::string>& argv) {
       const std::string* v = value();
       if (!v || (*v != "table" && *v != "json")) return UsageError("--format is table or json");
       args.json = *v == "json";
+    } else if (a == "--report" || a == "--output" || a == "--profile" || a == "--envelope" ||
+               a == "--gpu") {
+      const std::string* v = value();
+      if (!v) return UsageError(a + " needs a value");
+      if (a == "--report") {
+        std::optional<ReportFormat> f = ParseReportFormat(*v);
+        if (!f) return UsageError("--report: '" + *v + "' (expected md, json or html)");
+        args.report = true;
+        args.handoff.format = *f;
+      } else if (a == "--output") {
+        args.handoff.output = *v;
+      } else if (a == "--profile") {
+        args.handoff.profile_path = *v;
+      } else if (a == "--envelope") {
+        args.handoff.envelope_path = *v;
+      } else {
+        args.handoff.gpu = *v;
+      }
     } else if (a == "--top") {
       const std::string* v = value();
       if (!v || !absl::SimpleAtoi(*v, &args.top) || args.top < 0) return UsageError("--top needs N >= 0");
@@ -205,6 +236,13 @@ int RunAttach(const std::vector<std::string>& argv) {
     }
   }
   if (args.pids.empty()) return UsageError("--pid is required");
+  if (!args.report && (!args.handoff.output.empty() || !args.handoff.profile_path.empty() ||
+                       !args.handoff.envelope_path.empty() || !args.handoff.gpu.empty())) {
+    return UsageError("--output, --profile, --envelope and --gpu go with --report");
+  }
+  if (!args.handoff.output.empty() && args.pids.size() > 1) {
+    return UsageError("--output takes one --pid (each process is its own report)");
+  }
   signal(SIGPIPE, SIG_IGN);
 
   bool all = true;

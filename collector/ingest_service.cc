@@ -183,8 +183,15 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   std::lock_guard<std::mutex> lock(entry->mu);
   Session& s = *entry;
   s.last_used_ns.store(NowNs());
+  const bool was_loaded = s.loaded;
   RETURN_IF_ERROR(EnsureLoaded(s, batch));
   const uint64_t seq = batch.seq();
+  // A gap may mean another collector replica (same store) stored the batches between:
+  // re-read the session from the store once before holding this batch back.
+  if (was_loaded && seq > s.last_seq + 1) {
+    Reset(s);
+    RETURN_IF_ERROR(EnsureLoaded(s, batch));
+  }
   if (seq == 0) {
     return reject(s.last_seq, opmap::v1::REJECTION_CODE_MISSING_IDENTITY, "seq",
                   "0 is not a sequence number (they start at 1)");

@@ -20,7 +20,10 @@
 //  - A failed commit ends the stream with UNAVAILABLE (the agent resends) and drops the
 //    session's in-memory state, which is rebuilt from the store on its next batch.
 // Sessions are rebuilt from Store::LoadSessionPayloads when a batch arrives for a
-// session the store has and memory doesn't (after a restart or an idle eviction).
+// session the store has and memory doesn't (after a restart or an idle eviction), and
+// when a batch leaves a gap after what memory holds: collector replicas sharing one store
+// (ClickHouse) each see only some of a session's batches, so a gap is re-read from the
+// store once before the batch is held back.
 #ifndef OPMAP_COLLECTOR_INGEST_SERVICE_H_
 #define OPMAP_COLLECTOR_INGEST_SERVICE_H_
 

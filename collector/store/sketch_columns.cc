@@ -43,11 +43,45 @@ std::string EncodeSketchBins(const stats::DDSketch& sketch) {
   return out;
 }
 
-absl::Status SketchAccumulator::Add(const StoredSketch& s) {
-  if (scale_ >= 0 && s.scale != scale_) {
+absl::StatusOr<uint64_t*> SketchAccumulator::Widen(int scale, int64_t lo, uint64_t n) {
+  if (scale_ >= 0 && scale != scale_) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "sketches of scales %d and %d can't be merged", scale_, s.scale));
+        "sketches of scales %d and %d can't be merged", scale_, scale));
   }
+  if (n == 0) return nullptr;
+  const int64_t hi = lo + static_cast<int64_t>(n) - 1;
+  if (lo < -kIndexBound || hi > kIndexBound) {
+    return absl::DataLossError(absl::StrFormat("sketch bins: offset %d out of range", lo));
+  }
+  if (bins_.empty()) {
+    offset_ = static_cast<int32_t>(lo);
+    bins_.assign(n, 0);
+  } else {
+    // Widen the dense range to cover this sketch's bins.
+    const int64_t top = offset_ + static_cast<int64_t>(bins_.size()) - 1;
+    const int64_t new_lo = std::min<int64_t>(lo, offset_);
+    const int64_t new_hi = std::max(hi, top);
+    if (new_lo < offset_) {
+      bins_.insert(bins_.begin(), static_cast<size_t>(offset_ - new_lo), 0);
+      offset_ = static_cast<int32_t>(new_lo);
+    }
+    bins_.resize(static_cast<size_t>(new_hi - offset_ + 1), 0);
+  }
+  return bins_.data() + (lo - offset_);
+}
+
+void SketchAccumulator::AddTotals(int scale, uint64_t total, uint64_t zero_count, double sum,
+                                  double min, double max) {
+  scale_ = scale;
+  if (total == 0) return;
+  min_ = count_ == 0 ? min : std::min(min_, min);
+  max_ = count_ == 0 ? max : std::max(max_, max);
+  count_ += total;
+  zero_count_ += zero_count;
+  sum_ += sum;
+}
+
+absl::Status SketchAccumulator::Add(const StoredSketch& s) {
   const uint8_t* p = reinterpret_cast<const uint8_t*>(s.bins.data());
   const uint8_t* const end = p + s.bins.size();
   uint64_t n = 0;
@@ -56,48 +90,37 @@ absl::Status SketchAccumulator::Add(const StoredSketch& s) {
     return absl::DataLossError(absl::StrFormat("sketch bins: %d bins > %d", n,
                                                stats::DDSketch::kMaxBins));
   }
+  absl::StatusOr<uint64_t*> dst = Widen(s.scale, s.offset, n);
+  if (!dst.ok()) return dst.status();
   uint64_t total = s.zero_count;
-  if (n > 0) {
-    const int64_t lo = s.offset;
-    const int64_t hi = lo + static_cast<int64_t>(n) - 1;
-    if (lo < -kIndexBound || hi > kIndexBound) {
-      return absl::DataLossError(absl::StrFormat("sketch bins: offset %d out of range", lo));
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t v = 0;
+    // Most bins of one row hold < 128 values: one byte, no loop.
+    if (p < end && *p < 0x80) {
+      v = *p++;
+    } else if (!ReadVarint(p, end, v)) {
+      return absl::DataLossError("sketch bins: truncated bin");
     }
-    if (bins_.empty()) {
-      offset_ = static_cast<int32_t>(lo);
-      bins_.assign(n, 0);
-    } else {
-      // Widen the dense range to cover this sketch's bins.
-      const int64_t top = offset_ + static_cast<int64_t>(bins_.size()) - 1;
-      const int64_t new_lo = std::min<int64_t>(lo, offset_);
-      const int64_t new_hi = std::max(hi, top);
-      if (new_lo < offset_) {
-        bins_.insert(bins_.begin(), static_cast<size_t>(offset_ - new_lo), 0);
-        offset_ = static_cast<int32_t>(new_lo);
-      }
-      bins_.resize(static_cast<size_t>(new_hi - offset_ + 1), 0);
-    }
-    uint64_t* dst = bins_.data() + (lo - offset_);
-    for (uint64_t i = 0; i < n; ++i) {
-      uint64_t v = 0;
-      // Most bins of one row hold < 128 values: one byte, no loop.
-      if (p < end && *p < 0x80) {
-        v = *p++;
-      } else if (!ReadVarint(p, end, v)) {
-        return absl::DataLossError("sketch bins: truncated bin");
-      }
-      dst[i] += v;
-      total += v;
-    }
+    (*dst)[i] += v;
+    total += v;
   }
   if (p != end) return absl::DataLossError("sketch bins: trailing bytes");
-  scale_ = s.scale;
-  if (total == 0) return absl::OkStatus();
-  min_ = count_ == 0 ? s.min : std::min(min_, s.min);
-  max_ = count_ == 0 ? s.max : std::max(max_, s.max);
-  count_ += total;
-  zero_count_ += s.zero_count;
-  sum_ += s.sum;
+  AddTotals(s.scale, total, s.zero_count, s.sum, s.min, s.max);
+  return absl::OkStatus();
+}
+
+absl::Status SketchAccumulator::AddBins(int scale, int64_t offset,
+                                        const std::vector<uint64_t>& bins,
+                                        uint64_t zero_count, double sum, double min,
+                                        double max) {
+  absl::StatusOr<uint64_t*> dst = Widen(scale, offset, bins.size());
+  if (!dst.ok()) return dst.status();
+  uint64_t total = zero_count;
+  for (size_t i = 0; i < bins.size(); ++i) {
+    (*dst)[i] += bins[i];
+    total += bins[i];
+  }
+  AddTotals(scale, total, zero_count, sum, min, max);
   return absl::OkStatus();
 }
 

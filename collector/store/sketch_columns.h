@@ -44,11 +44,21 @@ class SketchAccumulator {
   // DataLoss when the blob is malformed or its bin range is implausible;
   // InvalidArgument when the scale differs from the sketches added before.
   absl::Status Add(const StoredSketch& s);
+  // Adds decoded parts: bins[k] counts bin index offset + k (e.g. bins merged
+  // server-side by another engine). The same checks and result as Add.
+  absl::Status AddBins(int scale, int64_t offset, const std::vector<uint64_t>& bins,
+                       uint64_t zero_count, double sum, double min, double max);
 
   absl::StatusOr<stats::DDSketch> Finish() const;
   uint64_t count() const { return count_; }
 
  private:
+  // Checks the scale and index range and widens bins_ to cover [lo, lo + n); returns
+  // where index lo lives.
+  absl::StatusOr<uint64_t*> Widen(int scale, int64_t lo, uint64_t n);
+  void AddTotals(int scale, uint64_t total, uint64_t zero_count, double sum, double min,
+                 double max);
+
   int scale_ = -1;  // none added yet
   int32_t offset_ = 0;
   std::vector<uint64_t> bins_;

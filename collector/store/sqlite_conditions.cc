@@ -7,15 +7,6 @@ namespace opmap::collector {
 using opmap::v1::Filter;
 using opmap::v1::TimeRange;
 
-absl::Status ValidateRange(const TimeRange& range) {
-  if (range.start_ns() == 0 && range.end_ns() == 0) return absl::OkStatus();
-  if (range.end_ns() <= range.start_ns()) {
-    return absl::InvalidArgumentError(absl::StrFormat("range.end_ns <= start_ns (%d <= %d)",
-                                                      range.end_ns(), range.start_ns()));
-  }
-  return absl::OkStatus();
-}
-
 void AddRangeConditions(const TimeRange& range, SessionConditions& c) {
   if (!(range.start_ns() == 0 && range.end_ns() == 0)) {
     // end 0 = still open.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sqlite_db.h"
 #include "opmap/v1/query.pb.h"
@@ -35,8 +36,8 @@ struct SessionConditions {
   }
 };
 
-// InvalidArgument unless the range is 0/0 (everything) or end > start.
-absl::Status ValidateRange(const opmap::v1::TimeRange& range);
+// InvalidArgument unless the range is 0/0 (everything) or end > start (shared by engines).
+using query_common::ValidateRange;
 
 // Only the conditions that apply are generated, so the SQL text (and the cached
 // statement) varies with which fields are set, not with their values.

@@ -1,6 +1,6 @@
 // Helpers shared by SqliteStore's query files (sqlite_query.cc, sqlite_counters_query.cc):
-// the rollup-row scan and its per-group accumulator, and the Unavailable entries the
-// queries report. Private to collector/store.
+// the rollup-row scan. What all engines share is in query_common.h. Private to
+// collector/store.
 #ifndef OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
 #define OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
 
@@ -15,6 +15,7 @@
 #include "analysis/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 #include "analysis/summary/rollup.h"
+#include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
 #include "collector/store/sqlite_conditions.h"
@@ -95,46 +96,17 @@ absl::Status ScanRollups(sqlite::Database& db, analysis::RollupSubject subject,
               sel.sessions);
 }
 
-// Exact count/sum/min/max plus the merged sketch of one output group.
-struct Accumulator {
-  ExactStats exact;  // the same merge as a bucket row's, so buckets change no answer
-  SketchAccumulator sketch;
+// The group accumulator and the Unavailable entries are shared with the other engines.
+using query_common::Accumulator;
+using query_common::BeforeV3;
+using query_common::kNoSessions;
+using query_common::MakeUnavailable;
 
-  absl::Status Add(const RollupView& v) {
-    if (absl::Status st = sketch.Add(v.sketch); !st.ok()) {
-      return absl::DataLossError(absl::StrFormat("rollups: stored sketch of (%s, %s, %s): %s",
-                                                 v.layer_type, v.operator_name, v.kernel,
-                                                 st.message()));
-    }
-    exact.Add(v.count, v.sum_ns, v.min_ns, v.max_ns);
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<stats::DDSketch> Sketch() const {
-    absl::StatusOr<stats::DDSketch> s = sketch.Finish();
-    if (!s.ok()) {
-      return absl::DataLossError(
-          absl::StrFormat("rollups: merged sketch: %s", s.status().message()));
-    }
-    return s;
-  }
-};
-
-inline opmap::v1::Unavailable MakeUnavailable(std::string what, std::string reason) {
-  opmap::v1::Unavailable u;
-  u.set_what(std::move(what));
-  u.set_reason(std::move(reason));
-  return u;
-}
-
-inline constexpr char kNoSessions[] = "no complete session matches the range and filter";
-
-inline opmap::v1::Unavailable BeforeV3(int64_t sessions) {
-  return MakeUnavailable(
-      "sessions before schema v3",
-      absl::StrFormat("%d selected sessions were rolled up by an older collector, without "
-                      "request and operator-CPU durations or counters",
-                      sessions));
+// Adds one scanned row to a group.
+inline absl::Status AddRow(Accumulator& acc, const RollupView& v) {
+  return acc.Add(v.count, v.sum_ns, v.min_ns, v.max_ns, v.sketch, [&] {
+    return absl::StrFormat("(%s, %s, %s)", v.layer_type, v.operator_name, v.kernel);
+  });
 }
 
 }  // namespace opmap::collector::query_internal

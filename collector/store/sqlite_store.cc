@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
+#include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
 #include "collector/store/sqlite_schema.h"
@@ -123,13 +124,8 @@ absl::StatusOr<SessionState> SqliteStore::GetSession(std::string_view agent_id,
 }
 
 absl::StatusOr<CommitOutcome> SqliteStore::CommitBatch(const BatchCommit& commit) {
-  if (commit.batch == nullptr) return absl::InvalidArgumentError("CommitBatch: batch is null");
+  RETURN_IF_ERROR(query_common::ValidateCommit(commit));
   const opmap::v1::Batch& b = *commit.batch;
-  if (b.agent_id().empty()) return absl::InvalidArgumentError("agent_id: empty");
-  if (b.session_id().empty()) return absl::InvalidArgumentError("session_id: empty");
-  if (b.seq() == 0 || b.seq() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return absl::InvalidArgumentError(absl::StrFormat("seq: %d is not a valid sequence number", b.seq()));
-  }
   const int64_t seq = static_cast<int64_t>(b.seq());
   const opmap::v1::Resource& res = b.resource();
   const std::string labels = LabelsJson(res);
@@ -418,21 +414,6 @@ StoreStats SqliteStore::Stats() {
   stats.records = st->Int(1);
   stats.sessions_complete = st->Int(2);
   return stats;
-}
-
-absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url) {
-  constexpr std::string_view kSqlite = "sqlite:";
-  if (url.starts_with(kSqlite)) {
-    std::string path(url.substr(kSqlite.size()));
-    if (path.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("store URL \"%s\": no path after \"sqlite:\"", url));
-    }
-    ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(path));
-    return std::unique_ptr<Store>(std::move(store));
-  }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "store URL \"%s\": unknown store scheme (expected \"sqlite:PATH\")", url));
 }
 
 }  // namespace opmap::collector

@@ -66,6 +66,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "collector/store/query_common.h"
 #include "collector/store/sqlite_db.h"
 #include "collector/store/store.h"
 #include "collector/store/wal_checkpointer.h"
@@ -90,9 +91,9 @@ struct SqliteStoreOptions {
 class SqliteStore final : public Store {
  public:
   static constexpr int kSchemaVersion = 5;
-  static constexpr uint32_t kDefaultLatencyLimit = 1000;
-  static constexpr uint32_t kDefaultTopKernels = 20;
-  static constexpr uint32_t kDefaultCounterRows = 1000;
+  static constexpr uint32_t kDefaultLatencyLimit = query_common::kDefaultLatencyLimit;
+  static constexpr uint32_t kDefaultTopKernels = query_common::kDefaultTopKernels;
+  static constexpr uint32_t kDefaultCounterRows = query_common::kDefaultCounterRows;
 
   // Opens or creates the file at `path`. Errors name the path: kFailedPrecondition when
   // it can't be opened (e.g. a directory), kDataLoss when it is not an SQLite database.
@@ -135,11 +136,7 @@ class SqliteStore final : public Store {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Complete sessions the range and filter select, and how many of them a v2 collector
   // rolled up (host_rollup = 0) or a v2/v3 one (module_rollup = 0).
-  struct SessionCount {
-    int64_t complete = 0;
-    int64_t before_v3 = 0;
-    int64_t before_v4 = 0;
-  };
+  using SessionCount = query_common::SessionCount;
   absl::StatusOr<SessionCount> CountSessions(const opmap::v1::TimeRange& range,
                                              const opmap::v1::Filter& filter);
   absl::Status InsertTelemetry(int64_t session_rowid, const SessionTelemetry& telemetry)

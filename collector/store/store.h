@@ -1,10 +1,12 @@
 // Store: where the collector keeps raw batches (bounded retention) and session rollups
 // (kept longer), and answers queries. The only place that knows which engine it talks to
-// (SQLite now, ClickHouse later): everything else holds a Store&.
+// (SQLite: sqlite_store.h; ClickHouse: clickhouse_store.h; OpenStore in store.cc picks
+// one from the URL): everything else holds a Store&.
 //
-// Exactly once: CommitBatch stores a batch and advances its session in one transaction,
-// and refuses an (agent, session, seq) it already has; the collector acks a seq only
-// after CommitBatch returned OK (or kDuplicate).
+// Exactly once: CommitBatch stores a batch and advances its session atomically (SQLite:
+// one transaction; ClickHouse: deterministic inserts that block deduplication makes
+// idempotent, the session marked complete last), and refuses an (agent, session, seq) it
+// already has; the collector acks a seq only after CommitBatch returned OK (or kDuplicate).
 //
 // Thread safety: implementations are safe for concurrent use from gRPC threads.
 #ifndef OPMAP_COLLECTOR_STORE_STORE_H_
@@ -123,7 +125,8 @@ class Store {
   virtual StoreStats Stats() = 0;
 };
 
-// "sqlite:PATH" (PATH created if missing). Later: "clickhouse://...".
+// "sqlite:PATH" (PATH created if missing) or
+// "clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&password=P&cluster=NAME" (clickhouse_store.h).
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url);
 
 }  // namespace opmap::collector

@@ -1,14 +1,18 @@
-// SqliteStore queries over synthetic rollups with known values: exact counts and sums,
-// quantiles within α, group-by combinations, filters, time ranges, top kernels, the
-// device breakdown and the raw-batch scan.
+// Store queries over synthetic rollups with known values (query_fixture.h), on both
+// engines (SQLite and ClickHouse: store_engines.h): exact counts and sums, quantiles
+// within α, group-by combinations, filters, time ranges, top kernels, the device
+// breakdown and the raw-batch scan. Counters, sign-offs and the side-by-side comparison
+// of the engines are in store_engines_query_test.cc.
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "collector/store/sqlite_store.h"
+#include "collector/store/store.h"
 #include "gtest/gtest.h"
+#include "tests/unit/store/query_fixture.h"
+#include "tests/unit/store/store_engines.h"
 #include "tests/unit/store/store_test_util.h"
 
 namespace opmap::collector {
@@ -18,120 +22,15 @@ using analysis::RollupSubject;
 using opmap::v1::GroupBy;
 using stats::DDSketch;
 using testing::BatchSpec;
+using testing::ExpectWithinAlpha;
+using testing::kKernel;
+using testing::kOp;
+using testing::LowerRank;
 using testing::MakeBatch;
+using testing::QueryTest;
 using testing::Row;
-using testing::TempDir;
 
-constexpr RollupSubject kKernel = RollupSubject::kKernel;
-constexpr RollupSubject kOp = RollupSubject::kOperatorGpu;
-
-// The lower-rank order statistic DDSketch estimates (ddsketch.h).
-double LowerRank(std::vector<int64_t> v, double q) {
-  std::sort(v.begin(), v.end());
-  return static_cast<double>(v[static_cast<size_t>(std::floor(q * (v.size() - 1)))]);
-}
-
-void ExpectWithinAlpha(double got, double want, const std::string& what) {
-  EXPECT_LE(std::fabs(got - want), DDSketch::kRelativeAccuracy * want * (1 + 1e-12)) << what;
-}
-
-class QueryTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<SqliteStore>> s = SqliteStore::Open(dir_.File("store.db"));
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(s).value();
-    std::mt19937_64 rng(7);
-    std::lognormal_distribution<double> dist(std::log(20000.0), 0.8);
-    for (int i = 0; i < 3000; ++i) big_.push_back(static_cast<int64_t>(dist(rng)));
-
-    // s1: host-a, r1, team=a zone=x, window [1000, 2000).
-    AddSession("s1", "host-a", "r1", {{"team", "a"}, {"zone", "x"}}, 1000, 2000,
-               {Row(kKernel, "matmul", "aten::mm", "gemm", {100, 200, 300}),
-                Row(kKernel, "attention", "sdpa", "flash", {1000, 2000}),
-                Row(kKernel, "elementwise", "", "add", {10}),
-                Row(kKernel, "norm", "aten::layer_norm", "ln",
-                    std::vector<int64_t>(big_.begin(), big_.begin() + 1000)),
-                Row(kOp, "matmul", "aten::mm", "", {300, 300}),
-                Row(kOp, "attention", "sdpa", "", {3000})},
-               {{0, "GPU-a", "NVIDIA H200", 1000, 700}});
-    // s2: host-b, r2, team=b, window [3000, 4000).
-    AddSession("s2", "host-b", "r2", {{"team", "b"}}, 3000, 4000,
-               {Row(kKernel, "matmul", "aten::mm", "gemm", {400, 500}),
-                Row(kKernel, "matmul", "aten::linear", "gemm", {600}),
-                Row(kKernel, "attention", "sdpa", "gemm", {50}),
-                Row(kKernel, "norm", "aten::layer_norm", "ln",
-                    std::vector<int64_t>(big_.begin() + 1000, big_.end())),
-                Row(kOp, "matmul", "aten::mm", "", {900}),
-                Row(kOp, "matmul", "aten::linear", "", {600})},
-               {{0, "GPU-b", "NVIDIA H200", 1000, 900}, {1, "", "NVIDIA H200", 500, 100}});
-    // s3: host-a again, same GPU as s1 (breakdowns add up), window [5000, 6000).
-    AddSession("s3", "host-a", "r2", {}, 5000, 6000,
-               {Row(kKernel, "matmul", "aten::mm", "gemm", {700})},
-               {{0, "GPU-a", "NVIDIA H200", 2000, 300}});
-    // s4: host-a, never completed: no rollup, invisible to rollup queries.
-    BatchSpec open;
-    open.session = "s4";
-    open.host = "host-a";
-    open.window_start_ns = 1500;
-    opmap::v1::Batch b = MakeBatch(open);
-    BatchCommit c{&b, "s4-1", 10, 1, 1, nullptr};
-    ASSERT_TRUE(store_->CommitBatch(c).ok());
-  }
-
-  struct Device {
-    int32_t device;
-    std::string uuid, name;
-    int64_t span, busy;
-  };
-  void AddSession(const std::string& session, const std::string& host, const std::string& rev,
-                  std::map<std::string, std::string> labels, int64_t start, int64_t end,
-                  std::vector<analysis::RollupRow> rows, const std::vector<Device>& devices) {
-    analysis::SessionRollup rollup;
-    rollup.rows = std::move(rows);
-    BatchSpec spec;
-    spec.session = session;
-    spec.host = host;
-    spec.revision = rev;
-    spec.labels = std::move(labels);
-    spec.window_start_ns = start;
-    spec.window_end_ns = end;
-    spec.last = true;
-    for (const Device& d : devices) {
-      analysis::DeviceBreakdown b;
-      b.device = d.device;
-      b.event_count = 10;
-      b.span_ns = d.span;
-      b.busy_ns = d.busy;
-      b.idle_ns = d.span - d.busy;
-      b.compute_ns = d.busy / 2;
-      b.non_compute_ns = d.busy - d.busy / 2;
-      rollup.devices.push_back(b);
-      if (!d.uuid.empty()) spec.gpus.push_back({static_cast<uint32_t>(d.device), d.uuid, d.name});
-    }
-    opmap::v1::Batch b = MakeBatch(spec);
-    BatchCommit c{&b, session + "-1", 10, 1, 1, &rollup};
-    ASSERT_EQ(store_->CommitBatch(c).value(), CommitOutcome::kStored);
-  }
-
-  opmap::v1::LatencyResponse Latency(std::vector<GroupBy> group_by,
-                                     opmap::v1::LatencySubject subject =
-                                         opmap::v1::LATENCY_SUBJECT_KERNEL) {
-    opmap::v1::LatencyRequest q = request_;
-    q.set_subject(subject);
-    for (GroupBy g : group_by) q.add_group_by(g);
-    absl::StatusOr<opmap::v1::LatencyResponse> r = store_->QueryLatency(q);
-    EXPECT_TRUE(r.ok()) << r.status();
-    return r.ok() ? *r : opmap::v1::LatencyResponse();
-  }
-
-  TempDir dir_;
-  std::unique_ptr<SqliteStore> store_;
-  std::vector<int64_t> big_;
-  opmap::v1::LatencyRequest request_;
-};
-
-TEST_F(QueryTest, ByLayerTypeHasExactTotalsAndQuantilesWithinAlpha) {
+TEST_P(QueryTest, ByLayerTypeHasExactTotalsAndQuantilesWithinAlpha) {
   opmap::v1::LatencyResponse r = Latency({opmap::v1::GROUP_BY_LAYER_TYPE});
   ASSERT_EQ(r.rows_size(), 4);
   EXPECT_FALSE(r.truncated());
@@ -163,7 +62,7 @@ TEST_F(QueryTest, ByLayerTypeHasExactTotalsAndQuantilesWithinAlpha) {
   EXPECT_EQ(r.rows(3).sum_ns(), 10);
 }
 
-TEST_F(QueryTest, GroupByCombinations) {
+TEST_P(QueryTest, GroupByCombinations) {
   opmap::v1::LatencyResponse all = Latency({});
   ASSERT_EQ(all.rows_size(), 1);
   EXPECT_EQ(all.rows(0).key_size(), 0);
@@ -196,7 +95,7 @@ TEST_F(QueryTest, GroupByCombinations) {
   EXPECT_TRUE(found);
 }
 
-TEST_F(QueryTest, OperatorGroupingUsesOperatorInstances) {
+TEST_P(QueryTest, OperatorGroupingUsesOperatorInstances) {
   opmap::v1::LatencyResponse r = Latency({opmap::v1::GROUP_BY_OPERATOR},
                                          opmap::v1::LATENCY_SUBJECT_UNSPECIFIED);
   ASSERT_EQ(r.rows_size(), 3);
@@ -215,7 +114,7 @@ TEST_F(QueryTest, OperatorGroupingUsesOperatorInstances) {
   EXPECT_EQ(store_->QueryLatency(bad).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(QueryTest, Filters) {
+TEST_P(QueryTest, Filters) {
   request_.mutable_filter()->set_host("host-a");
   EXPECT_EQ(Latency({}).rows(0).count(), 3u + 2 + 1 + 1000 + 1);
   request_.mutable_filter()->set_revision("r2");
@@ -237,7 +136,7 @@ TEST_F(QueryTest, Filters) {
   EXPECT_EQ(Latency({}).rows_size(), 0);
 }
 
-TEST_F(QueryTest, TimeRangeSelectsOverlappingSessions) {
+TEST_P(QueryTest, TimeRangeSelectsOverlappingSessions) {
   auto count_in = [&](int64_t start, int64_t end) {
     request_.mutable_range()->set_start_ns(start);
     request_.mutable_range()->set_end_ns(end);
@@ -257,7 +156,7 @@ TEST_F(QueryTest, TimeRangeSelectsOverlappingSessions) {
 
 // One row per capture session with its window, whatever buckets the file keeps: the
 // windows a release recommendation holds its triggers over.
-TEST_F(QueryTest, GroupBySessionGivesEachWindow) {
+TEST_P(QueryTest, GroupBySessionGivesEachWindow) {
   opmap::v1::LatencyResponse r = Latency({opmap::v1::GROUP_BY_REVISION, opmap::v1::GROUP_BY_SESSION});
   ASSERT_EQ(r.rows_size(), 3);
   struct Want {
@@ -288,7 +187,7 @@ TEST_F(QueryTest, GroupBySessionGivesEachWindow) {
   for (const auto& row : plain.rows()) EXPECT_EQ(row.window_start_ns(), 0);
 }
 
-TEST_F(QueryTest, UnavailableGroupingsAndSubjects) {
+TEST_P(QueryTest, UnavailableGroupingsAndSubjects) {
   // These sessions have no module ranges: every event is in the "" module.
   opmap::v1::LatencyResponse r =
       Latency({opmap::v1::GROUP_BY_LAYER_TYPE, opmap::v1::GROUP_BY_MODULE});
@@ -330,7 +229,7 @@ TEST_F(QueryTest, UnavailableGroupingsAndSubjects) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(QueryTest, LimitQuantilesAndSketch) {
+TEST_P(QueryTest, LimitQuantilesAndSketch) {
   request_.set_limit(2);
   request_.add_quantiles(0.0);
   request_.add_quantiles(1.0);
@@ -354,7 +253,7 @@ TEST_F(QueryTest, LimitQuantilesAndSketch) {
   EXPECT_EQ(store_->QueryLatency(request_).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(QueryTest, TopKernels) {
+TEST_P(QueryTest, TopKernels) {
   opmap::v1::TopKernelsRequest q;
   opmap::v1::TopKernelsResponse r = store_->QueryTopKernels(q).value();
   ASSERT_EQ(r.rows_size(), 4);
@@ -382,7 +281,7 @@ TEST_F(QueryTest, TopKernels) {
               static_cast<double>(r.rows(0).total_ns()) / (r.rows(0).total_ns() + 1550), 1e-12);
 }
 
-TEST_F(QueryTest, TimeBreakdownSumsPerHostAndGpu) {
+TEST_P(QueryTest, TimeBreakdownSumsPerHostAndGpu) {
   opmap::v1::TimeBreakdownRequest q;
   opmap::v1::TimeBreakdownResponse r = store_->QueryTimeBreakdown(q).value();
   ASSERT_EQ(r.devices_size(), 3);
@@ -404,7 +303,7 @@ TEST_F(QueryTest, TimeBreakdownSumsPerHostAndGpu) {
   EXPECT_EQ(r.unavailable_size(), 1);
 }
 
-TEST_F(QueryTest, ForEachBatchVisitsSelectedSessionsInOrder) {
+TEST_P(QueryTest, ForEachBatchVisitsSelectedSessionsInOrder) {
   std::vector<std::string> seen;
   auto collect = [&](std::string_view p) {
     seen.emplace_back(p);
@@ -425,6 +324,8 @@ TEST_F(QueryTest, ForEachBatchVisitsSelectedSessionsInOrder) {
   });
   EXPECT_EQ(stop.code(), absl::StatusCode::kCancelled);
 }
+
+OPMAP_INSTANTIATE_ENGINES(QueryTest);
 
 }  // namespace
 }  // namespace opmap::collector

@@ -1,5 +1,8 @@
-// SqliteStore ingest side on real files: opening, exactly-once commits, atomicity,
-// persistence across reopen and process kill, retention.
+// The store's ingest side. On both engines (store_engines.h): exactly-once commits,
+// session state, out-of-order seqs, persistence across reopen. SQLite only: opening
+// files, atomicity under an injected failure, busy files, process kill, retention by
+// receive time. ClickHouse only: a last batch whose commit failed half-way is finished by
+// its resend, retention by capture day, schema versions.
 #include "collector/store/sqlite_store.h"
 
 #include <signal.h>
@@ -11,6 +14,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "collector/store/clickhouse_store.h"
+#include "tests/unit/store/store_engines.h"
 #include "tests/unit/store/store_test_util.h"
 
 namespace opmap::collector {
@@ -61,12 +66,15 @@ analysis::SessionRollup SmallRollup() {
 }
 
 TEST(OpenStore, UnknownSchemeIsInvalidArgument) {
-  absl::StatusOr<std::unique_ptr<Store>> s = OpenStore("clickhouse://localhost:8123");
+  absl::StatusOr<std::unique_ptr<Store>> s = OpenStore("postgres://localhost:5432/db");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.status().message().find("unknown store scheme"), std::string::npos) << s.status();
   EXPECT_EQ(OpenStore("sqlite:").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(OpenStore("/tmp/x.db").status().code(), absl::StatusCode::kInvalidArgument);
+  // A ClickHouse URL is checked before anything is contacted.
+  EXPECT_EQ(OpenStore("clickhouse://127.0.0.1:1/db?colour=red").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(OpenStore, DirectoryIsAClearError) {
@@ -103,10 +111,10 @@ TEST(OpenStore, SchemaIsVersionedAndNewerVersionsRefused) {
   EXPECT_NE(s.status().message().find("schema version 99"), std::string::npos) << s.status();
 }
 
-TEST(CommitBatch, SecondCommitOfASeqIsDuplicateAndWritesNothing) {
-  TempDir dir;
-  const std::string path = dir.File("store.db");
-  auto store = OpenOrDie(path);
+class StoreTest : public testing::EngineTest {};
+
+TEST_P(StoreTest, SecondCommitOfASeqIsDuplicateAndWritesNothing) {
+  Store* store = store_.get();
   opmap::v1::Batch b = MakeBatch({});
   ASSERT_EQ(store->CommitBatch(Commit(b, "payload-A")).value(), CommitOutcome::kStored);
 
@@ -127,25 +135,28 @@ TEST(CommitBatch, SecondCommitOfASeqIsDuplicateAndWritesNothing) {
   EXPECT_EQ(stats.batches, 1);
   EXPECT_EQ(stats.records, 100);
   EXPECT_EQ(stats.sessions_complete, 0);
-  RawDb raw(path);
-  EXPECT_EQ(raw.Text("SELECT host FROM sessions"), "host-a");
-  EXPECT_EQ(raw.Int("SELECT count(*) FROM rollups"), 0);
-  EXPECT_EQ(raw.Int("SELECT count(*) FROM device_times"), 0);
+  // Nothing of the duplicate's rollup is visible.
+  opmap::v1::LatencyRequest q;
+  EXPECT_EQ(store->QueryLatency(q).value().rows_size(), 0);
+  EXPECT_EQ(store->QueryTimeBreakdown({}).value().devices_size(), 0);
+  if (!clickhouse()) {
+    RawDb raw(SqlitePath());
+    EXPECT_EQ(raw.Text("SELECT host FROM sessions"), "host-a");
+    EXPECT_EQ(raw.Int("SELECT count(*) FROM rollups"), 0);
+    EXPECT_EQ(raw.Int("SELECT count(*) FROM device_times"), 0);
+  }
 }
 
-TEST(CommitBatch, UnknownSessionIsEmptyState) {
-  TempDir dir;
-  auto store = OpenOrDie(dir.File("store.db"));
-  SessionState state = store->GetSession("nobody", "none").value();
+TEST_P(StoreTest, UnknownSessionIsEmptyState) {
+  SessionState state = store_->GetSession("nobody", "none").value();
   EXPECT_EQ(state.last_seq, 0u);
   EXPECT_EQ(state.string_count, 0u);
   EXPECT_FALSE(state.complete);
-  EXPECT_TRUE(store->LoadSessionPayloads("nobody", "none").value().empty());
+  EXPECT_TRUE(store_->LoadSessionPayloads("nobody", "none").value().empty());
 }
 
-TEST(CommitBatch, RejectsMalformedCommits) {
-  TempDir dir;
-  auto store = OpenOrDie(dir.File("store.db"));
+TEST_P(StoreTest, RejectsMalformedCommits) {
+  Store* store = store_.get();
   EXPECT_EQ(store->CommitBatch(BatchCommit{}).status().code(), absl::StatusCode::kInvalidArgument);
   BatchSpec spec;
   spec.agent = "";
@@ -160,9 +171,8 @@ TEST(CommitBatch, RejectsMalformedCommits) {
   EXPECT_NE(st.message().find("seq"), std::string::npos);
 }
 
-TEST(CommitBatch, OutOfOrderSeqsKeepHighestSeqAndPayloadOrder) {
-  TempDir dir;
-  auto store = OpenOrDie(dir.File("store.db"));
+TEST_P(StoreTest, OutOfOrderSeqsKeepHighestSeqAndPayloadOrder) {
+  Store* store = store_.get();
   BatchSpec spec;
   spec.seq = 2;
   spec.window_start_ns = 2000;
@@ -179,24 +189,21 @@ TEST(CommitBatch, OutOfOrderSeqsKeepHighestSeqAndPayloadOrder) {
             (std::vector<std::string>{"one", "two"}));
 }
 
-TEST(CommitBatch, StatePersistsAcrossReopen) {
-  TempDir dir;
-  const std::string path = dir.File("store.db");
+TEST_P(StoreTest, StatePersistsAcrossReopen) {
   analysis::SessionRollup rollup = SmallRollup();
-  {
-    auto store = OpenOrDie(path);
-    for (uint64_t seq = 1; seq <= 3; ++seq) {
-      BatchSpec spec;
-      spec.seq = seq;
-      spec.last = seq == 3;
-      opmap::v1::Batch b = MakeBatch(spec);
-      ASSERT_EQ(store->CommitBatch(Commit(b, "p" + std::to_string(seq), 1,
-                                          seq == 3 ? &rollup : nullptr))
-                    .value(),
-                CommitOutcome::kStored);
-    }
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    BatchSpec spec;
+    spec.seq = seq;
+    spec.last = seq == 3;
+    opmap::v1::Batch b = MakeBatch(spec);
+    ASSERT_EQ(store_->CommitBatch(Commit(b, "p" + std::to_string(seq), 1,
+                                         seq == 3 ? &rollup : nullptr))
+                  .value(),
+              CommitOutcome::kStored);
   }
-  auto store = OpenOrDie(path);
+  // Another collector (a restart, or another replica) sees the same state.
+  std::unique_ptr<Store> store = Reopen();
+  ASSERT_NE(store, nullptr);
   SessionState state = store->GetSession("agent-1", "s1").value();
   EXPECT_EQ(state.last_seq, 3u);
   EXPECT_EQ(state.string_count, 30u);
@@ -213,6 +220,145 @@ TEST(CommitBatch, StatePersistsAcrossReopen) {
   EXPECT_EQ(r.rows(0).sum_ns(), 600);
   EXPECT_EQ(store->Stats().sessions_complete, 1);
 }
+
+// The agent resends the last batch (its ack was lost): stored and rolled up once.
+TEST_P(StoreTest, LastBatchResentIsDuplicateAndRolledUpOnce) {
+  analysis::SessionRollup rollup = SmallRollup();
+  BatchSpec spec;
+  spec.last = true;
+  spec.window_start_ns = 500;
+  spec.window_end_ns = 1500;
+  opmap::v1::Batch b = MakeBatch(spec);
+  ASSERT_EQ(store_->CommitBatch(Commit(b, "p1", 1, &rollup)).value(), CommitOutcome::kStored);
+  std::unique_ptr<Store> other = Reopen();  // another collector replica
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->CommitBatch(Commit(b, "p1", 2, &rollup)).value(), CommitOutcome::kDuplicate);
+  spec.seq = 2;
+  opmap::v1::Batch after = MakeBatch(spec);
+  EXPECT_EQ(other->CommitBatch(Commit(after, "p2", 2, &rollup)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  opmap::v1::LatencyRequest q;
+  q.add_group_by(opmap::v1::GROUP_BY_SESSION);
+  opmap::v1::LatencyResponse r = other->QueryLatency(q).value();
+  ASSERT_EQ(r.rows_size(), 1);
+  EXPECT_EQ(r.rows(0).count(), 3u);
+  // The window: the batch's, widened by the rollup's event hull [1000, 2000).
+  EXPECT_EQ(r.rows(0).window_start_ns(), 500);
+  EXPECT_EQ(r.rows(0).window_end_ns(), 2000);
+  opmap::v1::TimeBreakdownResponse t = other->QueryTimeBreakdown({}).value();
+  ASSERT_EQ(t.devices_size(), 1);
+  EXPECT_EQ(t.devices(0).span_ns(), 1000);
+  EXPECT_EQ(other->Stats().batches, 1);
+  EXPECT_EQ(other->Stats().sessions_complete, 1);
+}
+
+// ClickHouse only. A collector stored the last batch, then failed before the rollup: the
+// session is not complete, its last batch is not counted, and the resend (to any
+// collector) finishes the commit without storing the batch twice.
+TEST_P(StoreTest, HalfCommittedLastBatchIsFinishedByItsResend) {
+  if (!clickhouse()) GTEST_SKIP() << "ClickHouse commits in steps; SQLite in one transaction";
+  auto* ch = dynamic_cast<ClickHouseStore*>(store_.get());
+  ASSERT_NE(ch, nullptr);
+  opmap::v1::Batch b1 = MakeBatch({});
+  ASSERT_EQ(store_->CommitBatch(Commit(b1, "p1")).value(), CommitOutcome::kStored);
+  // What CommitBatch writes first for a last batch, alone.
+  ASSERT_TRUE(ch->Execute("INSERT INTO " + ch->database() +
+                          ".batches (agent, session, seq, last, day, payload, records, "
+                          "string_count_after) VALUES ('agent-1', 's1', 2, 1, 19700101, 'p2', "
+                          "100, 20)")
+                  .ok());
+  SessionState state = store_->GetSession("agent-1", "s1").value();
+  EXPECT_EQ(state.last_seq, 1u);
+  EXPECT_EQ(state.string_count, 10u);
+  EXPECT_FALSE(state.complete);
+  EXPECT_EQ(store_->LoadSessionPayloads("agent-1", "s1").value(), std::vector<std::string>{"p1"});
+
+  BatchSpec spec;
+  spec.seq = 2;
+  spec.last = true;
+  opmap::v1::Batch b2 = MakeBatch(spec);
+  analysis::SessionRollup rollup = SmallRollup();
+  std::unique_ptr<Store> other = Reopen();
+  ASSERT_EQ(other->CommitBatch(Commit(b2, "p2", 1, &rollup)).value(), CommitOutcome::kStored);
+  state = store_->GetSession("agent-1", "s1").value();
+  EXPECT_EQ(state.last_seq, 2u);
+  EXPECT_EQ(state.string_count, 20u);
+  EXPECT_TRUE(state.complete);
+  EXPECT_EQ(store_->LoadSessionPayloads("agent-1", "s1").value(),
+            (std::vector<std::string>{"p1", "p2"}));
+  EXPECT_EQ(store_->Stats().batches, 2);
+  EXPECT_EQ(store_->QueryLatency({}).value().rows(0).count(), 3u);
+}
+
+// ClickHouse with a cluster: the same block inserted twice (a resend through another
+// collector replica that did not see the first) is stored once, through the Distributed
+// table, by ReplicatedMergeTree's block deduplication.
+TEST_P(StoreTest, IdenticalInsertIsDroppedByBlockDeduplication) {
+  if (!clickhouse()) GTEST_SKIP() << "ClickHouse block deduplication";
+  auto* ch = dynamic_cast<ClickHouseStore*>(store_.get());
+  ASSERT_NE(ch, nullptr);
+  if (ch->cluster().empty()) GTEST_SKIP() << "deduplication needs a cluster (ReplicatedMergeTree)";
+  const std::string insert = "INSERT INTO " + ch->database() +
+                             ".batches (agent, session, seq, day, payload) VALUES "
+                             "('agent-9', 's1', 1, 19700101, 'x')";
+  ASSERT_TRUE(ch->Execute(insert).ok());
+  std::unique_ptr<Store> other = Reopen();
+  auto* ch2 = dynamic_cast<ClickHouseStore*>(other.get());
+  ASSERT_TRUE(ch2->Execute(insert).ok());
+  EXPECT_EQ(store_->Stats().batches, 1);
+  EXPECT_EQ(store_->LoadSessionPayloads("agent-9", "s1").value().size(), 1u);
+}
+
+TEST_P(StoreTest, ClickHouseRetentionDropsWholeCaptureDaysOfCompleteSessions) {
+  if (!clickhouse()) GTEST_SKIP() << "SQLite expires by receive time: ExpireRawBefore.*";
+  constexpr int64_t kDay = int64_t{86400} * 1'000'000'000;
+  const int64_t day0 = int64_t{20454} * kDay;  // 2026-01-01
+  analysis::SessionRollup rollup;
+  auto commit = [&](const std::string& session, uint64_t seq, int64_t day, bool last) {
+    BatchSpec spec;
+    spec.session = session;
+    spec.seq = seq;
+    spec.last = last;
+    spec.window_start_ns = day + 1000;
+    spec.window_end_ns = day + 2000;
+    opmap::v1::Batch b = MakeBatch(spec);
+    ASSERT_EQ(store_->CommitBatch(Commit(b, "p", 1, last ? &rollup : nullptr)).value(),
+              CommitOutcome::kStored);
+  };
+  rollup = SmallRollup();
+  commit("old-complete", 1, day0, false);
+  commit("old-complete", 2, day0, true);
+  commit("old-open", 1, day0 + kDay, false);
+  commit("new-complete", 1, day0 + 4 * kDay, true);
+  EXPECT_EQ(store_->ExpireRawBefore(day0 + 3 * kDay).value(), 2);
+  EXPECT_TRUE(store_->LoadSessionPayloads("agent-1", "old-complete").value().empty());
+  EXPECT_EQ(store_->LoadSessionPayloads("agent-1", "old-open").value().size(), 1u);
+  EXPECT_EQ(store_->LoadSessionPayloads("agent-1", "new-complete").value().size(), 1u);
+  EXPECT_EQ(store_->Stats().batches, 2);
+  EXPECT_EQ(store_->ExpireRawBefore(day0 + 3 * kDay).value(), 0);
+  // Rollups stay, and an expired batch's resend is still a duplicate.
+  EXPECT_EQ(store_->QueryLatency({}).value().rows(0).count(), 6u);
+  BatchSpec spec;
+  spec.session = "old-complete";
+  opmap::v1::Batch resend = MakeBatch(spec);
+  EXPECT_EQ(store_->CommitBatch(Commit(resend, "p")).value(), CommitOutcome::kDuplicate);
+}
+
+TEST_P(StoreTest, ClickHouseSchemaIsVersionedAndNewerVersionsRefused) {
+  if (!clickhouse()) GTEST_SKIP() << "SQLite: OpenStore.SchemaIsVersionedAndNewerVersionsRefused";
+  auto* ch = dynamic_cast<ClickHouseStore*>(store_.get());
+  ASSERT_NE(ch, nullptr);
+  EXPECT_NE(Reopen(), nullptr);  // idempotent
+  ASSERT_TRUE(ch->Execute("INSERT INTO " + ch->database() +
+                          ".opmap_meta (key, value) VALUES ('schema_version', 99)")
+                  .ok());
+  absl::StatusOr<std::unique_ptr<Store>> s = OpenStore(url_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("schema version 99"), std::string::npos) << s.status();
+}
+
+OPMAP_INSTANTIATE_ENGINES(StoreTest);
 
 // A failure while storing the rollup (forced with a trigger on the last table written)
 // must leave nothing of the commit: no batch, no rollup rows, the session unchanged.

@@ -1,0 +1,46 @@
+// Helpers shared by ClickHouseStore's files. Private to collector/store.
+#ifndef OPMAP_COLLECTOR_STORE_CLICKHOUSE_INTERNAL_H_
+#define OPMAP_COLLECTOR_STORE_CLICKHOUSE_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opmap/v1/query.pb.h"
+#include "opmap/v1/telemetry.pb.h"
+
+namespace opmap::collector::clickhouse_internal {
+
+// Insert column lists, in the order RowBinary rows are written (clickhouse_schema.cc).
+inline constexpr char kBatchColumns[] =
+    "agent, session, seq, last, day, window_start_ns, window_end_ns, records, "
+    "string_count_after, host, model, revision, label_keys, label_values, payload";
+
+// A resource's labels sorted by key (proto maps have no order): equal label sets are
+// equal bytes, as block deduplication needs.
+struct Labels {
+  std::vector<std::string> keys, values;
+};
+Labels SortedLabels(const opmap::v1::Resource& resource);
+
+// "agent = '...' AND session = '...'".
+std::string SessionKey(std::string_view agent, std::string_view session);
+
+// The yyyymmdd (UTC) a batch's raw row is partitioned by: its capture window's start, or
+// end when the start is unset; 19700101 when neither is set.
+uint32_t CaptureDay(int64_t window_start_ns, int64_t window_end_ns);
+
+// The start of the hull of two windows, 0 meaning unset (as SqliteStore keeps it).
+int64_t HullStart(int64_t a, int64_t b);
+
+// " AND ..." conditions of a range and filter on a relation with the columns host, model,
+// revision, label_keys, label_values, window_start_ns and window_end_ns (the sessions
+// table, or open sessions aggregated from batches). Same semantics as SQLite's
+// (sqlite_conditions.h): overlap of [window_start, window_end) with the range, end 0 =
+// still open.
+std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter);
+
+}  // namespace opmap::collector::clickhouse_internal
+
+#endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_INTERNAL_H_

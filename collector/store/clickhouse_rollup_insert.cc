@@ -1,0 +1,206 @@
+// ClickHouseStore: a complete session's rollup, device times, counters, drops and
+// unavailable entries, then its sessions row (the completion marker). Each table gets one
+// INSERT whose rows are sorted by their key: the same rollup gives the same bytes on every
+// collector replica, so a repeat after a failure is dropped by block deduplication.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "analysis/base/status_macros.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "analysis/summary/modules.h"
+#include "collector/store/clickhouse_internal.h"
+#include "collector/store/clickhouse_rowbinary.h"
+#include "collector/store/clickhouse_store.h"
+
+namespace opmap::collector {
+
+using clickhouse::RowBinaryWriter;
+
+absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const BatchCommit& commit,
+                                           int64_t window_start_ns, int64_t window_end_ns) {
+  const analysis::SessionRollup& rollup = *commit.rollup;
+  const opmap::v1::Resource& res = b.resource();
+  const std::string& agent = b.agent_id();
+  const std::string& session = b.session_id();
+  {
+    // The rollup's row order is the builder's (hash-map order may differ between
+    // processes): sort by key so every replica writes the same block.
+    std::vector<size_t> order(rollup.rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    auto key = [&](size_t i) {
+      const analysis::RollupRow& r = rollup.rows[i];
+      return std::tie(r.subject, r.layer_type, r.operator_name, r.kernel_name, r.module);
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return key(x) < key(y); });
+    RowBinaryWriter w;
+    std::vector<uint64_t> bins;
+    for (size_t n = 0; n < order.size(); ++n) {
+      const analysis::RollupRow& row = rollup.rows[order[n]];
+      const stats::DDSketch& sk = row.sketch;
+      w.String(agent);
+      w.String(session);
+      w.UInt8(static_cast<uint8_t>(row.subject));
+      w.UInt32(static_cast<uint32_t>(n));
+      w.String(row.layer_type);
+      w.String(row.operator_name);
+      w.String(row.kernel_name);
+      w.String(row.module);
+      // Computed here, once, so MODULE_TYPE groups server-side like any column.
+      w.String(analysis::ModuleTypeOf(row.module));
+      w.String(res.host());
+      w.String(res.model_revision());
+      w.Int64(row.count);
+      w.Int64(row.sum_ns);
+      w.Int64(row.min_ns);
+      w.Int64(row.max_ns);
+      w.Int32(sk.scale());
+      w.Int32(sk.offset());
+      w.UInt64(sk.zero_count());
+      w.UInt64(sk.count());
+      w.Float64(sk.sum());
+      // An empty sketch's min/max are NaN; stored as 0, as SQLite does.
+      w.Float64(sk.empty() ? 0 : sk.min());
+      w.Float64(sk.empty() ? 0 : sk.max());
+      w.ArrayUInt64(sk.bins());
+    }
+    if (!order.empty()) {
+      RETURN_IF_ERROR(Insert(
+          "rollups",
+          "agent, session, subject, ordinal, layer_type, operator, kernel, module, module_type, "
+          "host, revision, count, sum_ns, min_ns, max_ns, sketch_scale, sketch_offset, "
+          "sketch_zero, sketch_count, sketch_sum, sketch_min, sketch_max, sketch_bins",
+          w.data()));
+    }
+  }
+  if (!rollup.devices.empty()) {
+    std::vector<const analysis::DeviceBreakdown*> devices;
+    for (const analysis::DeviceBreakdown& d : rollup.devices) devices.push_back(&d);
+    std::stable_sort(devices.begin(), devices.end(),
+                     [](auto* x, auto* y) { return x->device < y->device; });
+    RowBinaryWriter w;
+    for (const analysis::DeviceBreakdown* d : devices) {
+      // The resource names the GPU behind each ordinal; its UUID identifies the board
+      // across processes (ordinals differ with CUDA_VISIBLE_DEVICES).
+      std::string_view uuid, name;
+      for (const opmap::v1::Gpu& gpu : res.gpus()) {
+        if (static_cast<int64_t>(gpu.device()) == d->device) {
+          uuid = gpu.uuid();
+          name = gpu.name();
+          break;
+        }
+      }
+      w.String(agent);
+      w.String(session);
+      w.String(res.host());
+      w.Int64(d->device);
+      w.String(uuid);
+      w.String(name);
+      w.Int64(d->span_ns);
+      w.Int64(d->busy_ns);
+      w.Int64(d->idle_ns);
+      w.Int64(d->compute_ns);
+      w.Int64(d->non_compute_ns);
+      w.Int64(d->event_count);
+    }
+    RETURN_IF_ERROR(Insert("device_times",
+                           "agent, session, host, device, gpu_uuid, gpu_name, span_ns, busy_ns, "
+                           "idle_ns, compute_ns, non_compute_ns, event_count",
+                           w.data()));
+  }
+  if (commit.telemetry != nullptr) {
+    const SessionTelemetry& t = *commit.telemetry;
+    if (!t.counters.empty()) {
+      std::vector<const CounterTotal*> rows;
+      for (const CounterTotal& c : t.counters) rows.push_back(&c);
+      std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
+        return std::tie(x->name, x->source, x->pid) < std::tie(y->name, y->source, y->pid);
+      });
+      RowBinaryWriter w;
+      for (const CounterTotal* c : rows) {
+        w.String(agent);
+        w.String(session);
+        w.String(c->name);
+        w.Int32(c->source);
+        w.Int64(c->pid);
+        w.Int64(c->samples);
+        w.Int64(c->value);
+        w.Int64(c->time_enabled_ns);
+        w.Int64(c->time_running_ns);
+      }
+      RETURN_IF_ERROR(Insert("session_counters",
+                             "agent, session, name, source, pid, samples, value, "
+                             "time_enabled_ns, time_running_ns",
+                             w.data()));
+    }
+    if (!t.drops.empty()) {
+      std::vector<const DropTotal*> rows;
+      for (const DropTotal& d : t.drops) rows.push_back(&d);
+      std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
+        return std::tie(x->stage, x->kind, x->reason) < std::tie(y->stage, y->kind, y->reason);
+      });
+      RowBinaryWriter w;
+      for (const DropTotal* d : rows) {
+        w.String(agent);
+        w.String(session);
+        w.Int32(d->stage);
+        w.Int32(d->kind);
+        w.String(d->reason);
+        w.Int64(d->count);
+      }
+      RETURN_IF_ERROR(
+          Insert("session_drops", "agent, session, stage, kind, reason, count", w.data()));
+    }
+    if (!t.unavailable.empty()) {
+      std::vector<std::pair<std::string, std::string>> rows = t.unavailable;
+      std::sort(rows.begin(), rows.end());
+      RowBinaryWriter w;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        w.String(agent);
+        w.String(session);
+        w.UInt32(static_cast<uint32_t>(i));
+        w.String(rows[i].first);
+        w.String(rows[i].second);
+      }
+      RETURN_IF_ERROR(
+          Insert("session_unavailable", "agent, session, ordinal, what, reason", w.data()));
+    }
+  }
+  // Last: the session is complete once this row is stored.
+  const clickhouse_internal::Labels labels = clickhouse_internal::SortedLabels(res);
+  using analysis::MappingRule;
+  auto rule = [&](MappingRule r) { return rollup.by_rule[static_cast<int>(r)]; };
+  RowBinaryWriter w;
+  w.String(agent);
+  w.String(session);
+  w.UInt64(b.seq());
+  w.UInt32(commit.string_count_after);
+  w.String(res.host());
+  w.String(res.model_name());
+  w.String(res.model_revision());
+  w.ArrayString(labels.keys);
+  w.ArrayString(labels.values);
+  w.Int64(window_start_ns);
+  w.Int64(window_end_ns);
+  w.Int64(rollup.gpu_event_count);
+  w.Int64(rollup.gpu_time_ns);
+  w.Int64(rule(MappingRule::kGraphNode));
+  w.Int64(rule(MappingRule::kExternalId));
+  w.Int64(rule(MappingRule::kLaunchNesting));
+  w.Int64(rule(MappingRule::kGraphLaunch));
+  w.Int64(rule(MappingRule::kUnmapped));
+  return Insert("sessions",
+                "agent, session, last_seq, string_count, host, model, revision, label_keys, "
+                "label_values, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns, "
+                "rule_graph_node, rule_external_id, rule_launch_nesting, rule_graph_launch, "
+                "rule_unmapped",
+                w.data());
+}
+
+}  // namespace opmap::collector

@@ -1,0 +1,292 @@
+// ClickHouseStore: opening, the client pool, ingest (CommitBatch), session state, raw
+// payloads, retention and stats. Rollup inserts are in clickhouse_rollup_insert.cc, the
+// queries in clickhouse_query.cc and clickhouse_counters.cc.
+#include "collector/store/clickhouse_store.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/time.h"
+#include "analysis/base/status_macros.h"
+#include "collector/store/clickhouse_internal.h"
+#include "collector/store/clickhouse_rowbinary.h"
+
+namespace opmap::collector {
+
+using clickhouse::QuoteString;
+using clickhouse::RowBinaryReader;
+using clickhouse::RowBinaryWriter;
+
+namespace clickhouse_internal {
+
+Labels SortedLabels(const opmap::v1::Resource& resource) {
+  std::vector<std::pair<std::string, std::string>> labels(resource.labels().begin(),
+                                                          resource.labels().end());
+  std::sort(labels.begin(), labels.end());
+  Labels out;
+  for (auto& [k, v] : labels) {
+    out.keys.push_back(std::move(k));
+    out.values.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string SessionKey(std::string_view agent, std::string_view session) {
+  return absl::StrCat("agent = ", QuoteString(agent), " AND session = ", QuoteString(session));
+}
+
+uint32_t CaptureDay(int64_t window_start_ns, int64_t window_end_ns) {
+  const int64_t ns = window_start_ns > 0 ? window_start_ns : std::max<int64_t>(window_end_ns, 0);
+  const absl::CivilDay day =
+      absl::ToCivilDay(absl::FromUnixNanos(ns), absl::UTCTimeZone());
+  return static_cast<uint32_t>(day.year() * 10000 + day.month() * 100 + day.day());
+}
+
+int64_t HullStart(int64_t a, int64_t b) {
+  if (a == 0) return b;
+  if (b == 0) return a;
+  return std::min(a, b);
+}
+
+}  // namespace clickhouse_internal
+
+using clickhouse_internal::CaptureDay;
+using clickhouse_internal::HullStart;
+using clickhouse_internal::SessionKey;
+using clickhouse_internal::SortedLabels;
+
+absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(std::string_view url) {
+  ASSIGN_OR_RETURN(clickhouse::ClickHouseUrl parsed, clickhouse::ParseClickHouseUrl(url));
+  std::string database = std::move(parsed.client.database);
+  if (database.empty()) database = "default";
+  // Every statement names its tables DB.table: the database may not exist yet when the
+  // first one (CREATE DATABASE) runs, and `database=` on a missing one is an error.
+  parsed.client.database.clear();
+  // Acked only after every shard stored the block; reads go to the replica written to.
+  parsed.client.settings["insert_distributed_sync"] = "1";
+  parsed.client.settings["load_balancing"] = "in_order";
+  std::unique_ptr<ClickHouseStore> store(
+      new ClickHouseStore(std::move(parsed.client), std::move(database), parsed.cluster));
+  if (absl::Status st = store->SetUpSchema(); !st.ok()) {
+    return absl::Status(st.code(), absl::StrFormat("ClickHouse store %s: schema: %s",
+                                                   store->database_, st.message()));
+  }
+  return store;
+}
+
+std::unique_ptr<clickhouse::HttpClient> ClickHouseStore::Acquire() {
+  {
+    absl::MutexLock lock(&pool_mu_);
+    if (!pool_.empty()) {
+      std::unique_ptr<clickhouse::HttpClient> c = std::move(pool_.back());
+      pool_.pop_back();
+      return c;
+    }
+  }
+  return std::make_unique<clickhouse::HttpClient>(options_);
+}
+
+void ClickHouseStore::Release(std::unique_ptr<clickhouse::HttpClient> client) {
+  absl::MutexLock lock(&pool_mu_);
+  pool_.push_back(std::move(client));
+}
+
+absl::StatusOr<std::string> ClickHouseStore::Query(std::string_view sql) {
+  std::unique_ptr<clickhouse::HttpClient> client = Acquire();
+  absl::StatusOr<std::string> body = client->Query(sql);
+  Release(std::move(client));
+  return body;
+}
+
+absl::StatusOr<std::string> ClickHouseStore::Execute(std::string_view sql) { return Query(sql); }
+
+absl::Status ClickHouseStore::Insert(std::string_view table, std::string_view columns,
+                                     std::string_view rows) {
+  std::unique_ptr<clickhouse::HttpClient> client = Acquire();
+  absl::Status st = client->Insert(
+      absl::StrCat("INSERT INTO ", Table(table), " (", std::string(columns), ") FORMAT RowBinary"),
+      rows);
+  Release(std::move(client));
+  return st;
+}
+
+absl::StatusOr<SessionState> ClickHouseStore::GetSession(std::string_view agent_id,
+                                                         std::string_view session_id) {
+  const std::string key = SessionKey(agent_id, session_id);
+  // A complete session: its sessions row. Otherwise the highest stored seq, not counting
+  // a last batch whose rollup is not stored (CommitBatch redoes it on the resend).
+  ASSIGN_OR_RETURN(
+      const std::string body,
+      Query(absl::StrFormat(
+          "SELECT (SELECT count() FROM %1$s WHERE %3$s), "
+          "(SELECT toUInt64(max(last_seq)) FROM %1$s WHERE %3$s), "
+          "(SELECT toUInt32(argMax(string_count, last_seq)) FROM %1$s WHERE %3$s), "
+          "(SELECT toUInt64(max(seq)) FROM %2$s WHERE %3$s AND last = 0), "
+          "(SELECT toUInt32(argMax(string_count_after, seq)) FROM %2$s WHERE %3$s AND last = 0) "
+          "FORMAT RowBinary",
+          Table("sessions"), Table("batches"), key)));
+  RowBinaryReader r(body);
+  ASSIGN_OR_RETURN(const uint64_t complete, r.UInt64());
+  ASSIGN_OR_RETURN(const uint64_t complete_seq, r.UInt64());
+  ASSIGN_OR_RETURN(const uint32_t complete_strings, r.UInt32());
+  ASSIGN_OR_RETURN(const uint64_t last_seq, r.UInt64());
+  ASSIGN_OR_RETURN(const uint32_t strings, r.UInt32());
+  SessionState state;
+  state.complete = complete > 0;
+  state.last_seq = state.complete ? complete_seq : last_seq;
+  state.string_count = state.complete ? complete_strings : strings;
+  return state;
+}
+
+absl::StatusOr<CommitOutcome> ClickHouseStore::CommitBatch(const BatchCommit& commit) {
+  RETURN_IF_ERROR(query_common::ValidateCommit(commit));
+  const opmap::v1::Batch& b = *commit.batch;
+  const int64_t seq = static_cast<int64_t>(b.seq());
+  const std::string key = SessionKey(b.agent_id(), b.session_id());
+  ASSIGN_OR_RETURN(
+      const std::string body,
+      Query(absl::StrFormat("SELECT (SELECT count() FROM %1$s WHERE %3$s), "
+                            "(SELECT toUInt64(max(last_seq)) FROM %1$s WHERE %3$s), "
+                            "(SELECT count() FROM %2$s WHERE %3$s AND seq = %4$d), "
+                            "(SELECT toUInt8(max(last)) FROM %2$s WHERE %3$s AND seq = %4$d) "
+                            "FORMAT RowBinary",
+                            Table("sessions"), Table("batches"), key, seq)));
+  RowBinaryReader r(body);
+  ASSIGN_OR_RETURN(const uint64_t complete, r.UInt64());
+  ASSIGN_OR_RETURN(const uint64_t complete_seq, r.UInt64());
+  ASSIGN_OR_RETURN(const uint64_t stored, r.UInt64());
+  ASSIGN_OR_RETURN(const uint8_t stored_last, r.UInt8());
+  if (complete > 0) {
+    // A complete session's raw batches may have expired, so the batches table can't
+    // tell a resend apart: anything up to its last seq is one.
+    if (static_cast<uint64_t>(seq) <= complete_seq) return CommitOutcome::kDuplicate;
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "seq: %d follows the last batch (%d) of complete session %s/%s", seq, complete_seq,
+        b.agent_id(), b.session_id()));
+  }
+  // A stored batch is a duplicate, unless it is the session's last one and the session is
+  // not complete: a commit that failed after the batch; finish it (below).
+  if (stored > 0 && (stored_last == 0 || commit.rollup == nullptr)) {
+    return CommitOutcome::kDuplicate;
+  }
+
+  const clickhouse_internal::Labels labels = SortedLabels(b.resource());
+  if (stored == 0) {
+    RowBinaryWriter w;
+    w.String(b.agent_id());
+    w.String(b.session_id());
+    w.UInt64(b.seq());
+    w.UInt8(commit.rollup != nullptr ? 1 : 0);
+    w.UInt32(CaptureDay(b.window_start_ns(), b.window_end_ns()));
+    w.Int64(b.window_start_ns());
+    w.Int64(b.window_end_ns());
+    w.Int64(commit.record_count);
+    w.UInt32(commit.string_count_after);
+    w.String(b.resource().host());
+    w.String(b.resource().model_name());
+    w.String(b.resource().model_revision());
+    w.ArrayString(labels.keys);
+    w.ArrayString(labels.values);
+    w.String(commit.payload);
+    RETURN_IF_ERROR(Insert("batches", clickhouse_internal::kBatchColumns, w.data()));
+  }
+  if (commit.rollup == nullptr) return CommitOutcome::kStored;
+
+  // The session's window: the hull of its batches' capture windows (this one included,
+  // whether or not a read already sees it), widened by the rollup's event hull.
+  ASSIGN_OR_RETURN(
+      const std::string hull,
+      Query(absl::StrFormat("SELECT toInt64(minIf(window_start_ns, window_start_ns > 0)), "
+                            "toInt64(max(window_end_ns)) FROM %s WHERE %s AND seq != %d "
+                            "FORMAT RowBinary",
+                            Table("batches"), key, seq)));
+  RowBinaryReader hr(hull);
+  ASSIGN_OR_RETURN(int64_t start, hr.Int64());
+  ASSIGN_OR_RETURN(int64_t end, hr.Int64());
+  start = HullStart(start, b.window_start_ns());
+  end = std::max(end, b.window_end_ns());
+  const analysis::SessionRollup& rollup = *commit.rollup;
+  if (rollup.first_start_ns != 0 || rollup.last_end_ns != 0) {
+    start = HullStart(start, rollup.first_start_ns);
+    end = std::max(end, rollup.last_end_ns);
+  }
+  RETURN_IF_ERROR(InsertRollup(b, commit, start, end));
+  return CommitOutcome::kStored;
+}
+
+absl::StatusOr<std::vector<std::string>> ClickHouseStore::LoadSessionPayloads(
+    std::string_view agent_id, std::string_view session_id) {
+  const std::string key = SessionKey(agent_id, session_id);
+  // As GetSession counts: a last batch whose session is not complete is not loaded (the
+  // ingest service appends its resend). LIMIT 1 BY: one row per seq whatever the engine.
+  ASSIGN_OR_RETURN(
+      const std::string body,
+      Query(absl::StrFormat("SELECT payload FROM %1$s WHERE %3$s AND (last = 0 OR "
+                            "(SELECT count() FROM %2$s WHERE %3$s) > 0) "
+                            "ORDER BY seq LIMIT 1 BY seq FORMAT RowBinary",
+                            Table("batches"), Table("sessions"), key)));
+  RowBinaryReader r(body);
+  std::vector<std::string> payloads;
+  while (!r.done()) {
+    ASSIGN_OR_RETURN(std::string_view p, r.String());
+    payloads.emplace_back(p);
+  }
+  return payloads;
+}
+
+absl::StatusOr<int64_t> ClickHouseStore::ExpireRawBefore(int64_t cutoff_ns) {
+  // Whole capture days that ended at or before the cutoff.
+  const uint32_t cutoff_day = CaptureDay(cutoff_ns, 0);
+  const std::string complete = absl::StrFormat("(agent, session) %s (SELECT agent, session FROM %s)",
+                                               In(), Table("sessions"));
+  // Per day: its batches, and those of sessions still open (such a day is kept).
+  ASSIGN_OR_RETURN(
+      const std::string body,
+      Query(absl::StrFormat("SELECT day, count(), countIf(NOT (%s)) FROM %s WHERE day < %d "
+                            "GROUP BY day ORDER BY day FORMAT RowBinary",
+                            complete, Table("batches"), cutoff_day)));
+  RowBinaryReader r(body);
+  int64_t dropped = 0;
+  while (!r.done()) {
+    ASSIGN_OR_RETURN(const uint32_t day, r.UInt32());
+    ASSIGN_OR_RETURN(const uint64_t batches, r.UInt64());
+    ASSIGN_OR_RETURN(const uint64_t open, r.UInt64());
+    if (open > 0) continue;
+    const std::string table =
+        cluster_.empty() ? Table("batches") : Table("batches_local");
+    RETURN_IF_ERROR(
+        Query(absl::StrFormat("ALTER TABLE %s%s DROP PARTITION %d", table, OnCluster(), day))
+            .status());
+    dropped += static_cast<int64_t>(batches);
+  }
+  return dropped;
+}
+
+StoreStats ClickHouseStore::Stats() {
+  StoreStats stats;
+  absl::StatusOr<std::string> body =
+      Query(absl::StrFormat("SELECT (SELECT count() FROM %1$s), "
+                            "(SELECT toInt64(sum(records)) FROM %1$s), "
+                            "(SELECT uniqExact(agent, session) FROM %2$s) FORMAT RowBinary",
+                            Table("batches"), Table("sessions")));
+  // Stats has no error channel: a failing read reports zeros.
+  if (!body.ok()) return stats;
+  RowBinaryReader r(*body);
+  absl::StatusOr<uint64_t> batches = r.UInt64();
+  absl::StatusOr<int64_t> records = r.Int64();
+  absl::StatusOr<uint64_t> complete = r.UInt64();
+  if (!batches.ok() || !records.ok() || !complete.ok()) return stats;
+  stats.batches = static_cast<int64_t>(*batches);
+  stats.records = *records;
+  stats.sessions_complete = static_cast<int64_t>(*complete);
+  return stats;
+}
+
+}  // namespace opmap::collector
