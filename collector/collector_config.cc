@@ -15,7 +15,9 @@ const std::vector<Key>& Keys() {
   static const std::vector<Key>* keys = new std::vector<Key>{
       {"listen", false, "HOST:PORT", "gRPC address (default 127.0.0.1:7700; port 0 = any)",
        StringSetter(&CollectorConfig::listen)},
-      {"store", false, "URL", "store: sqlite:PATH (default sqlite:./opmap.db)",
+      {"store", false, "URL",
+       "store: sqlite:PATH (default sqlite:./opmap.db) or "
+       "clickhouse://HOST:PORT[,HOST:PORT...]/DB?user=U&password=P&cluster=NAME (docs/scale-out.md)",
        StringSetter(&CollectorConfig::store)},
       {"tokens", false, "FILE", "tokens file: lines `TOKEN ROLE [NAME]`, roles agent/analyst/admin",
        StringSetter(&CollectorConfig::tokens_file)},
@@ -68,9 +70,13 @@ absl::Status ValidateConfig(const CollectorConfig& c) {
       return absl::InvalidArgumentError(absl::StrFormat("--metrics-listen: %s", s.message()));
     }
   }
-  if (!c.store.starts_with("sqlite:") || c.store.size() == 7) {
+  const bool sqlite = c.store.starts_with("sqlite:") && c.store.size() > 7;
+  const bool clickhouse = c.store.starts_with("clickhouse://");
+  if (!sqlite && !clickhouse) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--store: unsupported store '%s' (expected sqlite:PATH)", c.store));
+        "--store: unsupported store '%s' (expected sqlite:PATH or "
+        "clickhouse://HOST:PORT[,HOST:PORT...]/DB?user=U&cluster=NAME)",
+        c.store));
   }
   if (c.max_message_bytes > (int64_t{1} << 30)) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -78,6 +78,19 @@ std::string ClickHouseStore::OnCluster() const {
 }
 
 absl::Status ClickHouseStore::SetUpSchema() {
+  // An existing schema at this version needs no DDL. Checked first because ON CLUSTER
+  // statements wait for every server: a collector (re)started while one ClickHouse
+  // replica is down must still come up and serve from the others.
+  {
+    absl::StatusOr<std::string> current =
+        Query(absl::StrCat("SELECT max(value) FROM ", Table("opmap_meta"),
+                           " WHERE key = 'schema_version' FORMAT TSV"));
+    int64_t v = 0;
+    if (current.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*current), &v) &&
+        v == kSchemaVersion) {
+      return absl::OkStatus();
+    }
+  }
   RETURN_IF_ERROR(
       Query(absl::StrCat("CREATE DATABASE IF NOT EXISTS ", database_, OnCluster())).status());
   // Each table, and with a cluster its replicated local table first. Every statement is

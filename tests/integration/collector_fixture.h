@@ -82,6 +82,7 @@ class CollectorProcess {
   struct Options {
     std::string dir;                  // where the DB, tokens file and logs go
     std::string db;                   // default dir/collector.db
+    std::string store;                // a full --store URL instead (e.g. clickhouse://...)
     std::string listen = "127.0.0.1:0";
     std::vector<std::string> extra;   // e.g. --tls-cert ...
   };

@@ -553,7 +553,7 @@ TEST_F(HostTest, VersionTwoFileMigratesAndKeepsItsData) {
     sqlite3_close(db);
   }
   ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
-  EXPECT_EQ(IntOf(collector_->db(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(IntOf(collector_->db(), "PRAGMA user_version"), 5);
   EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM sessions WHERE host_rollup = 0"), 2);
 
   // The kernels are all there.
@@ -602,7 +602,8 @@ TEST_F(HostTest, VersionThreeFileMigratesWithoutModules) {
   const int64_t bucket_rows = IntOf(collector_->db(), "SELECT count(*) FROM rollup_buckets");
   ASSERT_GT(bucket_rows, 0);
   ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
-  EXPECT_EQ(IntOf(collector_->db(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(IntOf(collector_->db(), "PRAGMA user_version"), 5);
+  EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM signoffs"), 0);  // v5 table
   EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM sessions WHERE module_rollup = 0"), 2);
   EXPECT_EQ(IntOf(collector_->db(), "SELECT count(*) FROM sessions WHERE host_rollup = 0"), 0);
   // Every stored row is kept, marked as rolled up without modules.
