@@ -23,6 +23,7 @@
 #include "collector/query_service.h"
 #include "opmap/v1/ingest.grpc.pb.h"
 #include "opmap/v1/query.grpc.pb.h"
+#include "tests/unit/store/store_engines.h"
 
 namespace opmap::collector::test_support {
 
@@ -100,9 +101,10 @@ class FlakyStore final : public Store {
 // A collector in this process: store + services + gRPC server on 127.0.0.1:0.
 class Collector {
  public:
-  explicit Collector(const std::string& db_path, IngestOptions options = {}) {
-    absl::StatusOr<std::unique_ptr<Store>> store = OpenStore("sqlite:" + db_path);
-    EXPECT_TRUE(store.ok()) << store.status();
+  // `store_url`: "sqlite:PATH" or "clickhouse://..." (CollectorTest::store_).
+  explicit Collector(const std::string& store_url, IngestOptions options = {}) {
+    absl::StatusOr<std::unique_ptr<Store>> store = OpenStore(store_url);
+    EXPECT_TRUE(store.ok()) << store_url << ": " << store.status();
     real_store_ = std::move(*store);
     flaky_ = std::make_unique<FlakyStore>(real_store_.get());
     auth_ = std::make_unique<Authenticator>(*Authenticator::FromText(kTokens, "tokens"));
@@ -172,18 +174,31 @@ class IngestStream {
   std::unique_ptr<grpc::ClientReaderWriter<Batch, Ack>> stream_;
 };
 
-// A fresh temp dir per test with db_ = dir_/opmap.db.
-class CollectorTest : public ::testing::Test {
+// Parameterized by store engine ("sqlite", "clickhouse"): one behaviour, two engines.
+// A fresh temp dir per test with db_ = dir_/opmap.db, and store_ the URL the collectors of
+// the test open: that SQLite file, or a ClickHouse database of the test's own
+// (tests/unit/store/store_engines.h says where ClickHouse comes from).
+class CollectorTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/opmap_ingest_test_XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     db_ = dir_ + "/opmap.db";
+    store_ = "sqlite:" + db_;
+    if (GetParam() == "clickhouse") {
+      absl::StatusOr<std::string> url = collector::testing::ClickHouseUrl();
+      if (!url.ok()) {
+        const char* no = std::getenv("OPMAP_NO_CLICKHOUSE");
+        if (no != nullptr && std::string(no) == "1") GTEST_SKIP() << url.status();
+        FAIL() << "ClickHouse engine unavailable: " << url.status();
+      }
+      store_ = *url;
+    }
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::string dir_, db_;
+  std::string dir_, db_, store_;
 };
 
 // ExportTrace over gRPC, concatenated, imported back with the Kineto importer.

@@ -17,10 +17,10 @@
 namespace opmap::collector::test_support {
 namespace {
 
-TEST_F(CollectorTest, AcksDuplicatesAndRestartWithoutDuplicates) {
+TEST_P(CollectorTest, AcksDuplicatesAndRestartWithoutDuplicates) {
   std::vector<Batch> batches = SessionBatches("s1");
   {
-    Collector c(db_);
+    Collector c(store_);
     IngestStream stream(c.channel(), kAgentToken);
     for (size_t i = 0; i + 1 < batches.size(); ++i) {
       std::optional<Ack> ack = stream.Send(batches[i]);
@@ -44,7 +44,7 @@ TEST_F(CollectorTest, AcksDuplicatesAndRestartWithoutDuplicates) {
   }
   // Restart: a new store and server on the same file; the agent resends everything.
   {
-    Collector c(db_);
+    Collector c(store_);
     IngestStream stream(c.channel(), kAgentToken);
     for (size_t i = 0; i < batches.size(); ++i) {
       std::optional<Ack> ack = stream.Send(batches[i]);
@@ -91,8 +91,8 @@ TEST_F(CollectorTest, AcksDuplicatesAndRestartWithoutDuplicates) {
   }
 }
 
-TEST_F(CollectorTest, RejectsNegativeDurationNamingFieldNothingOfItStored) {
-  Collector c(db_);
+TEST_P(CollectorTest, RejectsNegativeDurationNamingFieldNothingOfItStored) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s2");
   ASSERT_EQ(batches[1].kernels().dur_ns_size(), 2);
   batches[1].mutable_kernels()->set_dur_ns(1, -5);
@@ -141,8 +141,8 @@ TEST_F(CollectorTest, RejectsNegativeDurationNamingFieldNothingOfItStored) {
 // unknown field first, where serializing the parsed message would put it last. A
 // rejected batch stores its remainder instead, and over the stream what the agent sent
 // is what is stored.
-TEST_F(CollectorTest, ValidBatchIsStoredAsReceived) {
-  Collector c(db_);
+TEST_P(CollectorTest, ValidBatchIsStoredAsReceived) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("raw");
   const std::string unknown_field = "\xb8\x3e\x07";  // field 999, varint 7
   std::string received = unknown_field + batches[0].SerializeAsString();
@@ -174,8 +174,8 @@ TEST_F(CollectorTest, ValidBatchIsStoredAsReceived) {
   EXPECT_EQ(stored[2], batches[2].SerializeAsString());
 }
 
-TEST_F(CollectorTest, GapIsHeldBackUntilResent) {
-  Collector c(db_);
+TEST_P(CollectorTest, GapIsHeldBackUntilResent) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s3");
   IngestStream stream(c.channel(), kAgentToken);
   EXPECT_EQ(stream.Send(batches[0])->durable_seq(), 1u);
@@ -189,8 +189,8 @@ TEST_F(CollectorTest, GapIsHeldBackUntilResent) {
   EXPECT_EQ(c.store().Stats().batches, 3);
 }
 
-TEST_F(CollectorTest, IdentityAndEndOfSessionRejections) {
-  Collector c(db_);
+TEST_P(CollectorTest, IdentityAndEndOfSessionRejections) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s4");
   IngestService& ingest = c.ingest();
 
@@ -224,10 +224,10 @@ TEST_F(CollectorTest, IdentityAndEndOfSessionRejections) {
   EXPECT_EQ(c.store().Stats().batches, 5);
 }
 
-TEST_F(CollectorTest, SessionOverRecordLimitIsRejectedTooLarge) {
+TEST_P(CollectorTest, SessionOverRecordLimitIsRejectedTooLarge) {
   IngestOptions options;
   options.max_session_records = 7;
-  Collector c(db_, options);
+  Collector c(store_, options);
   std::vector<Batch> batches = SessionBatches("s5");
   for (size_t i = 0; i < 2; ++i) ASSERT_EQ(c.ingest().HandleBatch(batches[i])->rejected_size(), 0);
   absl::StatusOr<Ack> ack = c.ingest().HandleBatch(batches[2]);  // 6 + 3 > 7
@@ -238,8 +238,8 @@ TEST_F(CollectorTest, SessionOverRecordLimitIsRejectedTooLarge) {
   EXPECT_EQ(c.store().Stats().records, 6);
 }
 
-TEST_F(CollectorTest, StoreFailureEndsStreamUnavailableThenResendWorks) {
-  Collector c(db_);
+TEST_P(CollectorTest, StoreFailureEndsStreamUnavailableThenResendWorks) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s6");
   {
     IngestStream stream(c.channel(), kAgentToken);
@@ -264,8 +264,8 @@ TEST_F(CollectorTest, StoreFailureEndsStreamUnavailableThenResendWorks) {
   EXPECT_EQ(c.metrics().store_errors.load(), 1);
 }
 
-TEST_F(CollectorTest, ConcurrentStreamsResendingTheSameSessions) {
-  Collector c(db_);
+TEST_P(CollectorTest, ConcurrentStreamsResendingTheSameSessions) {
+  Collector c(store_);
   std::vector<std::vector<Batch>> sessions;
   for (int s = 0; s < 3; ++s) sessions.push_back(SessionBatches("c" + std::to_string(s)));
   std::vector<std::thread> threads;
@@ -292,8 +292,8 @@ TEST_F(CollectorTest, ConcurrentStreamsResendingTheSameSessions) {
   EXPECT_EQ(c.metrics().duplicates.load(), 3 * 15);
 }
 
-TEST_F(CollectorTest, TokensAreChecked) {
-  Collector c(db_);
+TEST_P(CollectorTest, TokensAreChecked) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s7");
   {
     IngestStream stream(c.channel(), nullptr);
@@ -340,8 +340,8 @@ TEST_F(CollectorTest, TokensAreChecked) {
   EXPECT_EQ(c.metrics().auth_failures.load(), 4);
 }
 
-TEST_F(CollectorTest, ShutdownCancelsOpenStreams) {
-  Collector c(db_);
+TEST_P(CollectorTest, ShutdownCancelsOpenStreams) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s8");
   IngestStream stream(c.channel(), kAgentToken);
   EXPECT_EQ(stream.Send(batches[0])->durable_seq(), 1u);
@@ -354,8 +354,8 @@ TEST_F(CollectorTest, ShutdownCancelsOpenStreams) {
   EXPECT_EQ(c.store().Stats().batches, 1);
 }
 
-TEST_F(CollectorTest, EvictedSessionIsRebuiltFromTheStore) {
-  Collector c(db_);
+TEST_P(CollectorTest, EvictedSessionIsRebuiltFromTheStore) {
+  Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s9");
   for (size_t i = 0; i < 3; ++i) ASSERT_EQ(c.ingest().HandleBatch(batches[i])->durable_seq(), i + 1);
   EXPECT_EQ(c.ingest().sessions_in_memory(), 1u);
@@ -367,6 +367,9 @@ TEST_F(CollectorTest, EvictedSessionIsRebuiltFromTheStore) {
   EXPECT_EQ(stats.records, kRecords);
   EXPECT_EQ(stats.sessions_complete, 1);
 }
+
+// Every TEST_P(CollectorTest, ...) of this binary (ingest and query suites) runs on both.
+OPMAP_INSTANTIATE_ENGINES(CollectorTest);
 
 }  // namespace
 }  // namespace opmap::collector::test_support

@@ -13,15 +13,15 @@
 namespace opmap::collector::test_support {
 namespace {
 
-TEST_F(CollectorTest, HealthServiceAnswers) {
-  Collector c(db_);
+TEST_P(CollectorTest, HealthServiceAnswers) {
+  Collector c(store_);
   EXPECT_EQ(HealthStatus(c.channel()), 1);  // SERVING
   c.server().GetHealthCheckService()->Shutdown();
   EXPECT_EQ(HealthStatus(c.channel()), 2);  // NOT_SERVING
 }
 
-TEST_F(CollectorTest, ExportChunksTruncationAndSessionFilter) {
-  Collector c(db_);
+TEST_P(CollectorTest, ExportChunksTruncationAndSessionFilter) {
+  Collector c(store_);
   for (const char* session : {"e1", "e2"}) {
     for (const Batch& b : SessionBatches(session)) ASSERT_TRUE(c.ingest().HandleBatch(b).ok());
   }
