@@ -1,31 +1,36 @@
-// ingest_bench: the collector's two headline figures, measured end to end on loopback.
+// ingest_bench: the collector's headline figures, measured end to end on loopback, for one
+// collector on SQLite and, in the same run, two collector replicas on a ClickHouse cluster
+// (--engines sqlite,clickhouse; `cmake --build build --target bench_scale_out`).
 //
 //  1. Ingest throughput: a client (this process, the same IngestSender `opmap import`
 //     uses) pushes synthetic capture sessions through the real `opmap-collector` binary
-//     into a temporary SQLite file, waiting for the durable acks: kernel records/s.
-//     Each session is what one capture window of a small model holds: 10k kernels of
-//     ~50 names under ~2k operator ranges, with one launch API record per kernel.
-//  2. Query latency: with ~10 M kernels stored (the ingest run's), 100 runs of a
+//     (SQLite: one process, a temporary file; ClickHouse: --collectors processes with the
+//     same `--store clickhouse://...`, the streams dealt round-robin between them), waiting
+//     for the durable acks: kernel records/s. Each session is what one capture window of a
+//     small model holds: 10k kernels of ~50 names under ~2k operator ranges, with one
+//     launch API record per kernel; sessions are spread over --agents agent ids (the
+//     ClickHouse tables are sharded by agent).
+//  2. Query latency: with the ingest run's kernels stored (~10 M by default), 100 runs of a
 //     latency-percentile query of kernel durations grouped by layer type: p50 / p99 ms.
 //
-// Prints the figures beside their targets. Options: --help.
-#include <sys/resource.h>
+// ClickHouse: the 2-shard cluster of scripts/clickhouse_cluster.sh, started in a temp dir and
+// stopped at the end, or the running one OPMAP_CLICKHOUSE_ENV names (then only the bench's
+// own database is dropped). Prints the figures beside their targets and as ratios to SQLite.
+// Options: --help.
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
-#include <iterator>
-#include <atomic>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -33,38 +38,49 @@
 #include "absl/time/clock.h"
 #include "analysis/model/trace.h"
 #include "analysis/wire/batch_codec.h"
-#include "cli/grpc_client.h"
-#include "cli/ingest_sender.h"
-#include "opmap/v1/query.grpc.pb.h"
+#include "bench/ingest_runner.h"
 #include "tests/integration/collector_fixture.h"
 
 namespace {
 
 using opmap::analysis::Trace;
+using opmap::bench::Commas;
 
 constexpr char kUsage[] = R"(usage: ingest_bench [options]
 
-  --kernels N          kernel records to ingest in all (default 10000000)
+  --engines LIST       sqlite, clickhouse or both, comma-separated (default sqlite)
+  --kernels N          kernel records to ingest in all, per engine (default 10000000)
+  --ch-kernels N       the same for ClickHouse only (default: --kernels)
   --session-kernels N  kernels per synthetic session (default 10000)
   --batch-records N    records per batch (default 20000)
-  --streams N          concurrent Ingest streams from this client (default 2)
+  --agents N           distinct agent ids the sessions are spread over (default 16)
+  --streams N          concurrent Ingest streams into SQLite (default 2)
+  --ch-streams N       concurrent Ingest streams into the ClickHouse collectors (default 16)
+  --collectors N       collector processes in front of ClickHouse (default 2)
   --window N           unacknowledged batches per stream (default 64)
   --query-runs N       latency queries to time (default 100)
   --query-range-cut    query [first session start, +1 h) instead of all time: a range
                        that cuts through the rollup bucket holding every session, so the
-                       collector reads each session's own rows (the slow path)
+                       SQLite collector reads each session's own rows (the slow path)
   --collector-bin P    the opmap-collector binary (default: OPMAP_BIN_DIR)
+  --cluster-script P   scripts/clickhouse_cluster.sh (default: the source tree's)
   --dir D              where the SQLite file goes (default: a fresh temp dir, removed)
 )";
 
 struct Options {
+  bool sqlite = true, clickhouse = false;
   int64_t kernels = 10'000'000;
+  int64_t ch_kernels = 0;
   int session_kernels = 10'000;
   size_t batch_records = 20'000;
+  int agents = 16;
   int streams = 2;
+  int ch_streams = 16;
+  int collectors = 2;
   size_t window = 64;
   int query_runs = 100;
   bool query_range_cut = false;
+  std::string cluster_script = OPMAP_SOURCE_DIR "/scripts/clickhouse_cluster.sh";
   std::string dir;
 };
 
@@ -146,40 +162,6 @@ Trace MakeSession(int kernels) {
   return t;
 }
 
-// CPU seconds (user + system) a process has used so far, from /proc/PID/stat; -1 when
-// unreadable. Load-independent, unlike throughput on a shared machine.
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Fields after the command name (which may hold spaces) end with ')'.
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::vector<std::string> fields = absl::StrSplit(stat.substr(close + 2), ' ');
-  uint64_t utime = 0, stime = 0;  // fields 14 and 15 of stat(5): 11 and 12 after ')'
-  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
-    return -1;
-  }
-  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
-}
-
-double SelfCpuSeconds() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_utime.tv_usec * 1e-6 + u.ru_stime.tv_sec +
-         u.ru_stime.tv_usec * 1e-6;
-}
-
-std::string Commas(int64_t v) {
-  std::string s = absl::StrCat(v), out;
-  int n = 0;
-  for (auto it = s.rbegin(); it != s.rend(); ++it, ++n) {
-    if (n && n % 3 == 0 && *it != '-') out.push_back(',');
-    out.push_back(*it);
-  }
-  return std::string(out.rbegin(), out.rend());
-}
-
 bool ParseArgs(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -190,6 +172,18 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "--session-kernels") { if (!next(&o->session_kernels)) return false; }
     else if (a == "--batch-records") { if (!next(&o->batch_records)) return false; }
     else if (a == "--streams") { if (!next(&o->streams)) return false; }
+    else if (a == "--ch-kernels") { if (!next(&o->ch_kernels)) return false; }
+    else if (a == "--agents") { if (!next(&o->agents)) return false; }
+    else if (a == "--ch-streams") { if (!next(&o->ch_streams)) return false; }
+    else if (a == "--collectors") { if (!next(&o->collectors)) return false; }
+    else if (a == "--engines" && i + 1 < argc) {
+      o->sqlite = o->clickhouse = false;
+      for (absl::string_view e : absl::StrSplit(argv[++i], ',')) {
+        if (e == "sqlite") o->sqlite = true;
+        else if (e == "clickhouse") o->clickhouse = true;
+        else return false;
+      }
+    } else if (a == "--cluster-script" && i + 1 < argc) { o->cluster_script = argv[++i]; }
     else if (a == "--window") { if (!next(&o->window)) return false; }
     else if (a == "--query-runs") { if (!next(&o->query_runs)) return false; }
     else if (a == "--query-range-cut") { o->query_range_cut = true; }
@@ -199,7 +193,86 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     } else if (a == "--dir" && i + 1 < argc) { o->dir = argv[++i]; }
     else return false;
   }
-  return true;
+  if (o->ch_kernels == 0) o->ch_kernels = o->kernels;
+  return o->sqlite || o->clickhouse;
+}
+
+struct EngineFigures {
+  std::string name;
+  int64_t kernels = 0;
+  opmap::bench::IngestResult ingest;
+  double server_cpu = -1;  // ClickHouse servers, all together; -1: none
+  double zk_cpu = -1;      // ZooKeeper
+  opmap::bench::QueryResult query;
+  double rate() const { return kernels / ingest.seconds; }
+};
+
+double Sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+void PrintIngest(const EngineFigures& f, int64_t records_per_session, int session_kernels) {
+  const int64_t records = f.kernels / session_kernels * records_per_session;
+  std::printf("ingest [%s]: %s kernel records (%s records in all) acked durable in %.2f s\n",
+              f.name.c_str(), Commas(f.kernels).c_str(), Commas(records).c_str(),
+              f.ingest.seconds);
+  std::printf("  -> %s kernel records/s   [%s records/s of all kinds]\n",
+              Commas(static_cast<int64_t>(f.rate())).c_str(),
+              Commas(static_cast<int64_t>(records / f.ingest.seconds)).c_str());
+  std::string per;
+  for (double c : f.ingest.collector_cpu) per += absl::StrFormat(" %.1f", c);
+  std::printf("  CPU: collector(s)%s s (%.2f s per M kernel records), client %.2f s (%.2f s per "
+              "M)",
+              per.c_str(), Sum(f.ingest.collector_cpu) / (f.kernels / 1e6), f.ingest.client_cpu,
+              f.ingest.client_cpu / (f.kernels / 1e6));
+  if (f.server_cpu >= 0) {
+    std::printf(", ClickHouse servers %.1f s (%.2f s per M)", f.server_cpu,
+                f.server_cpu / (f.kernels / 1e6));
+  }
+  if (f.zk_cpu >= 0) {
+    std::printf(", ZooKeeper %.1f s (%.2f s per M)", f.zk_cpu, f.zk_cpu / (f.kernels / 1e6));
+  }
+  std::printf(", in %.2f s on %ld cores\n", f.ingest.seconds, sysconf(_SC_NPROCESSORS_ONLN));
+  std::fflush(stdout);
+}
+
+void PrintQuery(const EngineFigures& f, const Options& opt) {
+  const auto& q = f.query;
+  std::printf("query [%s]: kernel-duration percentiles (p50/p95/p99) by layer type over %s "
+              "stored kernels (%zu groups), %d runs%s\n",
+              f.name.c_str(), Commas(static_cast<int64_t>(q.counted)).c_str(), q.groups,
+              opt.query_runs, opt.query_range_cut ? ", range cutting through their bucket" : "");
+  std::printf("  -> p50 %.1f ms, p99 %.1f ms, max %.1f ms   (target p99 <= 100 ms: %s)\n",
+              q.Pct(0.5), q.Pct(0.99), q.ms.back(), q.Pct(0.99) <= 100 ? "met" : "NOT met");
+  std::printf("  collector CPU %.2f ms per query\n", q.collector_cpu_ms);
+  if (q.counted != static_cast<uint64_t>(f.kernels)) {
+    std::printf("  WARNING: the query counted %" PRIu64 " kernels, %" PRId64 " were ingested\n",
+                q.counted, f.kernels);
+  }
+  std::fflush(stdout);
+}
+
+// opmap_collector_store_commit_seconds sum / count over the collectors' /metrics.
+double MeanCommitMs(const std::vector<opmap::testing::CollectorProcess*>& collectors) {
+  double sum = 0, count = 0;
+  for (auto* c : collectors) {
+    std::string text = opmap::testing::HttpGet(c->metrics_address(), "/metrics");
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      std::vector<absl::string_view> kv = absl::StrSplit(line, ' ');
+      double v = 0;
+      if (kv.size() != 2 || !absl::SimpleAtod(kv[1], &v)) continue;
+      if (kv[0] == "opmap_collector_store_commit_seconds_sum") sum += v;
+      if (kv[0] == "opmap_collector_store_commit_seconds_count") count += v;
+    }
+  }
+  return count > 0 ? sum / count * 1e3 : -1;
+}
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "ingest_bench: %s\n", std::string(s.message()).c_str());
+  return 1;
 }
 
 }  // namespace
@@ -210,17 +283,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
-  opmap::testing::TempDir temp;
-  const std::string dir = opt.dir.empty() ? temp.path() : opt.dir;
-  opmap::testing::CollectorProcess::Options copt;
-  copt.dir = dir;
-  opmap::testing::CollectorProcess collector(copt);
-  if (absl::Status s = collector.Start(); !s.ok()) {
-    std::fprintf(stderr, "ingest_bench: %s\n", std::string(s.message()).c_str());
-    return 1;
-  }
-
-  // The session template, batched once; each session differs only in its id.
+  // The session template, batched once; each session differs only in its ids.
   const Trace session = MakeSession(opt.session_kernels);
   opmap::analysis::BatchingOptions batching;
   batching.agent_id = "bench-agent";
@@ -232,162 +295,153 @@ int main(int argc, char** argv) {
   batching.max_records_per_batch = opt.batch_records;
   absl::StatusOr<std::vector<opmap::v1::Batch>> tmpl =
       opmap::analysis::TraceToBatches(session, batching);
-  if (!tmpl.ok()) {
-    std::fprintf(stderr, "ingest_bench: %s\n", std::string(tmpl.status().message()).c_str());
-    return 1;
-  }
-  const int64_t sessions = (opt.kernels + opt.session_kernels - 1) / opt.session_kernels;
+  if (!tmpl.ok()) return Fail(tmpl.status());
   const int64_t records_per_session = static_cast<int64_t>(
       session.gpu_events.size() + session.api_calls.size() + session.ranges.size());
   size_t payload_bytes = 0;
   for (const auto& b : *tmpl) payload_bytes += b.ByteSizeLong();
-  std::printf("ingest_bench: %s sessions x %s kernels (+%s launches, %s operator ranges) in "
-              "%zu batches of <= %zu records (%.1f MB/session on the wire), %d stream(s), "
-              "window %zu, into SQLite at %s\n",
-              Commas(sessions).c_str(), Commas(opt.session_kernels).c_str(),
-              Commas(session.api_calls.size()).c_str(), Commas(session.ranges.size()).c_str(),
-              tmpl->size(), opt.batch_records, payload_bytes / 1e6, opt.streams, opt.window,
-              collector.db().c_str());
+  std::printf("ingest_bench: sessions of %s kernels (+%s launches, %s operator ranges) in "
+              "%zu batches of <= %zu records (%.1f MB/session on the wire), %d agent ids, "
+              "window %zu\n",
+              Commas(opt.session_kernels).c_str(), Commas(session.api_calls.size()).c_str(),
+              Commas(session.ranges.size()).c_str(), tmpl->size(), opt.batch_records,
+              payload_bytes / 1e6, opt.agents, opt.window);
   std::fflush(stdout);
+  auto sessions_for = [&](int64_t kernels) {
+    return (kernels + opt.session_kernels - 1) / opt.session_kernels;
+  };
 
-  opmap::cli::ConnectionFlags flags;
-  flags.collectors = {collector.address()};
-  flags.token = opmap::testing::kAgentToken;
-  auto client = opmap::cli::CollectorClient::Create(flags);
-  if (!client.ok()) return 1;
-
-  // Sessions are dealt to the streams round-robin; each stream pulls its next batch.
-  std::atomic<int64_t> next_session{0};
-  std::atomic<int64_t> settled_batches{0};
-  std::vector<std::thread> threads;
-  std::vector<grpc::Status> statuses(opt.streams);
-  const double collector_cpu0 = ProcessCpuSeconds(collector.pid());
-  const double client_cpu0 = SelfCpuSeconds();
-  const absl::Time start = absl::Now();
-  for (int s = 0; s < opt.streams; ++s) {
-    threads.emplace_back([&, s] {
-      opmap::cli::SenderOptions so;
-      so.window = opt.window;
-      so.progress_interval = absl::Milliseconds(200);
-      int64_t last = 0;
-      so.progress = [&](const opmap::cli::SenderProgress& p) {
-        settled_batches += p.settled - last;
-        last = p.settled;
-      };
-      so.log = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
-      opmap::cli::IngestSender sender(client->get(), so);
-      int64_t current = -1;
-      size_t index = 0;
-      opmap::cli::SenderResult r = sender.Run([&](opmap::v1::Batch* out) {
-        if (current < 0 || index == tmpl->size()) {
-          current = next_session.fetch_add(1);
-          index = 0;
-          if (current >= sessions) return false;
-        }
-        *out = (*tmpl)[index++];
-        out->set_session_id(absl::StrCat("bench-", current));
-        return true;
-      });
-      statuses[s] = r.status;
-    });
+  std::vector<EngineFigures> figures;
+  if (opt.sqlite) {
+    opmap::testing::TempDir temp;
+    opmap::testing::CollectorProcess::Options copt;
+    copt.dir = opt.dir.empty() ? temp.path() : opt.dir;
+    opmap::testing::CollectorProcess collector(copt);
+    if (absl::Status s = collector.Start(); !s.ok()) return Fail(s);
+    EngineFigures f;
+    f.name = "sqlite, 1 collector";
+    opmap::bench::IngestPlan plan;
+    plan.batches = &*tmpl;
+    plan.sessions = sessions_for(opt.kernels);
+    plan.session_kernels = opt.session_kernels;
+    plan.streams = opt.streams;
+    plan.window = opt.window;
+    plan.agents = opt.agents;
+    plan.label = "sqlite";
+    f.kernels = plan.sessions * opt.session_kernels;
+    std::printf("[sqlite] %s sessions, %d stream(s), into %s\n", Commas(plan.sessions).c_str(),
+                opt.streams, collector.db().c_str());
+    std::fflush(stdout);
+    auto ingest = opmap::bench::RunIngest(plan, {&collector});
+    if (!ingest.ok()) return Fail(ingest.status());
+    f.ingest = *ingest;
+    PrintIngest(f, records_per_session, opt.session_kernels);
+    std::error_code ec;
+    std::printf("  store: %.0f MB (SQLite file + WAL), collector: batches %" PRId64
+                ", sessions complete %" PRId64 "\n",
+                (std::filesystem::file_size(collector.db(), ec) +
+                 std::filesystem::file_size(collector.db() + "-wal", ec)) / 1e6,
+                collector.Metric("opmap_collector_batches_total"),
+                collector.Metric("opmap_collector_sessions_complete_total"));
+    std::printf("  mean store commit %.1f ms\n", MeanCommitMs({&collector}));
+    std::fflush(stdout);
+    auto q = opmap::bench::RunLatencyQuery(collector, opt.query_runs, opt.query_range_cut,
+                                           kSessionStartNs, f.kernels, 0);
+    if (!q.ok()) return Fail(q.status());
+    f.query = *q;
+    PrintQuery(f, opt);
+    collector.Stop();
+    figures.push_back(f);
   }
-  // A line every 2 s while it runs.
-  std::atomic<bool> done{false};
-  std::thread ticker([&] {
-    while (!done) {
-      for (int i = 0; i < 20 && !done; ++i) absl::SleepFor(absl::Milliseconds(100));
-      if (done) break;
-      double secs = absl::ToDoubleSeconds(absl::Now() - start);
-      int64_t k = settled_batches.load() * opt.session_kernels / static_cast<int64_t>(tmpl->size());
-      std::fprintf(stderr, "  %.0f s: ~%s kernels acked (~%s/s)\n", secs, Commas(k).c_str(),
-                   Commas(static_cast<int64_t>(k / secs)).c_str());
+  if (opt.clickhouse) {
+    const absl::Time t0 = absl::Now();
+    auto cluster = opmap::bench::BenchCluster::Acquire(opt.cluster_script);
+    if (!cluster.ok()) return Fail(cluster.status());
+    std::printf("[clickhouse] cluster %s (%s, %.1f s), database %s\n",
+                (*cluster)->Env("CH_CLUSTER").c_str(),
+                (*cluster)->owned() ? "started here" : "OPMAP_CLICKHOUSE_ENV",
+                absl::ToDoubleSeconds(absl::Now() - t0), (*cluster)->database().c_str());
+    opmap::testing::TempDir temp;
+    std::vector<std::unique_ptr<opmap::testing::CollectorProcess>> owned;
+    std::vector<opmap::testing::CollectorProcess*> collectors;
+    for (int i = 0; i < opt.collectors; ++i) {
+      opmap::testing::CollectorProcess::Options copt;
+      copt.dir = temp.File(absl::StrCat("collector", i));
+      std::filesystem::create_directories(copt.dir);
+      copt.store = (*cluster)->Url();
+      owned.push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
+      if (absl::Status s = owned.back()->Start(); !s.ok()) return Fail(s);
+      collectors.push_back(owned.back().get());
     }
-  });
-  for (auto& t : threads) t.join();
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  const double collector_cpu = ProcessCpuSeconds(collector.pid()) - collector_cpu0;
-  const double client_cpu = SelfCpuSeconds() - client_cpu0;
-  done = true;
-  ticker.join();
-  for (const grpc::Status& s : statuses) {
-    if (!s.ok()) {
-      std::fprintf(stderr, "ingest_bench: ingest failed: %s\ncollector log:\n%s\n",
-                   opmap::cli::StatusLine(s).c_str(), collector.Log().c_str());
-      return 1;
+    EngineFigures f;
+    f.name = absl::StrCat("clickhouse, ", opt.collectors, " collectors");
+    opmap::bench::IngestPlan plan;
+    plan.batches = &*tmpl;
+    plan.sessions = sessions_for(opt.ch_kernels);
+    plan.session_kernels = opt.session_kernels;
+    plan.streams = opt.ch_streams;
+    plan.window = opt.window;
+    plan.agents = opt.agents;
+    plan.label = "ch";
+    f.kernels = plan.sessions * opt.session_kernels;
+    std::printf("[clickhouse] %s sessions, %d streams over %d collectors, store %s\n",
+                Commas(plan.sessions).c_str(), opt.ch_streams, opt.collectors,
+                (*cluster)->Url().c_str());
+    std::fflush(stdout);
+    const std::vector<pid_t> servers = (*cluster)->ServerPids();
+    auto server_cpu = [&] {
+      double c = 0;
+      for (pid_t p : servers) c += std::max(0.0, opmap::bench::ProcessCpuSeconds(p));
+      return c;
+    };
+    const double server_cpu0 = server_cpu();
+    int zk_pid = 0;
+    (void)absl::SimpleAtoi((*cluster)->Env("ZK_PID"), &zk_pid);
+    const double zk_cpu0 = zk_pid > 0 ? opmap::bench::ProcessCpuSeconds(zk_pid) : -1;
+    auto ingest = opmap::bench::RunIngest(plan, collectors);
+    if (!ingest.ok()) return Fail(ingest.status());
+    f.ingest = *ingest;
+    if (!servers.empty()) f.server_cpu = server_cpu() - server_cpu0;
+    if (zk_cpu0 >= 0) f.zk_cpu = opmap::bench::ProcessCpuSeconds(zk_pid) - zk_cpu0;
+    PrintIngest(f, records_per_session, opt.session_kernels);
+    const std::string& db = (*cluster)->database();
+    auto stored = (*cluster)->Query(absl::StrCat(
+        "SELECT (SELECT count() FROM ", db, ".batches), (SELECT count() FROM ", db,
+        ".sessions), (SELECT sum(bytes) FROM system.parts WHERE active AND database = '", db,
+        "') FORMAT TSV"));
+    std::vector<std::string> cols =
+        absl::StrSplit(absl::StripAsciiWhitespace(stored.ok() ? *stored : ""), '\t');
+    if (cols.size() == 3) {
+      std::printf("  store: batches %s, sessions %s (through the Distributed tables); parts on "
+                  "the first server %.0f MB\n",
+                  cols[0].c_str(), cols[1].c_str(), std::atof(cols[2].c_str()) / 1e6);
+    } else {
+      std::printf("  store: counts unavailable: %s\n",
+                  std::string(stored.status().message()).c_str());
     }
+    int64_t commits = 0;
+    for (auto* c : collectors) commits += c->Metric("opmap_collector_batches_total");
+    std::printf("  collectors: batches %" PRId64 " in all; mean store commit %.1f ms\n", commits,
+              MeanCommitMs(collectors));
+    std::fflush(stdout);
+    auto q = opmap::bench::RunLatencyQuery(*collectors[0], opt.query_runs, opt.query_range_cut,
+                                           kSessionStartNs, f.kernels, 60);
+    if (!q.ok()) return Fail(q.status());
+    f.query = *q;
+    PrintQuery(f, opt);
+    for (auto* c : collectors) c->Stop();
+    figures.push_back(f);
   }
-  const int64_t kernels = sessions * opt.session_kernels;
-  const double rate = kernels / seconds;
-  std::printf("ingest: %s kernel records (%s records in all) acked durable in %.2f s\n",
-              Commas(kernels).c_str(), Commas(sessions * records_per_session).c_str(),
-              seconds);
-  std::printf("  -> %s kernel records/s   (target >= 1,000,000/s: %s)   [%s records/s of "
-              "all kinds]\n",
-              Commas(static_cast<int64_t>(rate)).c_str(), rate >= 1e6 ? "met" : "NOT met",
-              Commas(static_cast<int64_t>(sessions * records_per_session / seconds)).c_str());
-  std::printf("  CPU: collector %.2f s (%.2f s per M kernel records), client %.2f s (%.2f s per "
-              "M), in %.2f s on %ld cores\n",
-              collector_cpu, collector_cpu / (kernels / 1e6), client_cpu,
-              client_cpu / (kernels / 1e6), seconds, sysconf(_SC_NPROCESSORS_ONLN));
-  std::error_code ec;
-  std::printf("  store: %.0f MB (SQLite file + WAL), collector: batches %" PRId64
-              ", sessions complete %" PRId64 "\n",
-              (std::filesystem::file_size(collector.db(), ec) +
-               std::filesystem::file_size(collector.db() + "-wal", ec)) / 1e6,
-              collector.Metric("opmap_collector_batches_total"),
-              collector.Metric("opmap_collector_sessions_complete_total"));
-  std::fflush(stdout);
-
-  // Query latency.
-  flags.token = opmap::testing::kAnalystToken;
-  auto analyst = opmap::cli::CollectorClient::Create(flags);
-  if (!analyst.ok()) return 1;
-  auto stub = opmap::v1::Query::NewStub((*analyst)->NewChannel(0));
-  opmap::v1::LatencyRequest req;
-  req.set_subject(opmap::v1::LATENCY_SUBJECT_KERNEL);
-  req.add_group_by(opmap::v1::GROUP_BY_LAYER_TYPE);
-  if (opt.query_range_cut) {
-    req.mutable_range()->set_start_ns(kSessionStartNs);
-    req.mutable_range()->set_end_ns(kSessionStartNs + int64_t{3600} * 1'000'000'000);
+  if (figures.size() == 2) {
+    const EngineFigures &a = figures[0], &b = figures[1];
+    std::printf("\nratios, %s / %s (same run):\n", b.name.c_str(), a.name.c_str());
+    std::printf("  ingest kernel records/s: %s / %s = %.3fx\n",
+                Commas(static_cast<int64_t>(b.rate())).c_str(),
+                Commas(static_cast<int64_t>(a.rate())).c_str(), b.rate() / a.rate());
+    std::printf("  query p99 over %s vs %s kernels: %.1f ms / %.1f ms = %.1fx (p50 %.1fx)\n",
+                Commas(b.kernels).c_str(), Commas(a.kernels).c_str(), b.query.Pct(0.99),
+                a.query.Pct(0.99), b.query.Pct(0.99) / a.query.Pct(0.99),
+                b.query.Pct(0.5) / a.query.Pct(0.5));
   }
-  for (double q : {0.5, 0.95, 0.99}) req.add_quantiles(q);
-  std::vector<double> ms;
-  double query_cpu0 = 0;
-  uint64_t counted = 0;
-  size_t groups = 0;
-  for (int i = 0; i < opt.query_runs + 1; ++i) {
-    grpc::ClientContext ctx;
-    (*analyst)->PrepareContext(&ctx, absl::Seconds(60));
-    opmap::v1::LatencyResponse resp;
-    absl::Time t = absl::Now();
-    grpc::Status s = stub->LatencyPercentiles(&ctx, req, &resp);
-    double elapsed = absl::ToDoubleMilliseconds(absl::Now() - t);
-    if (!s.ok()) {
-      std::fprintf(stderr, "ingest_bench: query failed: %s\n", opmap::cli::StatusLine(s).c_str());
-      return 1;
-    }
-    if (i == 0) {  // the first run warms the connection; not timed
-      for (const auto& r : resp.rows()) counted += r.count();
-      groups = resp.rows_size();
-      query_cpu0 = ProcessCpuSeconds(collector.pid());
-      continue;
-    }
-    ms.push_back(elapsed);
-  }
-  const double query_cpu = ProcessCpuSeconds(collector.pid()) - query_cpu0;
-  std::sort(ms.begin(), ms.end());
-  auto pct = [&](double q) { return ms[static_cast<size_t>(q * (ms.size() - 1))]; };
-  std::printf("query: kernel-duration percentiles (p50/p95/p99) by layer type over %s stored "
-              "kernels (%zu groups), %d runs%s\n",
-              Commas(static_cast<int64_t>(counted)).c_str(), groups, opt.query_runs,
-              opt.query_range_cut ? ", range cutting through their bucket" : "");
-  std::printf("  -> p50 %.1f ms, p99 %.1f ms, max %.1f ms   (target p99 <= 100 ms: %s)\n",
-              pct(0.5), pct(0.99), ms.back(), pct(0.99) <= 100 ? "met" : "NOT met");
-  std::printf("  collector CPU %.2f ms per query\n", query_cpu * 1e3 / opt.query_runs);
-  if (counted != static_cast<uint64_t>(kernels)) {
-    std::printf("  WARNING: the query counted %" PRIu64 " kernels, %" PRId64 " were ingested\n",
-                counted, kernels);
-  }
-  collector.Stop();
   return 0;
 }

@@ -5,8 +5,11 @@
 #include <set>
 #include <utility>
 
+#include <simdjson.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+
 #include "analysis/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 #include "opmap/v1/query.grpc.pb.h"
@@ -161,6 +164,52 @@ absl::Status FetchStallShare(CollectorClient& client, const ArmQuery& q, Arm& ar
   return absl::OkStatus();
 }
 
+// Framework, compiler, CUDA and driver versions of the arm's sessions: the collector's
+// ExportTrace writes each session's Resource as an `opmap_resource` metadata event, so one
+// event per session is enough. Values that differ between sessions are all listed.
+absl::Status FetchResourceInputs(CollectorClient& client, const ArmQuery& q, Arm& arm) {
+  opmap::v1::ExportTraceRequest req;
+  if (q.has_range) *req.mutable_range() = q.range;
+  *req.mutable_filter() = q.filter;
+  req.mutable_filter()->set_revision(q.revision);
+  req.set_max_events(1);
+  std::string doc;
+  RETURN_IF_ERROR(Call(client, "ExportTrace", [&](Stub& s, grpc::ClientContext& c) {
+    doc.clear();
+    std::unique_ptr<grpc::ClientReader<opmap::v1::TraceChunk>> reader = s.ExportTrace(&c, req);
+    opmap::v1::TraceChunk chunk;
+    while (reader->Read(&chunk)) doc += chunk.data();
+    return reader->Finish();
+  }));
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(doc).get(root) != simdjson::SUCCESS) {
+    return absl::DataLossError("ExportTrace: the collector's document does not parse");
+  }
+  simdjson::dom::array events;
+  if (root["traceEvents"].get(events) != simdjson::SUCCESS) return absl::OkStatus();
+  std::map<std::string, std::set<std::string>> values;
+  for (simdjson::dom::element e : events) {
+    std::string_view name;
+    simdjson::dom::object args;
+    if (e["name"].get(name) != simdjson::SUCCESS || name != "opmap_resource" ||
+        e["args"].get(args) != simdjson::SUCCESS) {
+      continue;
+    }
+    for (simdjson::dom::key_value_pair kv : args) {
+      std::string_view v;
+      if (kv.value.get(v) == simdjson::SUCCESS) values[std::string(kv.key)].insert(std::string(v));
+    }
+  }
+  for (const auto& [key, set] : values) {
+    if (key == "host" || key == "revision") continue;  // listed from the rollups already
+    std::string joined;
+    for (const std::string& v : set) joined += (joined.empty() ? "" : ",") + v;
+    arm.inputs[key] = joined;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<analysis::WeightedValue> SketchSamples(const opmap::v1::Sketch& sketch) {
@@ -280,6 +329,7 @@ absl::StatusOr<Arm> FetchArm(CollectorClient& client, const ArmQuery& q) {
     }
   }
   RETURN_IF_ERROR(FetchLayers(client, q, arm));
+  RETURN_IF_ERROR(FetchResourceInputs(client, q, arm));
   RETURN_IF_ERROR(FetchStallShare(client, q, arm));
   arm.unavailable["errors"] =
       "the sessions carry no request error counts (opmap records ranges, not request outcomes)";
@@ -306,8 +356,12 @@ absl::StatusOr<Arm> FetchArm(CollectorClient& client, const ArmQuery& q) {
     arm.inputs["first_window_start_ns"] = std::to_string(arm.windows.front().start_ns);
     arm.inputs["last_window_end_ns"] = std::to_string(arm.windows.back().end_ns);
   }
-  if (q.envelope != nullptr) arm.inputs["envelope"] = q.envelope->name;
+  if (q.envelope != nullptr) {
+    arm.inputs["envelope"] = q.envelope->name;
+    arm.inputs["power_mode"] = q.envelope->power_mode.empty() ? "not given" : q.envelope->power_mode;
+  }
   if (q.profile != nullptr) {
+    if (!q.profile->seed.empty()) arm.inputs["seed"] = q.profile->seed;
     arm.inputs["precision"] = std::string(analysis::PrecisionName(q.profile->PrecisionOf(q.revision)));
   }
   return arm;

@@ -157,7 +157,14 @@ int Run(const CollectorConfig& config) {
   std::printf("listening on %s\n", WithPort(config.listen, port).c_str());
   if (metrics_server != nullptr) std::printf("metrics on %s\n", metrics_server->address().c_str());
   std::fflush(stdout);
-  Log(absl::StrFormat("store %s, raw retention %s, auth %s, tls %s", config.store,
+  // A clickhouse:// URL may carry password=...: never into the log.
+  std::string shown_store = config.store;
+  if (size_t at = shown_store.find("password="); at != std::string::npos) {
+    const size_t end = shown_store.find('&', at);
+    shown_store.replace(at + 9, (end == std::string::npos ? shown_store.size() : end) - at - 9,
+                        "***");
+  }
+  Log(absl::StrFormat("store %s, raw retention %s, auth %s, tls %s", shown_store,
                       absl::FormatDuration(config.raw_retention),
                       config.insecure_no_auth ? "OFF" : absl::StrFormat("%d tokens", auth.size()),
                       tls ? (config.tls_client_ca.empty() ? "on" : "on, client certs required")

@@ -161,6 +161,21 @@ absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest
     analysis::ChromeTraceSource source;
     source.label = SessionLabel(h);
     source.default_pid = h.resource.pid();
+    for (const auto& [key, value] :
+         std::initializer_list<std::pair<const char*, const std::string*>>{
+             {"host", &h.resource.host()},
+             {"model", &h.resource.model_name()},
+             {"revision", &h.resource.model_revision()},
+             {"framework", &h.resource.framework()},
+             {"framework_version", &h.resource.framework_version()},
+             {"compiler", &h.resource.compiler()},
+             {"compiler_version", &h.resource.compiler_version()},
+             {"cuda_runtime_version", &h.resource.cuda_runtime_version()},
+             {"driver_version", &h.resource.driver_version()},
+             {"cupti_version", &h.resource.cupti_version()},
+             {"agent_version", &h.resource.agent_version()}}) {
+      if (!value->empty()) source.resource.emplace_back(key, *value);
+    }
     for (const opmap::v1::Gpu& gpu : h.resource.gpus()) {
       if (gpu.device() >= 1024) continue;
       if (source.gpu_names.size() <= gpu.device()) source.gpu_names.resize(gpu.device() + 1);

@@ -19,9 +19,10 @@ constexpr double kTera = 1e12;
 
 HardwareEnvelope Make(std::string name, int32_t sms, double hbm_tb, std::optional<double> bf16,
                       std::optional<double> fp8, std::optional<double> tf32,
-                      std::optional<double> fp32, double ridge) {
+                      std::optional<double> fp32, double ridge, std::string power_mode) {
   HardwareEnvelope e;
   e.name = std::move(name);
+  e.power_mode = std::move(power_mode);
   e.sm_count = sms;
   e.hbm_bytes_per_s = hbm_tb * kTera;
   auto scale = [](std::optional<double> t) -> std::optional<double> {
@@ -91,14 +92,14 @@ std::optional<double> HardwareEnvelope::RidgeFlopPerByte(Precision p) const {
 const std::vector<HardwareEnvelope>& BuiltinEnvelopes() {
   // METRICS.md "Peaks" (dense): GPU | SMs | HBM TB/s | BF16/FP16 | FP8 | TF32 | FP32 | ridge.
   static const std::vector<HardwareEnvelope>* envelopes = new std::vector<HardwareEnvelope>{
-      Make("A100 SXM4 80GB", 108, 2.039, 312, std::nullopt, 156, 19.5, 153),
-      Make("H100 SXM5 80GB", 132, 3.35, 989.4, 1978.9, 494.7, 66.9, 295),
-      Make("H200 SXM 141GB", 132, 4.8, 989.4, 1978.9, 494.7, 67, 206),
+      Make("A100 SXM4 80GB", 108, 2.039, 312, std::nullopt, 156, 19.5, 153, "400 W"),
+      Make("H100 SXM5 80GB", 132, 3.35, 989.4, 1978.9, 494.7, 66.9, 295, "700 W"),
+      Make("H200 SXM 141GB", 132, 4.8, 989.4, 1978.9, 494.7, 67, 206, "700 W"),
       // Not in METRICS.md's table: NVIDIA's HGX B200 (1,000 W) dense figures, which public
       // spec pages quote as BF16 2.25 PFLOP/s, FP8 4.5, TF32 1.1 (sparse 2x), FP32 75-80
       // TFLOP/s (75 taken), HBM3e 8 TB/s, 148 SMs. Ridge = 2250 / 8. A fleet that measured
       // otherwise passes an envelope file with `base = B200`.
-      Make("B200 HGX 180GB", 148, 8.0, 2250, 4500, 1100, 75, 281.25),
+      Make("B200 HGX 180GB", 148, 8.0, 2250, 4500, 1100, 75, 281.25, "1000 W"),
   };
   return *envelopes;
 }
@@ -174,6 +175,8 @@ absl::StatusOr<HardwareEnvelope> ParseEnvelopeText(std::string_view text_in) {
     } else if (key == "name") {
       env.name = value;
       have_name = true;
+    } else if (key == "power_mode") {
+      env.power_mode = value;
     } else if (key == "sm_count") {
       int32_t sms = 0;
       if (!absl::SimpleAtoi(value, &sms) || sms <= 0) return err("expected an integer > 0");

@@ -30,6 +30,7 @@ std::optional<Precision> PrecisionFromInputType(std::string_view input_type);
 
 struct HardwareEnvelope {
   std::string name;              // e.g. "H100 SXM5 80GB"
+  std::string power_mode;        // e.g. "700 W"; the peaks hold at this power limit
   int32_t sm_count = 0;
   double hbm_bytes_per_s = 0;    // peak HBM bandwidth, bytes/s
   // Dense peak FLOP/s; nullopt = the GPU has no such path (never 0).
@@ -62,6 +63,7 @@ std::optional<HardwareEnvelope> EnvelopeForGpuName(std::string_view gpu_name);
 //   hbm_tb_per_s  TB/s (1e12 bytes/s) > 0; required unless base is given
 //   fp32_tflops, tf32_tflops, bf16_tflops, fp8_tflops   dense TFLOP/s > 0, or `none`
 //   ridge_bf16    FLOP/byte; computed from bf16_tflops / hbm_tb_per_s when not given
+//   power_mode    text, e.g. "500 W cap": the power limit the peaks were measured at
 // Errors are InvalidArgument naming the line number and key ("line 3: key 'bf16_tflops':
 // ..."); unknown and repeated keys are errors. At least one peak must remain.
 absl::StatusOr<HardwareEnvelope> ParseEnvelopeText(std::string_view text);

@@ -159,6 +159,8 @@ absl::StatusOr<WorkloadProfile> ParseWorkloadProfileText(std::string_view text) 
       p.model = value;
     } else if (key == "revision") {
       p.revision = value;
+    } else if (key == "seed") {
+      p.seed = value;
     } else if (key == "parameters") {
       if (!ParseParameterCount(value, &p.parameters)) {
         return err("expected a count > 0, optionally with suffix k, M or B (\"7.5B\")");

@@ -6,6 +6,8 @@
 // Keys (units in the name; `#` starts a comment; blank lines skipped):
 //   model                 required   e.g. "llama-3-8b"
 //   revision              optional   the revision the profile was written for
+//   seed                  optional   seeds of the load generator / sampling, as text; a
+//                                    reproducibility input of the release report
 //   parameters            required   non-embedding parameters N (active ones for MoE); may
 //                                    use a suffix k, M, B (1e3, 1e6, 1e9): "7.5B"
 //   layers                required   L, integer > 0
@@ -50,6 +52,7 @@ namespace opmap::analysis {
 struct WorkloadProfile {
   std::string model;
   std::string revision;
+  std::string seed;
   double parameters = 0;
   int64_t layers = 0, heads = 0, head_dim = 0, hidden = 0, kv_heads = 0;
   Precision precision = Precision::kBf16;

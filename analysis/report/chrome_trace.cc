@@ -242,6 +242,18 @@ bool ChromeTraceWriter::Add(const Trace& trace, const ChromeTraceSource& source)
     first_event_ = false;
   };
   const std::string suffix = source.label.empty() ? "" : " " + source.label;
+  if (!source.resource.empty()) {
+    separate();
+    absl::StrAppend(&buffer_, "{\"ph\":\"M\",\"name\":\"opmap_resource\",\"pid\":",
+                    host_pid(source.default_pid), ",\"tid\":0,\"args\":{");
+    for (size_t i = 0; i < source.resource.size(); ++i) {
+      if (i > 0) buffer_.append(",");
+      AppendJsonEscaped(source.resource[i].first, &buffer_);
+      buffer_.append(":");
+      AppendJsonEscaped(source.resource[i].second, &buffer_);
+    }
+    buffer_.append("}}");
+  }
   for (int64_t pid : host_pids) {
     separate();
     AppendMetadata("process_name", pid, 0, absl::StrCat("host", suffix), &buffer_);

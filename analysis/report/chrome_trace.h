@@ -50,6 +50,10 @@ struct ChromeTraceSource {
   std::string label;                   // appended to process names, e.g. "host-a r42"; "" = none
   int64_t default_pid = kNone;         // host pid for events whose process is unknown
   std::vector<std::string> gpu_names;  // by device ordinal, e.g. "NVIDIA H200"; optional
+  // What ran (framework, compiler, CUDA, driver versions...): written as one metadata
+  // event {"ph":"M","name":"opmap_resource","args":{key: value}} when not empty, so a
+  // reader (opmap report's reproducibility inputs) need not parse events.
+  std::vector<std::pair<std::string, std::string>> resource;
 };
 
 // Formats ns as µs with three decimals: 1234567 -> "1234.567", -1500 -> "-1.500".
