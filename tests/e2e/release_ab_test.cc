@@ -148,6 +148,9 @@ TEST_F(ReleaseAb, SlowLayerCandidateIsRolledBackNamingP99AndTheLayer) {
   // other layer's.
   EXPECT_GT(top["delta_ns_per_request"].get_double().value_unsafe(),
             4 * rec["layer_deltas"].at(1)["delta_ns_per_request"].get_double().value_unsafe());
+  // Reproducibility inputs include what ran, from the sessions' Resource.
+  EXPECT_EQ(std::string_view(rec["inputs"]["baseline.model"].get_string().value_unsafe()), "demo-ab");
+  EXPECT_EQ(std::string_view(rec["inputs"]["candidate.revision"].get_string().value_unsafe()), "slow");
   EXPECT_EQ(json.rfind("{\"marker\":\"opmap-report kind=release baseline=base candidate=slow "
                        "verdict=rollback\"", 0), 0u);
 

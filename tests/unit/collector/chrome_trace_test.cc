@@ -107,6 +107,12 @@ TEST(ChromeTraceTest, LabelsAndGpuNames) {
   EXPECT_NE(json.find("\"args\":{\"name\":\"GPU 0 (NVIDIA H200) node-1 llama@r42\"}"),
             std::string::npos);
   EXPECT_NE(json.find("\"args\":{\"name\":\"GPU 1 node-1 llama@r42\"}"), std::string::npos);
+  EXPECT_EQ(json.find("opmap_resource"), std::string::npos);  // none given, none written
+  source.resource = {{"framework", "pytorch"}, {"driver_version", "550.54.15"}};
+  json = RenderChromeTrace(TinyTrace(), {}, source).json;
+  EXPECT_NE(json.find("\"name\":\"opmap_resource\",\"pid\":"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"args\":{\"framework\":\"pytorch\",\"driver_version\":\"550.54.15\"}}"),
+            std::string::npos) << json;
 }
 
 // simdjson (DOM) accepts it: valid JSON and valid UTF-8. Returns the "X" event count.

@@ -118,3 +118,19 @@ TEST(HardwareEnvelope, Utilization) {
 
 }  // namespace
 }  // namespace opmap::analysis
+
+namespace opmap::analysis {
+namespace {
+
+// The power limit the peaks hold at travels with the envelope into release reports.
+TEST(HardwareEnvelope, PowerMode) {
+  EXPECT_EQ(EnvelopeForGpuName("NVIDIA H100 80GB HBM3")->power_mode, "700 W");
+  EXPECT_EQ(EnvelopeForGpuName("NVIDIA B200")->power_mode, "1000 W");
+  absl::StatusOr<HardwareEnvelope> e = ParseEnvelopeText("base = H100\npower_mode = 500 W cap\n");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->power_mode, "500 W cap");
+  EXPECT_DOUBLE_EQ(*e->PeakFlopsPerS(Precision::kBf16), 989.4e12);
+}
+
+}  // namespace
+}  // namespace opmap::analysis

@@ -15,6 +15,7 @@ using ::testing::HasSubstr;
 constexpr char kProfile[] = R"(# a 7B-shaped decoder
 model = "tiny-7b"
 revision = r1
+seed = 42,7
 parameters = 7B
 layers = 32
 heads = 32
@@ -49,6 +50,7 @@ TEST(WorkloadProfile, ParsesEveryKey) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->model, "tiny-7b");  // quotes stripped
   EXPECT_EQ(p->revision, "r1");
+  EXPECT_EQ(p->seed, "42,7");
   EXPECT_DOUBLE_EQ(p->parameters, 7e9);
   EXPECT_EQ(p->layers, 32);
   EXPECT_EQ(p->heads, 32);
