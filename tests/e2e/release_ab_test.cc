@@ -6,6 +6,7 @@
 // ship. Then an owner signs the report and the next report lists the sign-off.
 #include <simdjson.h>
 
+#include <iostream>
 #include <map>
 #include <string>
 #include <thread>
@@ -141,6 +142,14 @@ TEST_F(ReleaseAb, SlowLayerCandidateIsRolledBackNamingP99AndTheLayer) {
   }
   EXPECT_TRUE(p99_held) << json;
   simdjson::dom::element top = rec["layer_deltas"].at(0);
+  // The figures behind the verdict, for the log (docs/handoff.md quotes a run).
+  std::cout << "p99 baseline " << rec["baseline"]["p99_ms"].get_double().value_unsafe()
+            << " ms, candidate " << rec["candidate"]["p99_ms"].get_double().value_unsafe()
+            << " ms; windows " << rec["baseline"]["windows"].get_array().value_unsafe().size()
+            << "/" << rec["candidate"]["windows"].get_array().value_unsafe().size()
+            << "; decoder_layer.1 +"
+            << top["delta_ns_per_request"].get_double().value_unsafe() / 1e6
+            << " ms per request\n";
   EXPECT_EQ(std::string_view(top["layer"].get_string().value_unsafe()), "decoder_layer.1");
   EXPECT_EQ(std::string_view(top["top_operator"].get_string().value_unsafe()),
             "demo::mlp_down_linear");
