@@ -80,7 +80,6 @@ struct Args {
   int top = -1;
   bool quiet = false;
   bool launches = false;
-  bool report = false;
   HandoffArgs handoff;
 };
 
@@ -148,24 +147,10 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       const std::string* v = value("--ncu");
       if (!v) return UsageError("--ncu needs a file (an Nsight Compute CSV export)");
       args.ncu.push_back(*v);
-    } else if (a == "--report" || a == "--output" || a == "--profile" || a == "--envelope" ||
-               a == "--gpu") {
-      const std::string* v = value(a.c_str());
-      if (!v) return UsageError(a + " needs a value");
-      if (a == "--report") {
-        std::optional<ReportFormat> f = ParseReportFormat(*v);
-        if (!f) return UsageError("--report: '" + *v + "' (expected md, json or html)");
-        args.report = true;
-        args.handoff.format = *f;
-      } else if (a == "--output") {
-        args.handoff.output = *v;
-      } else if (a == "--profile") {
-        args.handoff.profile_path = *v;
-      } else if (a == "--envelope") {
-        args.handoff.envelope_path = *v;
-      } else {
-        args.handoff.gpu = *v;
-      }
+    } else if (std::string error; ParseHandoffFlag(a, i + 1 < argv.size() ? &argv[i + 1] : nullptr,
+                                                   &args.handoff, &error)) {
+      if (!error.empty()) return UsageError(error);
+      ++i;
     } else if (a == "--launches") {
       args.launches = true;
     } else if (a == "--quiet" || a == "-q") {
@@ -180,12 +165,8 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   if (!args.ncu.empty() && args.traces.size() > 1) {
     return UsageError("--ncu joins one trace: give at most one trace beside --ncu");
   }
-  const bool handoff_flags = !args.handoff.output.empty() || !args.handoff.profile_path.empty() ||
-                             !args.handoff.envelope_path.empty() || !args.handoff.gpu.empty();
-  if (handoff_flags && !args.report) {
-    return UsageError("--output, --profile, --envelope and --gpu go with --report");
-  }
-  if (args.report && args.traces.size() != 1) return UsageError("--report takes exactly one TRACE");
+  if (std::string e = HandoffFlagsWithoutReport(args.handoff); !e.empty()) return UsageError(e);
+  if (args.handoff.report && args.traces.size() != 1) return UsageError("--report takes exactly one TRACE");
   if (!args.handoff.envelope_path.empty() && !args.handoff.gpu.empty()) {
     return UsageError("--envelope and --gpu are exclusive");
   }
@@ -239,7 +220,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);
     analysis::TraceSummary summary =
         analysis::Summarize(*trace, mapping, {.list_launches = args.launches});
-    if (args.report) {
+    if (args.handoff.report) {
       args.handoff.top = args.top >= 0 ? args.top : 20;
       return WriteHandoff(args.handoff, path, *trace, mapping, summary);
     }

@@ -70,7 +70,6 @@ struct Args {
   int top = 15;
   std::string control_socket = agent::AgentConfig{}.control_socket;
   std::string socket;
-  bool report = false;
   HandoffArgs handoff;
 };
 
@@ -88,7 +87,7 @@ void PrintReport(int64_t pid, const agent::AttachResult& r, const Args& args) {
   analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);
   analysis::TraceSummary summary = analysis::Summarize(*trace, mapping);
   const std::string source = absl::StrCat("pid ", pid);
-  if (args.report) {
+  if (args.handoff.report) {
     HandoffArgs handoff = args.handoff;
     handoff.top = args.top;
     (void)WriteHandoff(handoff, source, *trace, mapping, summary);
@@ -202,24 +201,10 @@ int RunAttach(const std::vector<std::string>& argv) {
       const std::string* v = value();
       if (!v || (*v != "table" && *v != "json")) return UsageError("--format is table or json");
       args.json = *v == "json";
-    } else if (a == "--report" || a == "--output" || a == "--profile" || a == "--envelope" ||
-               a == "--gpu") {
-      const std::string* v = value();
-      if (!v) return UsageError(a + " needs a value");
-      if (a == "--report") {
-        std::optional<ReportFormat> f = ParseReportFormat(*v);
-        if (!f) return UsageError("--report: '" + *v + "' (expected md, json or html)");
-        args.report = true;
-        args.handoff.format = *f;
-      } else if (a == "--output") {
-        args.handoff.output = *v;
-      } else if (a == "--profile") {
-        args.handoff.profile_path = *v;
-      } else if (a == "--envelope") {
-        args.handoff.envelope_path = *v;
-      } else {
-        args.handoff.gpu = *v;
-      }
+    } else if (std::string error; ParseHandoffFlag(a, i + 1 < argv.size() ? &argv[i + 1] : nullptr,
+                                                   &args.handoff, &error)) {
+      if (!error.empty()) return UsageError(error);
+      ++i;
     } else if (a == "--top") {
       const std::string* v = value();
       if (!v || !absl::SimpleAtoi(*v, &args.top) || args.top < 0) return UsageError("--top needs N >= 0");
@@ -236,10 +221,7 @@ int RunAttach(const std::vector<std::string>& argv) {
     }
   }
   if (args.pids.empty()) return UsageError("--pid is required");
-  if (!args.report && (!args.handoff.output.empty() || !args.handoff.profile_path.empty() ||
-                       !args.handoff.envelope_path.empty() || !args.handoff.gpu.empty())) {
-    return UsageError("--output, --profile, --envelope and --gpu go with --report");
-  }
+  if (std::string e = HandoffFlagsWithoutReport(args.handoff); !e.empty()) return UsageError(e);
   if (!args.handoff.output.empty() && args.pids.size() > 1) {
     return UsageError("--output takes one --pid (each process is its own report)");
   }

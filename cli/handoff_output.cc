@@ -8,6 +8,45 @@
 
 namespace opmap::cli {
 
+bool ParseHandoffFlag(const std::string& flag, const std::string* value, HandoffArgs* args,
+                      std::string* error) {
+  if (flag != "--report" && flag != "--output" && flag != "--profile" && flag != "--envelope" &&
+      flag != "--gpu") {
+    return false;
+  }
+  if (value == nullptr) {
+    *error = flag + " needs a value";
+    return true;
+  }
+  if (flag == "--report") {
+    std::optional<ReportFormat> f = ParseReportFormat(*value);
+    if (!f) {
+      *error = "--report: '" + *value + "' (expected md, json or html)";
+      return true;
+    }
+    args->report = true;
+    args->format = *f;
+  } else if (flag == "--output") {
+    args->output = *value;
+  } else if (flag == "--profile") {
+    args->profile_path = *value;
+  } else if (flag == "--envelope") {
+    args->envelope_path = *value;
+  } else {
+    args->gpu = *value;
+  }
+  return true;
+}
+
+std::string HandoffFlagsWithoutReport(const HandoffArgs& args) {
+  if (args.report) return "";
+  if (args.output.empty() && args.profile_path.empty() && args.envelope_path.empty() &&
+      args.gpu.empty()) {
+    return "";
+  }
+  return "--output, --profile, --envelope and --gpu go with --report";
+}
+
 int WriteHandoff(const HandoffArgs& args, const std::string& trace_path,
                  const analysis::Trace& trace, const analysis::MappingResult& mapping,
                  const analysis::TraceSummary& summary) {

@@ -20,7 +20,16 @@ struct HandoffArgs {
   std::string envelope_path;  // --envelope
   std::string gpu;            // --gpu
   int top = 20;
+  bool report = false;        // --report was given
 };
+
+// --report, --output, --profile, --envelope and --gpu, shared by analyze and attach.
+// False when `flag` is none of them. `value` is the flag's argument (null: missing);
+// *error is set when it is missing or bad.
+bool ParseHandoffFlag(const std::string& flag, const std::string* value, HandoffArgs* args,
+                      std::string* error);
+// The usage error when the other flags come without --report, else "".
+std::string HandoffFlagsWithoutReport(const HandoffArgs& args);
 
 // 0 written; 2 bad profile/envelope or unwritable output (message on stderr).
 int WriteHandoff(const HandoffArgs& args, const std::string& trace_path,
