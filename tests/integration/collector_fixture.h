@@ -82,9 +82,9 @@ class CollectorProcess {
   struct Options {
     std::string dir;                  // where the DB, tokens file and logs go
     std::string db;                   // default dir/collector.db
-    std::string store;                // a full --store URL instead (e.g. clickhouse://...)
     std::string listen = "127.0.0.1:0";
     std::vector<std::string> extra;   // e.g. --tls-cert ...
+    std::string store;                // a full --store URL instead (e.g. clickhouse://...)
   };
 
   explicit CollectorProcess(Options options);
