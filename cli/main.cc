@@ -16,10 +16,12 @@ namespace {
 constexpr char kUsage[] = R"(usage: opmap COMMAND [ARGS...]
 
 opmap maps what ML inference processes run on GPUs back to the operators and layers of
-the model: latency percentiles, time breakdowns and bottlenecks.
+the model: latency percentiles, time breakdowns, MFU, bottlenecks with their evidence,
+and release recommendations.
 
 commands:
-  analyze TRACE...   offline analysis of PyTorch-profiler (Kineto) traces
+  analyze TRACE...   offline analysis of Kineto traces, Nsight exports and capture files;
+                     --report md|json|html: the handoff packet (MFU, bottlenecks, ...)
   attach --pid N     capture a window from a running process now, with a local report
   import TRACE...    send traces to a collector, exactly as an agent would
   query WHAT         latency percentiles, time breakdown or top kernels from a collector
