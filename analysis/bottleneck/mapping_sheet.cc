@@ -96,21 +96,6 @@ std::vector<int64_t> NonOverlappedComm(const Trace& trace, const EventLayerTypes
   return out;
 }
 
-// The compulsory traffic of an operator instance from its Input Dims and Input type:
-// every input read once, the output written once. A lower bound on DRAM bytes (caches
-// can't make it smaller; re-reads make the real figure larger). nullopt without a formula
-// or a floating dtype.
-std::optional<double> CompulsoryBytes(const Trace& trace, const Range& range,
-                                      const std::string& name) {
-  const std::string_view dims = trace.strings.Get(range.input_dims);
-  if (dims.empty()) return std::nullopt;
-  const std::optional<Precision> p = PrecisionFromInputTypes(trace.strings.Get(range.input_types));
-  if (!p) return std::nullopt;
-  FlopsEstimate est = OpFlopsFromInputDims(name, dims);
-  if (!est.compulsory_elements) return std::nullopt;
-  return *est.compulsory_elements * ElementBytes(*p);
-}
-
 // FLOPs and bytes of one operator name over its instances; all-or-nothing, because a sum
 // over some instances is not the operator's FLOPs.
 void FlopsAndBytes(const Trace& trace, const std::string& name, const OpAcc& acc,
@@ -120,28 +105,19 @@ void FlopsAndBytes(const Trace& trace, const std::string& name, const OpAcc& acc
   std::string first_reason;
   for (int32_t r : acc.ranges) {
     const Range& range = trace.ranges[r];
+    const FlopsEstimate est = RangeFlops(trace, range);
+    // Bytes measured (NVTX payload), else the compulsory traffic of the shapes: every
+    // input read once, the output written once — a lower bound on DRAM bytes (caches
+    // can't make it smaller; re-reads make the real figure larger).
+    const std::optional<Precision> dtype =
+        PrecisionFromInputTypes(trace.strings.Get(range.input_types));
     if (range.bytes != kNone) {
       bytes += static_cast<double>(range.bytes);
-    } else if (auto b = CompulsoryBytes(trace, range, name)) {
-      bytes += *b;
+    } else if (est.compulsory_elements && dtype) {
+      bytes += *est.compulsory_elements * ElementBytes(*dtype);
       ++bytes_from_shapes;
     } else {
       ++bytes_missing;
-    }
-    if (range.flops != kNone) {
-      flops += static_cast<double>(range.flops);
-      if (row.flops_formula.empty()) {
-        row.flops_formula = absl::StrCat("NVTX payload flops=", range.flops);
-      }
-      continue;
-    }
-    const std::string_view dims = trace.strings.Get(range.input_dims);
-    FlopsEstimate est;
-    if (dims.empty()) {
-      est.reason = absl::StrCat("no Input Dims for ", name);
-      if (!HasFlopsFormula(name)) est.reason = absl::StrCat("no FLOPs formula for ", name);
-    } else {
-      est = OpFlopsFromInputDims(name, dims);
     }
     if (est.flops) {
       flops += *est.flops;

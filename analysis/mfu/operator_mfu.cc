@@ -60,6 +60,17 @@ std::optional<Precision> PrecisionFromKernelName(std::string_view name_in) {
   return std::nullopt;
 }
 
+FlopsEstimate RangeFlops(const Trace& trace, const Range& range) {
+  FlopsEstimate f = OpFlopsFromInputDims(trace.strings.Get(range.name),
+                                         trace.strings.Get(range.input_dims));
+  if (range.flops != kNone) {
+    f.flops = static_cast<double>(range.flops);
+    f.formula = absl::StrCat("NVTX payload flops=", range.flops);
+    f.reason.clear();
+  }
+  return f;
+}
+
 MfuReport ComputeOperatorMfu(const Trace& trace, const MappingResult& mapping,
                              const MfuOptions& options) {
   MfuReport out;
@@ -89,14 +100,9 @@ MfuReport ComputeOperatorMfu(const Trace& trace, const MappingResult& mapping,
   for (auto& [r, o] : owners) {
     const Range& range = trace.ranges[r];
     const std::string_view name = trace.strings.Get(range.name);
-    if (range.flops != kNone) {
-      o.flops = static_cast<double>(range.flops);
-      o.formula = "NVTX payload";
-    } else {
-      FlopsEstimate f = OpFlopsFromInputDims(name, trace.strings.Get(range.input_dims));
-      o.flops = f.flops;
-      o.formula = f.flops ? f.formula : f.reason;
-    }
+    const FlopsEstimate f = RangeFlops(trace, range);
+    o.flops = f.flops;
+    o.formula = f.flops ? f.formula : f.reason;
     if (auto p = PrecisionFromInputTypes(trace.strings.Get(range.input_types))) {
       o.precision = p;
       o.precision_source = "Input type";

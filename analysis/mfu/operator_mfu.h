@@ -23,6 +23,7 @@
 
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/mfu/hardware_envelope.h"
+#include "analysis/mfu/op_flops.h"
 #include "analysis/model/trace.h"
 
 namespace opmap::analysis {
@@ -33,6 +34,12 @@ std::optional<Precision> PrecisionFromInputTypes(std::string_view input_types_js
 // From a kernel name's dtype marker (bf16, f16/fp16/h884/h1688/..., e4m3/fp8, tf32, f32);
 // nullopt when the name does not say.
 std::optional<Precision> PrecisionFromKernelName(std::string_view kernel_name);
+
+// FLOPs of one operator instance: its NVTX payload (`flops=`, formula "NVTX payload
+// flops=N") when given, else its Input Dims through op_flops.h. compulsory_elements come
+// from the shapes whenever they parse. One parse per instance: the MFU tables and the
+// mapping sheet both take FLOPs and bytes from here.
+FlopsEstimate RangeFlops(const Trace& trace, const Range& range);
 
 struct OperatorMfuRow {
   std::string name;
