@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "collector/store/store.h"
 #include "common/config/flag_config.h"
 
 namespace opmap::collector {
@@ -70,13 +71,8 @@ absl::Status ValidateConfig(const CollectorConfig& c) {
       return absl::InvalidArgumentError(absl::StrFormat("--metrics-listen: %s", s.message()));
     }
   }
-  const bool sqlite = c.store.starts_with("sqlite:") && c.store.size() > 7;
-  const bool clickhouse = c.store.starts_with("clickhouse://");
-  if (!sqlite && !clickhouse) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--store: unsupported store '%s' (expected sqlite:PATH or "
-        "clickhouse://HOST:PORT[,HOST:PORT...]/DB?user=U&cluster=NAME)",
-        c.store));
+  if (absl::Status s = CheckStoreUrl(c.store); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("--store: %s", s.message()));
   }
   if (c.max_message_bytes > (int64_t{1} << 30)) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -5,32 +5,45 @@
 
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
+#include "collector/clickhouse/http_client.h"
 #include "collector/store/clickhouse_store.h"
 #include "collector/store/sqlite_store.h"
 #include "collector/store/store.h"
 
 namespace opmap::collector {
 
-absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url) {
-  constexpr std::string_view kSqlite = "sqlite:";
-  constexpr std::string_view kClickHouse = "clickhouse://";
+namespace {
+constexpr std::string_view kSqlite = "sqlite:";
+constexpr std::string_view kClickHouse = "clickhouse://";
+}  // namespace
+
+absl::Status CheckStoreUrl(std::string_view url) {
   if (url.starts_with(kSqlite)) {
-    std::string path(url.substr(kSqlite.size()));
-    if (path.empty()) {
+    if (url.size() == kSqlite.size()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("store URL \"%s\": no path after \"sqlite:\"", url));
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store, SqliteStore::Open(path));
-    return std::unique_ptr<Store>(std::move(store));
+    return absl::OkStatus();
   }
   if (url.starts_with(kClickHouse)) {
-    ASSIGN_OR_RETURN(std::unique_ptr<ClickHouseStore> store, ClickHouseStore::Open(url));
-    return std::unique_ptr<Store>(std::move(store));
+    absl::StatusOr<clickhouse::ClickHouseUrl> parsed = clickhouse::ParseClickHouseUrl(url);
+    return parsed.ok() ? absl::OkStatus() : parsed.status();
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "store URL \"%s\": unknown store scheme (expected \"sqlite:PATH\" or "
       "\"clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&cluster=NAME\")",
       url));
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url) {
+  RETURN_IF_ERROR(CheckStoreUrl(url));
+  if (url.starts_with(kSqlite)) {
+    ASSIGN_OR_RETURN(std::unique_ptr<SqliteStore> store,
+                     SqliteStore::Open(std::string(url.substr(kSqlite.size()))));
+    return std::unique_ptr<Store>(std::move(store));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ClickHouseStore> store, ClickHouseStore::Open(url));
+  return std::unique_ptr<Store>(std::move(store));
 }
 
 }  // namespace opmap::collector

@@ -128,6 +128,9 @@ class Store {
 // "sqlite:PATH" (PATH created if missing) or
 // "clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&password=P&cluster=NAME" (clickhouse_store.h).
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url);
+// The URL's syntax only (no connection, no file): what config validation checks, so the
+// engines' URL forms stay known here alone.
+absl::Status CheckStoreUrl(std::string_view url);
 
 }  // namespace opmap::collector
 

@@ -141,8 +141,8 @@ TEST(ConfigTest, FlagErrors) {
   EXPECT_EQ(ErrorOf({"--insecure-no-auth", "--metrics-listen", ":80"}),
             "--metrics-listen: invalid address ':80': no host (expected HOST:PORT)");
   EXPECT_EQ(ErrorOf({"--insecure-no-auth", "--store", "postgres://x"}),
-            "--store: unsupported store 'postgres://x' (expected sqlite:PATH or "
-            "clickhouse://HOST:PORT[,HOST:PORT...]/DB?user=U&cluster=NAME)");
+            "--store: store URL \"postgres://x\": unknown store scheme (expected "
+            "\"sqlite:PATH\" or \"clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&cluster=NAME\")");
 }
 
 TEST(ConfigTest, Durations) {
