@@ -35,7 +35,9 @@ DocSection SummarySection(const HandoffReport& r, const TraceSummary& s, const H
   d.facts.push_back({"hardware envelope", o.envelope ? o.envelope->name + " (" + o.envelope_source + ")"
                                                      : "none: " + r.mfu.unavailable});
   d.facts.push_back({"workload profile", o.profile ? o.profile_source : "none"});
-  d.facts.push_back({"GPU time (summed)", Us(s.gpu_time_ns) + " µs"});
+  d.facts.push_back({"GPU time (summed)", s.gpu_event_count > 0
+                                              ? Us(s.gpu_time_ns) + " µs"
+                                              : "unavailable: the trace has no GPU events"});
   d.facts.push_back({"requests / iterations", std::to_string(r.mfu.requests.size())});
   d.facts.push_back({"MFU over requests (FLOPs from shapes)",
                      Pct(r.mfu.mfu_over_requests,
@@ -65,19 +67,21 @@ DocSection MfuSection(const HandoffReport& r, int top) {
     t.rows.push_back({o.name, std::to_string(o.instances),
                       o.instances_with_flops ? Flops(o.flops) : "unavailable",
                       Us(o.gpu_time_ns),
-                      o.achieved_flops_per_s ? absl::StrFormat("%.3f", *o.achieved_flops_per_s * 1e-12)
+                      o.achieved_flops_per_s ? absl::StrFormat("%.4g", *o.achieved_flops_per_s * 1e-12)
                                              : "unavailable",
                       o.mfu                        ? absl::StrFormat("%.3f%%", *o.mfu * 100)
                       : o.instances_with_flops == 0 ? std::string("unavailable (no FLOPs)")
                                                     : "unavailable: " + o.unavailable,
                       PrecisionText(o.precision, o.precision_source), o.formula});
   }
-  const double covered = r.mfu.gpu_time_ns > 0 ? static_cast<double>(r.mfu.gpu_time_with_flops_ns) /
-                                                      static_cast<double>(r.mfu.gpu_time_ns)
-                                                : 0;
-  t.notes.push_back(absl::StrFormat(
-      "%.1f%% of the operators' GPU time has a FLOPs figure; the rest adds no FLOPs.",
-      covered * 100));
+  if (r.mfu.gpu_time_ns > 0) {
+    t.notes.push_back(absl::StrFormat(
+        "%.1f%% of the operators' GPU time has a FLOPs figure; the rest adds no FLOPs.",
+        100.0 * static_cast<double>(r.mfu.gpu_time_with_flops_ns) /
+            static_cast<double>(r.mfu.gpu_time_ns)));
+  } else {
+    t.notes.push_back("unavailable: no operator owns GPU events in this trace");
+  }
   if (static_cast<int>(r.mfu.operators.size()) > top) {
     t.notes.push_back(absl::StrFormat("%d more operators in the JSON report",
                                       r.mfu.operators.size() - top));
