@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -22,155 +21,141 @@ namespace opmap::collector {
 
 using clickhouse::RowBinaryWriter;
 
+namespace {
+
+// The rows of one table in key order (stable), each written by `write(w, item, ordinal)`;
+// `insert` sends the block, skipped when there are no rows. Sorting makes the block the
+// same bytes on every replica whatever order the builder produced (hash-map order differs
+// between processes).
+template <typename T, typename Key, typename Write, typename Insert>
+absl::Status InsertSorted(const std::vector<T>& items, Key key, Write write, Insert insert) {
+  if (items.empty()) return absl::OkStatus();
+  std::vector<const T*> rows;
+  rows.reserve(items.size());
+  for (const T& item : items) rows.push_back(&item);
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const T* x, const T* y) { return key(*x) < key(*y); });
+  RowBinaryWriter w;
+  for (size_t n = 0; n < rows.size(); ++n) write(w, *rows[n], n);
+  return insert(w);
+}
+
+}  // namespace
+
 absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const BatchCommit& commit,
                                            int64_t window_start_ns, int64_t window_end_ns) {
   const analysis::SessionRollup& rollup = *commit.rollup;
   const opmap::v1::Resource& res = b.resource();
   const std::string& agent = b.agent_id();
   const std::string& session = b.session_id();
-  {
-    // The rollup's row order is the builder's (hash-map order may differ between
-    // processes): sort by key so every replica writes the same block.
-    std::vector<size_t> order(rollup.rows.size());
-    std::iota(order.begin(), order.end(), 0);
-    auto key = [&](size_t i) {
-      const analysis::RollupRow& r = rollup.rows[i];
-      return std::tie(r.subject, r.layer_type, r.operator_name, r.kernel_name, r.module);
-    };
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t x, size_t y) { return key(x) < key(y); });
-    RowBinaryWriter w;
-    std::vector<uint64_t> bins;
-    for (size_t n = 0; n < order.size(); ++n) {
-      const analysis::RollupRow& row = rollup.rows[order[n]];
-      const stats::DDSketch& sk = row.sketch;
-      w.String(agent);
-      w.String(session);
-      w.UInt8(static_cast<uint8_t>(row.subject));
-      w.UInt32(static_cast<uint32_t>(n));
-      w.String(row.layer_type);
-      w.String(row.operator_name);
-      w.String(row.kernel_name);
-      w.String(row.module);
-      // Computed here, once, so MODULE_TYPE groups server-side like any column.
-      w.String(analysis::ModuleTypeOf(row.module));
-      w.String(res.host());
-      w.String(res.model_revision());
-      w.Int64(row.count);
-      w.Int64(row.sum_ns);
-      w.Int64(row.min_ns);
-      w.Int64(row.max_ns);
-      w.Int32(sk.scale());
-      w.Int32(sk.offset());
-      w.UInt64(sk.zero_count());
-      w.UInt64(sk.count());
-      w.Float64(sk.sum());
-      // An empty sketch's min/max are NaN; stored as 0, as SQLite does.
-      w.Float64(sk.empty() ? 0 : sk.min());
-      w.Float64(sk.empty() ? 0 : sk.max());
-      w.ArrayUInt64(sk.bins());
-    }
-    if (!order.empty()) {
-      RETURN_IF_ERROR(Insert(
-          "rollups",
-          "agent, session, subject, ordinal, layer_type, operator, kernel, module, module_type, "
-          "host, revision, count, sum_ns, min_ns, max_ns, sketch_scale, sketch_offset, "
-          "sketch_zero, sketch_count, sketch_sum, sketch_min, sketch_max, sketch_bins",
-          w.data()));
-    }
-  }
-  if (!rollup.devices.empty()) {
-    std::vector<const analysis::DeviceBreakdown*> devices;
-    for (const analysis::DeviceBreakdown& d : rollup.devices) devices.push_back(&d);
-    std::stable_sort(devices.begin(), devices.end(),
-                     [](auto* x, auto* y) { return x->device < y->device; });
-    RowBinaryWriter w;
-    for (const analysis::DeviceBreakdown* d : devices) {
-      // The resource names the GPU behind each ordinal; its UUID identifies the board
-      // across processes (ordinals differ with CUDA_VISIBLE_DEVICES).
-      std::string_view uuid, name;
-      for (const opmap::v1::Gpu& gpu : res.gpus()) {
-        if (static_cast<int64_t>(gpu.device()) == d->device) {
-          uuid = gpu.uuid();
-          name = gpu.name();
-          break;
+  auto into = [&](const char* table, const char* columns) {
+    return [this, table, columns](const RowBinaryWriter& w) { return Insert(table, columns, w.data()); };
+  };
+  RETURN_IF_ERROR(InsertSorted(
+      rollup.rows,
+      [](const analysis::RollupRow& r) {
+        return std::tie(r.subject, r.layer_type, r.operator_name, r.kernel_name, r.module);
+      },
+      [&](RowBinaryWriter& w, const analysis::RollupRow& row, size_t n) {
+        const stats::DDSketch& sk = row.sketch;
+        w.String(agent);
+        w.String(session);
+        w.UInt8(static_cast<uint8_t>(row.subject));
+        w.UInt32(static_cast<uint32_t>(n));
+        w.String(row.layer_type);
+        w.String(row.operator_name);
+        w.String(row.kernel_name);
+        w.String(row.module);
+        // Computed here, once, so MODULE_TYPE groups server-side like any column.
+        w.String(analysis::ModuleTypeOf(row.module));
+        w.String(res.host());
+        w.String(res.model_revision());
+        w.Int64(row.count);
+        w.Int64(row.sum_ns);
+        w.Int64(row.min_ns);
+        w.Int64(row.max_ns);
+        w.Int32(sk.scale());
+        w.Int32(sk.offset());
+        w.UInt64(sk.zero_count());
+        w.UInt64(sk.count());
+        w.Float64(sk.sum());
+        // An empty sketch's min/max are NaN; stored as 0, as SQLite does.
+        w.Float64(sk.empty() ? 0 : sk.min());
+        w.Float64(sk.empty() ? 0 : sk.max());
+        w.ArrayUInt64(sk.bins());
+      },
+      into("rollups",
+           "agent, session, subject, ordinal, layer_type, operator, kernel, module, module_type, "
+           "host, revision, count, sum_ns, min_ns, max_ns, sketch_scale, sketch_offset, "
+           "sketch_zero, sketch_count, sketch_sum, sketch_min, sketch_max, sketch_bins")));
+  RETURN_IF_ERROR(InsertSorted(
+      rollup.devices, [](const analysis::DeviceBreakdown& d) { return d.device; },
+      [&](RowBinaryWriter& w, const analysis::DeviceBreakdown& d, size_t) {
+        // The resource names the GPU behind each ordinal; its UUID identifies the board
+        // across processes (ordinals differ with CUDA_VISIBLE_DEVICES).
+        std::string_view uuid, name;
+        for (const opmap::v1::Gpu& gpu : res.gpus()) {
+          if (static_cast<int64_t>(gpu.device()) == d.device) {
+            uuid = gpu.uuid();
+            name = gpu.name();
+            break;
+          }
         }
-      }
-      w.String(agent);
-      w.String(session);
-      w.String(res.host());
-      w.Int64(d->device);
-      w.String(uuid);
-      w.String(name);
-      w.Int64(d->span_ns);
-      w.Int64(d->busy_ns);
-      w.Int64(d->idle_ns);
-      w.Int64(d->compute_ns);
-      w.Int64(d->non_compute_ns);
-      w.Int64(d->event_count);
-    }
-    RETURN_IF_ERROR(Insert("device_times",
-                           "agent, session, host, device, gpu_uuid, gpu_name, span_ns, busy_ns, "
-                           "idle_ns, compute_ns, non_compute_ns, event_count",
-                           w.data()));
-  }
+        w.String(agent);
+        w.String(session);
+        w.String(res.host());
+        w.Int64(d.device);
+        w.String(uuid);
+        w.String(name);
+        w.Int64(d.span_ns);
+        w.Int64(d.busy_ns);
+        w.Int64(d.idle_ns);
+        w.Int64(d.compute_ns);
+        w.Int64(d.non_compute_ns);
+        w.Int64(d.event_count);
+      },
+      into("device_times",
+           "agent, session, host, device, gpu_uuid, gpu_name, span_ns, busy_ns, idle_ns, "
+           "compute_ns, non_compute_ns, event_count")));
   if (commit.telemetry != nullptr) {
     const SessionTelemetry& t = *commit.telemetry;
-    if (!t.counters.empty()) {
-      std::vector<const CounterTotal*> rows;
-      for (const CounterTotal& c : t.counters) rows.push_back(&c);
-      std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
-        return std::tie(x->name, x->source, x->pid) < std::tie(y->name, y->source, y->pid);
-      });
-      RowBinaryWriter w;
-      for (const CounterTotal* c : rows) {
-        w.String(agent);
-        w.String(session);
-        w.String(c->name);
-        w.Int32(c->source);
-        w.Int64(c->pid);
-        w.Int64(c->samples);
-        w.Int64(c->value);
-        w.Int64(c->time_enabled_ns);
-        w.Int64(c->time_running_ns);
-      }
-      RETURN_IF_ERROR(Insert("session_counters",
-                             "agent, session, name, source, pid, samples, value, "
-                             "time_enabled_ns, time_running_ns",
-                             w.data()));
-    }
-    if (!t.drops.empty()) {
-      std::vector<const DropTotal*> rows;
-      for (const DropTotal& d : t.drops) rows.push_back(&d);
-      std::stable_sort(rows.begin(), rows.end(), [](auto* x, auto* y) {
-        return std::tie(x->stage, x->kind, x->reason) < std::tie(y->stage, y->kind, y->reason);
-      });
-      RowBinaryWriter w;
-      for (const DropTotal* d : rows) {
-        w.String(agent);
-        w.String(session);
-        w.Int32(d->stage);
-        w.Int32(d->kind);
-        w.String(d->reason);
-        w.Int64(d->count);
-      }
-      RETURN_IF_ERROR(
-          Insert("session_drops", "agent, session, stage, kind, reason, count", w.data()));
-    }
-    if (!t.unavailable.empty()) {
-      std::vector<std::pair<std::string, std::string>> rows = t.unavailable;
-      std::sort(rows.begin(), rows.end());
-      RowBinaryWriter w;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        w.String(agent);
-        w.String(session);
-        w.UInt32(static_cast<uint32_t>(i));
-        w.String(rows[i].first);
-        w.String(rows[i].second);
-      }
-      RETURN_IF_ERROR(
-          Insert("session_unavailable", "agent, session, ordinal, what, reason", w.data()));
-    }
+    RETURN_IF_ERROR(InsertSorted(
+        t.counters, [](const CounterTotal& c) { return std::tie(c.name, c.source, c.pid); },
+        [&](RowBinaryWriter& w, const CounterTotal& c, size_t) {
+          w.String(agent);
+          w.String(session);
+          w.String(c.name);
+          w.Int32(c.source);
+          w.Int64(c.pid);
+          w.Int64(c.samples);
+          w.Int64(c.value);
+          w.Int64(c.time_enabled_ns);
+          w.Int64(c.time_running_ns);
+        },
+        into("session_counters",
+             "agent, session, name, source, pid, samples, value, time_enabled_ns, "
+             "time_running_ns")));
+    RETURN_IF_ERROR(InsertSorted(
+        t.drops, [](const DropTotal& d) { return std::tie(d.stage, d.kind, d.reason); },
+        [&](RowBinaryWriter& w, const DropTotal& d, size_t) {
+          w.String(agent);
+          w.String(session);
+          w.Int32(d.stage);
+          w.Int32(d.kind);
+          w.String(d.reason);
+          w.Int64(d.count);
+        },
+        into("session_drops", "agent, session, stage, kind, reason, count")));
+    RETURN_IF_ERROR(InsertSorted(
+        t.unavailable, [](const std::pair<std::string, std::string>& u) { return u; },
+        [&](RowBinaryWriter& w, const std::pair<std::string, std::string>& u, size_t n) {
+          w.String(agent);
+          w.String(session);
+          w.UInt32(static_cast<uint32_t>(n));
+          w.String(u.first);
+          w.String(u.second);
+        },
+        into("session_unavailable", "agent, session, ordinal, what, reason")));
   }
   // Last: the session is complete once this row is stored.
   const clickhouse_internal::Labels labels = clickhouse_internal::SortedLabels(res);
