@@ -92,7 +92,12 @@ int WriteHandoff(const HandoffArgs& args, const std::string& trace_path,
   }
   if (envelope) options.envelope = &*envelope;
 
-  const analysis::HandoffReport report = analysis::BuildHandoff(trace, mapping, summary, options);
+  analysis::HandoffReport report = analysis::BuildHandoff(trace, mapping, summary, options);
+  if (!envelope && !trace.info.gpu_names.empty()) {
+    // The trace names a GPU with no built-in envelope: say which, and how to give one
+    // (rendered "unavailable: no envelope for '<name>'; pass --envelope FILE").
+    report.mfu.unavailable = analysis::NoEnvelopeMessage(trace.info.gpu_names.front());
+  }
   const analysis::ReportDocument doc = analysis::HandoffDocument(report, summary, options);
   const std::string json =
       args.format == ReportFormat::kJson ? analysis::HandoffJson(report, options) : std::string();

@@ -41,7 +41,9 @@ which report of this pair (opmap signoff).
                        throughput target, model FLOPs per request (MFU), quality per
                        revision. Without it those rows are unavailable.
   --envelope FILE      hardware envelope (key = value; analysis/mfu) for MFU
-  --gpu NAME           a built-in envelope instead: A100, H100, H200, B200
+  --gpu NAME           a built-in envelope instead (docs/envelopes.md: A100, H100,
+                       H100 PCIe, H100 NVL, H200, GH200, H20, L4, L40S, A10, A10G,
+                       B200, GB200, MI300X, MI325X)
   --format F           md (default), json or html (one self-contained page with plots)
   --output FILE        write there (atomically) instead of stdout
   --min-samples N      requests per arm below which latency rows are insufficient (50)

@@ -1,6 +1,10 @@
 #include "cli/report_inputs.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/read_file.h"
 
 namespace opmap::cli {
@@ -34,8 +38,14 @@ absl::StatusOr<analysis::HardwareEnvelope> BuiltinEnvelope(const std::string& gp
     if (e.name.rfind(gpu + " ", 0) == 0) return e;
   }
   if (auto e = analysis::EnvelopeForGpuName(gpu)) return *e;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--gpu: no built-in envelope for '", gpu, "' (A100, H100, H200, B200)"));
+  // The short names --gpu takes: each table name's first word, once.
+  std::vector<std::string> names;
+  for (const analysis::HardwareEnvelope& e : analysis::BuiltinEnvelopes()) {
+    std::string first = e.name.substr(0, e.name.find(' '));
+    if (std::find(names.begin(), names.end(), first) == names.end()) names.push_back(first);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--gpu: ", analysis::NoEnvelopeMessage(gpu),
+                                                 " (built-in: ", absl::StrJoin(names, ", "), ")"));
 }
 
 }  // namespace opmap::cli

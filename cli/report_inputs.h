@@ -14,7 +14,7 @@ namespace opmap::cli {
 
 absl::StatusOr<analysis::WorkloadProfile> LoadProfile(const std::string& path);
 absl::StatusOr<analysis::HardwareEnvelope> LoadEnvelope(const std::string& path);
-// A built-in envelope by name (A100, H100, H200, B200 or a GPU name a trace spells).
+// A built-in envelope by name (docs/envelopes.md lists them) or a GPU name a trace spells.
 absl::StatusOr<analysis::HardwareEnvelope> BuiltinEnvelope(const std::string& gpu);
 
 }  // namespace opmap::cli

@@ -56,11 +56,12 @@ Utilizations ComputeUtilizations(const OperatorFigures& op, const HardwareEnvelo
   const std::string flops_why =
       op.flops_missing.empty() ? absl::StrCat("no FLOPs figure for ", op.name) : op.flops_missing;
   const std::string bytes_why = op.bytes_missing.empty() ? "no DRAM byte count" : op.bytes_missing;
-  const std::optional<double> peak =
-      env != nullptr ? env->PeakFlopsPerS(op.precision) : std::nullopt;
+  const std::optional<double> peak = PathPeak(op, env);
   const std::string no_peak =
       env == nullptr ? "no hardware envelope"
-                     : absl::StrCat("no ", std::string(PrecisionName(op.precision)), " peak on ", env->name);
+                     : absl::StrCat("no ", op.vector_path ? "vector " : "",
+                                    std::string(PrecisionName(op.precision)), " peak on ",
+                                    env->name);
 
   if (!op.flops) {
     u.u_c_missing = flops_why;
@@ -94,7 +95,8 @@ Utilizations ComputeUtilizations(const OperatorFigures& op, const HardwareEnvelo
   if (env == nullptr) {
     u.ridge_missing = "no hardware envelope";
   } else {
-    u.ridge = env->RidgeFlopPerByte(op.precision);
+    u.ridge = op.vector_path ? env->VectorRidgeFlopPerByte(op.precision)
+                             : env->RidgeFlopPerByte(op.precision);
     if (!u.ridge) u.ridge_missing = no_peak;
   }
   return u;
@@ -158,7 +160,9 @@ bool HostStarvedRule(const OperatorFigures& op, Classification& c) {
   return met;
 }
 
-// Rule 3: many small kernels, or GPU time shorter than the CPU launch calls.
+// Rule 5: the GPU waited on launches. Many short kernels alone are not evidence: they must
+// also have waited (the idle gaps before them at least their own GPU time); back-to-back
+// short kernels are not launch-bound.
 bool LaunchOverheadRule(const OperatorFigures& op, Classification& c) {
   const std::string small_rule =
       absl::StrCat("≥ ", Pct(kManySmallKernels), " of its kernels < 10 µs");
@@ -172,6 +176,19 @@ bool LaunchOverheadRule(const OperatorFigures& op, Classification& c) {
     c.evidence.push_back(
         Measured("kernels < 10 µs", small_share, "fraction", small_rule, small_met));
   }
+  const char* gap_figure = "idle before its kernels ÷ GPU time";
+  const std::string gap_rule = "≥ 1 (with the short-kernel rule)";
+  bool gaps_met = false;
+  double gap_ratio = 0;
+  if (!op.idle_ns) {
+    c.evidence.push_back(Missing(gap_figure, "", gap_rule, "no idle figure"));
+  } else if (op.gpu_time_ns <= 0) {
+    c.evidence.push_back(Missing(gap_figure, "", gap_rule, "no GPU time"));
+  } else {
+    gap_ratio = static_cast<double>(*op.idle_ns) / op.gpu_time_ns;
+    gaps_met = gap_ratio >= 1.0;
+    c.evidence.push_back(Measured(gap_figure, gap_ratio, "", gap_rule, gaps_met && small_met));
+  }
   bool launch_met = false;
   double ratio = 0;
   const char* ratio_figure = "GPU time ÷ launch call time";
@@ -184,15 +201,16 @@ bool LaunchOverheadRule(const OperatorFigures& op, Classification& c) {
     launch_met = op.gpu_time_ns < *op.launch_call_ns;
     c.evidence.push_back(Measured(ratio_figure, ratio, "", "< 1", launch_met));
   }
-  if (small_met) {
-    c.summary = absl::StrCat("launch-overhead: ", op.small_kernel_count, " of ", op.kernel_count,
-                             " kernels < 10 µs (", Pct(small_share), " ≥ ",
-                             Pct(kManySmallKernels), ")");
-  } else if (launch_met) {
+  if (launch_met) {
     c.summary = absl::StrCat("launch-overhead: GPU time ", Us(op.gpu_time_ns),
                              " < launch call time ", Us(*op.launch_call_ns));
+  } else if (small_met && gaps_met) {
+    c.summary = absl::StrCat("launch-overhead: ", op.small_kernel_count, " of ", op.kernel_count,
+                             " kernels < 10 µs (", Pct(small_share), ") and idle before them ",
+                             Us(static_cast<double>(*op.idle_ns)), " ≥ their GPU time ",
+                             Us(op.gpu_time_ns));
   }
-  return small_met || launch_met;
+  return launch_met || (small_met && gaps_met);
 }
 
 std::string ThresholdText() { return Number(kUtilizationThreshold); }
@@ -348,24 +366,26 @@ Classification Classify(const OperatorFigures& op, const HardwareEnvelope* envel
     c.cls = BottleneckClass::kHostStarved;
     return c;
   }
-  if (LaunchOverheadRule(op, c)) {
-    c.cls = BottleneckClass::kLaunchOverhead;
-    return c;
-  }
-  const size_t utilization_rows = c.evidence.size();  // where rule 4's evidence starts
+  const size_t utilization_rows = c.evidence.size();  // where rule 3's evidence starts
   if (ComputeBoundRule(u, c)) {
     c.cls = BottleneckClass::kComputeBound;
   } else if (MemoryBoundRule(op, u, c)) {
     c.cls = BottleneckClass::kMemoryBound;
+  } else if (LaunchOverheadRule(op, c)) {
+    c.cls = BottleneckClass::kLaunchOverhead;
   } else if (LatencyRule(op, envelope, u, c)) {
     c.cls = BottleneckClass::kLatencyOccupancy;
   } else {
     c.cls = BottleneckClass::kUnclassified;
-    // Rules 4–6 cover every (U_c, U_m) pair, so reaching here means a figure was missing.
+    // Rules 3, 4 and 6 cover every (U_c, U_m) pair, so reaching here means a figure was
+    // missing; rules 1, 2 and 5 are sufficient conditions that just did not hold.
     std::vector<std::string> missing;
-    // Only rules 4–6 can leave an operator undecided; rules 1–3 just did not apply.
     for (size_t i = utilization_rows; i < c.evidence.size(); ++i) {
       const Evidence& e = c.evidence[i];
+      if (e.figure == "kernels < 10 µs" || e.figure == "GPU time ÷ launch call time" ||
+          e.figure == "idle before its kernels ÷ GPU time") {
+        continue;
+      }
       if (!e.missing.empty()) missing.push_back(absl::StrCat(e.figure, " (", e.missing, ")"));
     }
     c.summary = absl::StrCat("unclassified: missing ", absl::StrJoin(missing, ", "));
@@ -373,24 +393,27 @@ Classification Classify(const OperatorFigures& op, const HardwareEnvelope* envel
   return c;
 }
 
-BottleneckClass ExpectedClass(LayerType type) {
-  switch (type) {
-    case LayerType::kMatmul:
-    case LayerType::kConv:
-    case LayerType::kAttention:
-      return BottleneckClass::kComputeBound;
-    case LayerType::kNorm:
-    case LayerType::kSoftmax:
-    case LayerType::kElementwise:
-    case LayerType::kEmbedding:
-    case LayerType::kMemcpy:
-      return BottleneckClass::kMemoryBound;
-    case LayerType::kCommunication:
-      return BottleneckClass::kCommunication;
-    case LayerType::kOther:
-      return BottleneckClass::kUnclassified;
+std::optional<double> PathPeak(const OperatorFigures& op, const HardwareEnvelope* envelope) {
+  if (envelope == nullptr) return std::nullopt;
+  return op.vector_path ? envelope->VectorPeakFlopsPerS(op.precision)
+                        : envelope->PeakFlopsPerS(op.precision);
+}
+
+BottleneckClass ExpectedClass(const OperatorFigures& op, const HardwareEnvelope* envelope,
+                              std::string* basis) {
+  const Utilizations u = ComputeUtilizations(op, envelope);
+  if (!u.intensity || !u.ridge) {
+    if (basis != nullptr) *basis = !u.intensity ? u.intensity_missing : u.ridge_missing;
+    return BottleneckClass::kUnclassified;
   }
-  return BottleneckClass::kUnclassified;
+  const bool compute = *u.intensity >= *u.ridge;
+  if (basis != nullptr) {
+    *basis = absl::StrCat("intensity ", Number(*u.intensity), " FLOP/B ",
+                          compute ? "≥" : "<", " ridge ", Number(*u.ridge), " FLOP/B (",
+                          op.vector_path ? "vector " : "tensor-core ",
+                          std::string(PrecisionName(op.precision)), ")");
+  }
+  return compute ? BottleneckClass::kComputeBound : BottleneckClass::kMemoryBound;
 }
 
 }  // namespace opmap::analysis

@@ -1,18 +1,22 @@
-// Bottleneck class per operator and per layer type, each with the evidence that triggered
-// its rule (METRICS.md "Bottleneck class per operator"). Rules, first match wins:
-//   communication      collective kernels, or non-overlapped communication ≥ 4% of the
-//                      iteration
-//   host-starved/idle  GPU idle dominated by host wait (the launch was issued after the
-//                      previous kernel on the stream had ended)
-//   launch-overhead    many kernels < 10 µs, or GPU time shorter than the CPU launch call
-//   compute-bound      U_c is the larger and ≥ 0.6
-//   memory-bound       U_m is the larger and ≥ 0.6, or intensity below the ridge with
-//                      memory-stall fraction ≥ 0.5
-//   latency/occupancy  both < 0.6 (small grid: less than one wave of blocks per SM)
-// U_c = FLOPs ÷ (time × peak FLOP/s), U_m = bytes ÷ (time × peak bandwidth).
-// When a figure a rule needs is missing, the rule is not applied and the evidence says
-// which figure was missing; an operator no rule can decide is kUnclassified with the
-// missing figures as evidence (never a guessed class).
+// Bottleneck class per operator group, operator and layer type, each with the evidence of
+// every rule checked (docs/metrics.md "Bottleneck class"). Rules, first match wins:
+//   1 communication      collective kernels, or non-overlapped communication ≥ 4% of the
+//                        iteration
+//   2 host-starved/idle  the GPU idle before its kernels is mostly host wait (the launch was
+//                        issued after the previous kernel on the stream ended): ≥ 50% of
+//                        (GPU time + that idle)
+//   3 compute-bound      U_c ≥ 0.6 and U_c ≥ U_m
+//   4 memory-bound       U_m ≥ 0.6 and U_m > U_c, or intensity below the ridge with
+//                        memory-stall fraction ≥ 0.5
+//   5 launch-overhead    the GPU waits on launches: GPU time < CPU launch-call time, or
+//                        ≥ 50% of its kernels < 10 µs AND the gaps before them ≥ their GPU
+//                        time (short kernels that run back to back are not launch-bound)
+//   6 latency/occupancy  U_c and U_m both < 0.6 (small grid: less than one wave per SM)
+//   7 unclassified       only when a figure a rule needs is missing, named
+// U_c = executed FLOPs ÷ (time × peak FLOP/s of its path and precision: tensor-core for
+// matmul / conv / attention, vector otherwise), U_m = bytes ÷ (time × peak bandwidth). The
+// expected class is the roofline's: intensity below the ridge of that same peak →
+// memory-bound, at or above → compute-bound.
 #ifndef OPMAP_ANALYSIS_BOTTLENECK_BOTTLENECK_CLASS_H_
 #define OPMAP_ANALYSIS_BOTTLENECK_BOTTLENECK_CLASS_H_
 
@@ -76,9 +80,13 @@ struct OperatorFigures {
   // aten::gelu"); empty: a generic "no FLOPs figure" / "no DRAM byte count".
   std::string flops_missing;
   std::string bytes_missing;
-  std::optional<double> memory_stall_fraction;  // METRICS.md, analysis/stalls
+  std::string bytes_source;               // "formula", "NVTX payload", "Nsight Compute (measured)"
+  std::optional<double> memory_stall_fraction;  // docs/metrics.md, analysis/stalls
   std::optional<int64_t> max_grid_blocks;       // blocks of its largest-grid kernel
   Precision precision = Precision::kBf16;
+  // The vector (CUDA-core) peak applies instead of the tensor-core one: elementwise, norm,
+  // softmax, reductions and copies are not matrix math.
+  bool vector_path = false;
 };
 
 struct Classification {
@@ -95,10 +103,15 @@ struct Classification {
 // "no hardware envelope" as missing.
 Classification Classify(const OperatorFigures& op, const HardwareEnvelope* envelope);
 
-// The class an operator of this layer type is expected to have on a GPU (matmul, conv,
-// attention: compute-bound; norm, softmax, elementwise, embedding, memcpy: memory-bound;
-// communication: communication; other: unclassified).
-BottleneckClass ExpectedClass(LayerType type);
+// The roofline's class for a figure set: intensity (FLOPs ÷ bytes) against the ridge of its
+// path and precision (peak FLOP/s ÷ peak bandwidth); at the ridge counts as compute-bound.
+// kUnclassified when FLOPs, bytes or the envelope's peak are missing; `basis` says why or
+// gives the comparison.
+BottleneckClass ExpectedClass(const OperatorFigures& op, const HardwareEnvelope* envelope,
+                              std::string* basis);
+
+// The peak FLOP/s U_c divides by: the vector peak on the vector path, else tensor-core.
+std::optional<double> PathPeak(const OperatorFigures& op, const HardwareEnvelope* envelope);
 
 }  // namespace opmap::analysis
 

@@ -1,7 +1,10 @@
-// The operator-to-kernel mapping sheet: per operator its kernels with launch geometry
-// (grid/block = tiling), registers and shared memory, time share, FLOPs, intensity, the
-// expected vs observed bottleneck class, and fusion candidates (runs of small
-// elementwise / norm kernels between larger kernels, on one stream).
+// The operator-to-kernel mapping sheet (docs/metrics.md "Roofline groups"): per operator
+// group — (operator, input dims, dtypes, concrete inputs), as TraceLens groups — its
+// instances, GPU time, FLOPs (executed and model), bytes and their source, intensity,
+// achieved FLOP/s and bytes/s, U_c, U_m, the roofline's expected class and the observed
+// class with evidence; per operator the aggregate of its groups with its kernels' launch
+// geometry (grid/block = tiling), registers and shared memory; and fusion candidates (runs
+// of small elementwise / norm kernels between larger kernels, on one stream).
 #ifndef OPMAP_ANALYSIS_BOTTLENECK_MAPPING_SHEET_H_
 #define OPMAP_ANALYSIS_BOTTLENECK_MAPPING_SHEET_H_
 
@@ -31,6 +34,30 @@ struct SheetKernel {
   double share = 0;                          // of the trace's summed GPU time
 };
 
+struct SheetGroup {
+  std::string op;                            // operator name
+  // The grouping key as the trace writes it ("" when not recorded).
+  std::string input_dims, input_type, concrete_inputs;
+  LayerType layer_type = LayerType::kOther;
+  int64_t instances = 0;
+  int64_t gpu_time_ns = 0;
+  double share = 0;                          // of the trace's summed GPU time
+  std::optional<double> flops;               // executed, Σ over instances
+  std::optional<double> model_flops;         // no causal discount (MFU's)
+  std::optional<double> bytes;
+  std::string flops_source, bytes_source;    // "formula", "NVTX payload", "Nsight Compute ..."
+  std::string family;                        // op_cost family: "matmul", "softmax", ...
+  std::string formula, bytes_formula;        // of one instance
+  std::string missing;                       // why FLOPs or bytes are absent
+  std::string precision_source;              // "Input type", "kernel name", "int dtype", ...
+  std::optional<double> achieved_flops_per_s, achieved_bytes_per_s;
+  BottleneckClass expected = BottleneckClass::kUnclassified;
+  std::string expected_basis;                // the intensity vs ridge comparison, or why none
+  Classification observed;
+  OperatorFigures figures;
+  std::vector<SheetKernel> kernels;          // GPU time, descending
+};
+
 struct SheetOperator {
   std::string name;
   LayerType layer_type = LayerType::kOther;
@@ -40,12 +67,14 @@ struct SheetOperator {
   std::optional<double> flops;               // Σ over instances, from shapes
   std::string flops_formula;                 // of one instance, or why unavailable
   std::optional<double> intensity;           // FLOP/byte, when bytes are known
-  // Where the bytes came from when not measured: "compulsory bytes from shapes (lower
-  // bound)" (Input Dims × Input type: inputs read once, output written once); "" for NVTX
-  // payloads.
+  // Where the bytes came from: "compulsory bytes from shapes" (inputs read once, outputs
+  // written once), "NVTX payload", "Nsight Compute (measured)", or a mix of them.
   std::string bytes_basis;
-  BottleneckClass expected = BottleneckClass::kUnclassified;
-  Classification observed;
+  BottleneckClass expected = BottleneckClass::kUnclassified;  // roofline of the aggregate
+  Classification observed;                   // of the aggregate figures
+  std::vector<int32_t> groups;               // indices into MappingSheet::groups
+  // GPU time of its groups per observed class (index = BottleneckClass).
+  std::array<int64_t, 7> class_time_ns = {0, 0, 0, 0, 0, 0, 0};
   // The figures `observed` was classified from, so the sheet's rows can go straight into
   // ProposeMitigations (MitigationInput{figures, observed}).
   OperatorFigures figures;
@@ -69,8 +98,15 @@ struct FusionCandidate {
 
 struct MappingSheet {
   std::vector<SheetOperator> operators;      // GPU time, descending
+  std::vector<SheetGroup> groups;            // GPU time, descending
   std::vector<FusionCandidate> fusion;       // saving_bound_ns, descending
   int64_t gpu_time_ns = 0;
+  // Coverage: GPU time of groups with both FLOPs and bytes, and of groups given a class
+  // other than unclassified, out of mapped_ns (GPU time mapped to an operator: an event
+  // with no operator, e.g. launched before the capture window, can be in no group).
+  int64_t mapped_ns = 0;
+  int64_t costed_ns = 0;
+  int64_t classified_ns = 0;
   std::vector<std::string> notes;            // conventions and what was unavailable
 };
 

@@ -49,11 +49,66 @@ std::string IntensityText(const SheetOperator& op) {
   return absl::StrCat("unavailable: ", IntensityMissing(op));
 }
 
+void WriteGroupJson(const SheetGroup& g, JsonWriter& w) {
+  w.BeginObject();
+  w.Field("operator", g.op).Field("layer_type", LayerTypeName(g.layer_type));
+  w.Field("input_dims", g.input_dims).Field("input_type", g.input_type);
+  w.Field("concrete_inputs", g.concrete_inputs);
+  w.Field("instances", g.instances).Field("gpu_time_ns", g.gpu_time_ns);
+  w.Field("share", g.share, 6);
+  w.Field("family", g.family).Field("path", g.figures.vector_path ? "vector" : "tensor-core");
+  w.Field("precision", PrecisionName(g.figures.precision));
+  w.Field("precision_source", g.precision_source);
+  OptionalDouble(w, "flops", g.flops, 0);
+  OptionalDouble(w, "model_flops", g.model_flops, 0);
+  w.Field("flops_source", g.flops_source).Field("flops_formula", g.formula);
+  OptionalDouble(w, "bytes", g.bytes, 0);
+  w.Field("bytes_source", g.bytes_source).Field("bytes_formula", g.bytes_formula);
+  if (!g.missing.empty()) w.Field("unavailable", g.missing);
+  OptionalDouble(w, "intensity_flop_per_byte", g.observed.intensity, 6);
+  OptionalDouble(w, "ridge_flop_per_byte", g.observed.ridge, 3);
+  OptionalDouble(w, "achieved_tflop_per_s",
+                 g.achieved_flops_per_s ? std::optional<double>(*g.achieved_flops_per_s * 1e-12)
+                                        : std::nullopt,
+                 6);
+  OptionalDouble(w, "achieved_tb_per_s",
+                 g.achieved_bytes_per_s ? std::optional<double>(*g.achieved_bytes_per_s * 1e-12)
+                                        : std::nullopt,
+                 6);
+  OptionalDouble(w, "u_compute", g.observed.u_compute, 6);
+  OptionalDouble(w, "u_memory", g.observed.u_memory, 6);
+  w.Field("expected", BottleneckClassName(g.expected)).Field("expected_basis", g.expected_basis);
+  w.Key("observed");
+  bottleneck_format::WriteClassificationJson(g.observed, w);
+  w.Key("kernels").BeginArray();
+  for (const SheetKernel& k : g.kernels) {
+    w.BeginObject().Field("name", k.name).Field("count", k.count);
+    w.Field("gpu_time_ns", k.gpu_time_ns).EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+double Share(int64_t part, int64_t total) {
+  return total > 0 ? static_cast<double>(part) / static_cast<double>(total) : 0;
+}
+
 }  // namespace
 
 void WriteMappingSheetJson(const MappingSheet& sheet, JsonWriter& w) {
   w.BeginObject();
   w.Field("gpu_time_ns", sheet.gpu_time_ns);
+  w.Key("coverage").BeginObject();
+  w.Field("mapped_gpu_time_ns", sheet.mapped_ns);
+  w.Field("unmapped_gpu_time_ns", sheet.gpu_time_ns - sheet.mapped_ns);
+  w.Field("costed_gpu_time_ns", sheet.costed_ns);
+  w.Field("costed_share", Share(sheet.costed_ns, sheet.mapped_ns), 6);
+  w.Field("classified_gpu_time_ns", sheet.classified_ns);
+  w.Field("classified_share", Share(sheet.classified_ns, sheet.mapped_ns), 6);
+  w.EndObject();
+  w.Key("groups").BeginArray();
+  for (const SheetGroup& g : sheet.groups) WriteGroupJson(g, w);
+  w.EndArray();
   w.Key("operators").BeginArray();
   for (const SheetOperator& op : sheet.operators) {
     w.BeginObject();
@@ -66,9 +121,21 @@ void WriteMappingSheetJson(const MappingSheet& sheet, JsonWriter& w) {
     } else {
       w.Field("flops_unavailable", op.flops_formula);
     }
+    OptionalDouble(w, "bytes", op.figures.bytes, 0);
+    if (op.figures.bytes) w.Field("bytes_source", op.bytes_basis);
     OptionalDouble(w, "intensity_flop_per_byte", op.intensity, 3);
     if (!op.intensity) w.Field("intensity_unavailable", IntensityMissing(op));
     w.Field("expected", BottleneckClassName(op.expected));
+    w.Key("groups").BeginArray();
+    for (int32_t gi : op.groups) w.Int(gi);
+    w.EndArray();
+    w.Key("class_gpu_time_ns").BeginObject();
+    for (int c = 0; c < 7; ++c) {
+      if (op.class_time_ns[c] > 0) {
+        w.Field(BottleneckClassName(static_cast<BottleneckClass>(c)), op.class_time_ns[c]);
+      }
+    }
+    w.EndObject();
     w.Key("observed");
     bottleneck_format::WriteClassificationJson(op.observed, w);
     w.Key("kernels").BeginArray();
@@ -117,10 +184,57 @@ void WriteMappingSheetJson(const MappingSheet& sheet, JsonWriter& w) {
   w.EndObject();
 }
 
+namespace {
+
+// The per-shape roofline rows (operator, input dims, dtypes, concrete inputs).
+DocTable GroupsTable(const MappingSheet& sheet, int top) {
+  DocTable t;
+  t.title = "Roofline groups (operator × shape)";
+  t.columns = {"operator", "input dims", "instances", "GPU µs", "share %", "GFLOP",
+               "MB", "bytes from", "FLOP/B", "TFLOP/s", "TB/s", "U_c", "U_m", "expected",
+               "observed"};
+  t.align_right = {false, false, true, true, true, true, true, false, true, true, true, true,
+                   true, false, false};
+  const size_t rows = report_fields::Rows(sheet.groups.size(), top);
+  auto opt = [](const std::optional<double>& v, double scale, const std::string& why) {
+    return v ? Number(*v * scale) : absl::StrCat("unavailable: ", why);
+  };
+  for (size_t i = 0; i < rows; ++i) {
+    const SheetGroup& g = sheet.groups[i];
+    const std::string why = g.missing.empty() ? "not derivable" : g.missing;
+    t.rows.push_back({Shorten(g.op, 40), Shorten(g.input_dims, 48), absl::StrCat(g.instances),
+                      UsText(g.gpu_time_ns), Percent(g.share), opt(g.flops, 1e-9, why),
+                      opt(g.bytes, 1e-6, why), g.bytes_source.empty() ? "-" : g.bytes_source,
+                      opt(g.observed.intensity, 1, why), opt(g.achieved_flops_per_s, 1e-12, why),
+                      opt(g.achieved_bytes_per_s, 1e-12, why),
+                      opt(g.observed.u_compute, 1, why), opt(g.observed.u_memory, 1, why),
+                      std::string(BottleneckClassName(g.expected)),
+                      std::string(BottleneckClassName(g.observed.cls))});
+  }
+  t.notes.push_back(absl::StrFormat(
+      "groups with FLOPs and bytes hold %s%% of the GPU time mapped to operators; classified "
+      "groups %s%%",
+      Percent(Share(sheet.costed_ns, sheet.mapped_ns)),
+      Percent(Share(sheet.classified_ns, sheet.mapped_ns))));
+  if (rows < sheet.groups.size()) {
+    t.notes.push_back(absl::StrCat("top ", rows, " of ", sheet.groups.size(), " groups by GPU time"));
+  }
+  return t;
+}
+
+}  // namespace
+
 DocSection MappingSheetSection(const MappingSheet& sheet, int top_operators) {
   DocSection s;
   s.heading = "Operator-to-kernel mapping sheet";
   s.facts.emplace_back("GPU time", absl::StrCat(UsText(sheet.gpu_time_ns), " µs (summed)"));
+  s.facts.emplace_back("roofline coverage",
+                       absl::StrFormat("FLOPs and bytes for %s%% of the GPU time mapped to "
+                                       "operators, classified %s%% (%s%% of GPU time unmapped)",
+                                       Percent(Share(sheet.costed_ns, sheet.mapped_ns)),
+                                       Percent(Share(sheet.classified_ns, sheet.mapped_ns)),
+                                       Percent(Share(sheet.gpu_time_ns - sheet.mapped_ns,
+                                                     sheet.gpu_time_ns))));
   s.facts.emplace_back("operators", absl::StrCat(sheet.operators.size()));
   const size_t rows = report_fields::Rows(sheet.operators.size(), top_operators);
 
@@ -165,6 +279,7 @@ DocSection MappingSheetSection(const MappingSheet& sheet, int top_operators) {
                                      " operators by GPU time"));
   }
   s.tables.push_back(std::move(ops));
+  s.tables.push_back(GroupsTable(sheet, top_operators));
   s.tables.push_back(std::move(kernels));
   s.tables.push_back(std::move(evidence));
 

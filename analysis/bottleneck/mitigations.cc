@@ -81,7 +81,7 @@ std::optional<double> RooflineNs(const OperatorFigures& f, const HardwareEnvelop
                                  std::string* terms) {
   if (env == nullptr) return std::nullopt;
   std::optional<double> floor;
-  const auto peak = env->PeakFlopsPerS(f.precision);
+  const auto peak = PathPeak(f, env);
   if (f.flops && peak) {
     floor = *f.flops / *peak * 1e9;
     *terms = absl::StrCat("FLOPs/peak ", UsText(*floor));

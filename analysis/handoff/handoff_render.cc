@@ -2,7 +2,9 @@
 // HTML) and as one JSON object. Missing figures print as "unavailable: <reason>" (null in
 // JSON), never 0.
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -121,7 +123,7 @@ DocSection BottleneckSection(const HandoffReport& r, int top) {
   for (const LayerBottleneck& l : r.layer_types) {
     layers.rows.push_back({l.figures.name, Us(l.figures.gpu_time_ns),
                            std::string(BottleneckClassName(l.classification.cls)),
-                           std::string(BottleneckClassName(ExpectedClass(l.figures.layer_type))),
+                           std::string(BottleneckClassName(l.expected)),
                            l.classification.summary});
   }
   d.tables.push_back(std::move(layers));
@@ -137,6 +139,105 @@ DocSection BottleneckSection(const HandoffReport& r, int top) {
   }
   d.tables.push_back(std::move(ops));
   return d;
+}
+
+// One colour per bottleneck class, the same in every plot.
+const char* ClassColor(BottleneckClass c) {
+  switch (c) {
+    case BottleneckClass::kCommunication: return "#8c564b";
+    case BottleneckClass::kHostStarved: return "#7f7f7f";
+    case BottleneckClass::kLaunchOverhead: return "#e377c2";
+    case BottleneckClass::kComputeBound: return "#d62728";
+    case BottleneckClass::kMemoryBound: return "#1f77b4";
+    case BottleneckClass::kLatencyOccupancy: return "#ff7f0e";
+    case BottleneckClass::kUnclassified: return "#bcbd22";
+  }
+  return "#000000";
+}
+
+// Every roofline group: x intensity, y achieved FLOP/s, area ∝ GPU time, colour = observed
+// class, the label its shape; one roofline and ridge per (path, precision) present.
+DocPlot RooflinePlot(const HandoffReport& r, const HardwareEnvelope* env) {
+  DocPlot roof;
+  roof.id = "plot-roofline";
+  roof.title = "Roofline by operator group: achieved FLOP/s vs arithmetic intensity (area ∝ GPU time)";
+  roof.kind = PlotKind::kScatter;
+  roof.x_label = "FLOP / byte";
+  roof.y_label = "FLOP/s";
+  roof.log_x = roof.log_y = true;
+  std::map<BottleneckClass, PlotSeries> by_class;
+  std::map<std::pair<bool, Precision>, bool> paths;  // (vector, precision) present
+  for (const SheetGroup& g : r.sheet.groups) {
+    if (!g.observed.intensity || !g.achieved_flops_per_s || *g.observed.intensity <= 0 ||
+        *g.achieved_flops_per_s <= 0) {
+      continue;
+    }
+    PlotSeries& series = by_class[g.observed.cls];
+    PlotPoint p;
+    p.x = *g.observed.intensity;
+    p.y = *g.achieved_flops_per_s;
+    p.size = static_cast<double>(g.gpu_time_ns);
+    p.label = absl::StrCat(g.op, " ", g.input_dims, " ", g.input_type, ": ",
+                           std::string(BottleneckClassName(g.observed.cls)), ", ",
+                           Us(g.gpu_time_ns), " µs");
+    series.points.push_back(std::move(p));
+    paths[{g.figures.vector_path, g.figures.precision}] = true;
+  }
+  for (auto& [cls, series] : by_class) {
+    series.name = std::string(BottleneckClassName(cls));
+    series.color = ClassColor(cls);
+    roof.series.push_back(std::move(series));
+  }
+  if (roof.series.empty()) {
+    roof.unavailable = "no operator group has both FLOPs and bytes";
+    roof.series.emplace_back();
+  }
+  if (env != nullptr && env->hbm_bytes_per_s > 0) {
+    for (const auto& [key, present] : paths) {
+      const auto [vector, precision] = key;
+      const auto peak = vector ? env->VectorPeakFlopsPerS(precision) : env->PeakFlopsPerS(precision);
+      if (!peak) continue;
+      const std::string what = absl::StrCat(vector ? "vector " : "tensor-core ",
+                                            std::string(PrecisionName(precision)));
+      PlotLine line;
+      line.name = absl::StrCat(env->name, " ", what, " roofline");
+      line.slope = env->hbm_bytes_per_s;
+      line.cap = *peak;
+      roof.lines.push_back(line);
+      PlotLine ridge;
+      ridge.name = absl::StrFormat("ridge %s %.3g FLOP/B", what, *peak / env->hbm_bytes_per_s);
+      ridge.x = *peak / env->hbm_bytes_per_s;
+      roof.lines.push_back(std::move(ridge));
+    }
+  }
+  return roof;
+}
+
+// Per layer type, the share of its GPU time in each observed class (from its groups).
+DocPlot ClassSharePlot(const HandoffReport& r) {
+  DocPlot plot;
+  plot.id = "plot-class-share";
+  plot.title = "GPU time share by bottleneck class per layer type";
+  plot.kind = PlotKind::kStackedBar;
+  plot.x_label = "layer type";
+  plot.y_label = "share of the layer type's GPU time";
+  for (int c = 0; c < 7; ++c) {
+    const auto cls = static_cast<BottleneckClass>(c);
+    PlotSeries series;
+    series.name = std::string(BottleneckClassName(cls));
+    series.color = ClassColor(cls);
+    for (const LayerBottleneck& l : r.layer_types) {
+      if (l.figures.gpu_time_ns <= 0 || l.class_time_ns[c] <= 0) continue;
+      series.points.push_back({0, static_cast<double>(l.class_time_ns[c]) / l.figures.gpu_time_ns,
+                               l.figures.name});
+    }
+    if (!series.points.empty()) plot.series.push_back(std::move(series));
+  }
+  if (plot.series.empty()) {
+    plot.unavailable = "the trace has no GPU events mapped to operators";
+    plot.series.emplace_back();
+  }
+  return plot;
 }
 
 DocSection PlotSection(const HandoffReport& r, const TraceSummary& s, const HandoffOptions& o) {
@@ -157,36 +258,8 @@ DocSection PlotSection(const HandoffReport& r, const TraceSummary& s, const Hand
   layers.series.push_back(std::move(bars));
   d.plots.push_back(std::move(layers));
 
-  DocPlot roof;
-  roof.id = "plot-roofline";
-  roof.title = "Operator roofline: achieved FLOP/s vs arithmetic intensity";
-  roof.kind = PlotKind::kScatter;
-  roof.x_label = "FLOP / byte";
-  roof.y_label = "FLOP/s";
-  roof.log_x = roof.log_y = true;
-  PlotSeries pts;
-  pts.name = "operators";
-  for (const SheetOperator& op : r.sheet.operators) {
-    if (!op.intensity || !op.flops || op.gpu_time_ns <= 0) continue;
-    pts.points.push_back({*op.intensity, *op.flops / (static_cast<double>(op.gpu_time_ns) * 1e-9), op.name});
-  }
-  if (pts.points.empty()) {
-    roof.unavailable =
-        "no operator has both FLOPs and a DRAM byte count (Kineto traces carry no byte "
-        "counts; NVTX payloads {flops=F,bytes=B} give them)";
-  }
-  roof.series.push_back(std::move(pts));
-  if (o.envelope != nullptr) {
-    const Precision p = o.profile ? o.profile->precision : Precision::kBf16;
-    if (auto peak = o.envelope->PeakFlopsPerS(p)) {
-      PlotLine line;
-      line.name = o.envelope->name + " " + std::string(PrecisionName(p)) + " roofline";
-      line.slope = o.envelope->hbm_bytes_per_s;
-      line.cap = *peak;
-      roof.lines.push_back(std::move(line));
-    }
-  }
-  d.plots.push_back(std::move(roof));
+  d.plots.push_back(RooflinePlot(r, o.envelope));
+  d.plots.push_back(ClassSharePlot(r));
   return d;
 }
 
@@ -272,7 +345,14 @@ std::string HandoffJson(const HandoffReport& r, const HandoffOptions& o) {
   w.Key("bottlenecks_by_layer_type").BeginArray();
   for (const LayerBottleneck& l : r.layer_types) {
     w.BeginObject().Field("layer_type", l.figures.name).Field("gpu_time_ns", l.figures.gpu_time_ns)
-        .Field("expected", BottleneckClassName(ExpectedClass(l.figures.layer_type)));
+        .Field("expected", BottleneckClassName(l.expected));
+    w.Key("class_gpu_time_ns").BeginObject();
+    for (int c = 0; c < 7; ++c) {
+      if (l.class_time_ns[c] > 0) {
+        w.Field(BottleneckClassName(static_cast<BottleneckClass>(c)), l.class_time_ns[c]);
+      }
+    }
+    w.EndObject();
     w.Key("classification");
     bottleneck_format::WriteClassificationJson(l.classification, w);
     w.EndObject();

@@ -16,10 +16,16 @@ std::vector<LayerBottleneck> LayerTypes(const MappingSheet& sheet, const StallSu
                                         const HardwareEnvelope* envelope) {
   std::map<LayerType, std::vector<const OperatorFigures*>> by_type;
   for (const SheetOperator& op : sheet.operators) by_type[op.layer_type].push_back(&op.figures);
+  std::map<LayerType, std::array<int64_t, 7>> class_time;
+  for (const SheetGroup& g : sheet.groups) {
+    class_time[g.layer_type][static_cast<int>(g.observed.cls)] += g.gpu_time_ns;
+  }
   std::vector<LayerBottleneck> out;
   for (const auto& [type, ops] : by_type) {
     LayerBottleneck lb;
+    lb.class_time_ns = class_time[type];
     OperatorFigures& f = lb.figures;
+    const OperatorFigures* largest = nullptr;
     f.name = std::string(LayerTypeName(type));
     f.layer_type = type;
     bool launch = true, wait = true, idle = true, flops = true, bytes = true, comm = true;
@@ -31,7 +37,7 @@ std::vector<LayerBottleneck> LayerTypes(const MappingSheet& sheet, const StallSu
       f.small_kernel_count += o->small_kernel_count;
       f.small_kernel_time_ns += o->small_kernel_time_ns;
       f.collective |= o->collective;
-      f.precision = o->precision;
+      if (largest == nullptr || o->gpu_time_ns > largest->gpu_time_ns) largest = o;
       if (o->launch_call_ns) f.launch_call_ns = f.launch_call_ns.value_or(0) + *o->launch_call_ns; else launch = false;
       if (o->host_wait_idle_ns) f.host_wait_idle_ns = f.host_wait_idle_ns.value_or(0) + *o->host_wait_idle_ns; else wait = false;
       if (o->idle_ns) f.idle_ns = f.idle_ns.value_or(0) + *o->idle_ns; else idle = false;
@@ -57,7 +63,10 @@ std::vector<LayerBottleneck> LayerTypes(const MappingSheet& sheet, const StallSu
     for (const LayerTypeStallStats& s : stalls.layer_types) {
       if (s.layer_type == type) f.memory_stall_fraction = s.breakdown.MemoryFraction();
     }
+    f.precision = largest->precision;
+    f.vector_path = largest->vector_path;
     lb.classification = Classify(f, envelope);
+    lb.expected = ExpectedClass(f, envelope, nullptr);
     out.push_back(std::move(lb));
   }
   std::sort(out.begin(), out.end(), [](const LayerBottleneck& a, const LayerBottleneck& b) {
@@ -139,8 +148,14 @@ HandoffReport BuildHandoff(const Trace& trace, const MappingResult& mapping,
     r.total_ns = summary.gpu_time_ns;
     r.total_basis = "summed GPU time (the trace has no request or iteration ranges)";
   }
+  // Mitigations target operator groups: one operator's shapes can belong to different
+  // classes, and each class has its own fix.
   std::vector<MitigationInput> inputs;
-  for (const SheetOperator& op : r.sheet.operators) inputs.push_back({op.figures, op.observed});
+  for (const SheetGroup& g : r.sheet.groups) {
+    MitigationInput in{g.figures, g.observed};
+    if (!g.input_dims.empty()) in.figures.name = absl::StrCat(g.op, " ", g.input_dims);
+    inputs.push_back(std::move(in));
+  }
   r.mitigations = ProposeMitigations(inputs, r.total_ns, options.envelope, 5);
   return r;
 }

@@ -7,6 +7,7 @@
 #ifndef OPMAP_ANALYSIS_HANDOFF_HANDOFF_REPORT_H_
 #define OPMAP_ANALYSIS_HANDOFF_HANDOFF_REPORT_H_
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ struct ProfileMfu {
 struct LayerBottleneck {
   OperatorFigures figures;             // summed over the layer type's operators
   Classification classification;
+  BottleneckClass expected = BottleneckClass::kUnclassified;  // roofline of the sums
+  // GPU time of the type's operator groups per observed class (index = BottleneckClass).
+  std::array<int64_t, 7> class_time_ns = {0, 0, 0, 0, 0, 0, 0};
 };
 
 struct HandoffReport {

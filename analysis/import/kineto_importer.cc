@@ -49,7 +49,7 @@ struct RawEvent {
   int64_t external_id = kNone, correlation = kNone, device = kNone, stream = kNone;
   int64_t registers = -1, shared_memory = kNone, bytes = kNone;
   std::array<int32_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
-  std::string_view input_dims, input_types;
+  std::string_view input_dims, input_types, concrete_inputs, input_strides;
 };
 
 std::string_view Trim(std::string_view s) {
@@ -116,6 +116,15 @@ void ReadDim3(od::value v, std::array<int32_t, 3>* out) {
   }
 }
 
+// The raw JSON text of an array argument (Input Dims, Input type, ...), kept for the
+// roofline's parsers; left empty when the value is not an array.
+void ReadRawArray(od::value v, std::string_view* out) {
+  od::array arr;
+  if (v.get_array().get(arr)) return;
+  std::string_view raw;
+  if (!arr.raw_json().get(raw)) *out = Trim(raw);
+}
+
 simdjson::error_code ReadArgs(od::value v, RawEvent* ev) {
   od::object args;
   if (auto err = v.get_object().get(args)) return err;
@@ -143,17 +152,13 @@ simdjson::error_code ReadArgs(od::value v, RawEvent* ev) {
     } else if (key == "block") {
       ReadDim3(val, &ev->block);
     } else if (key == "Input Dims") {
-      od::array dims;
-      if (!val.get_array().get(dims)) {
-        std::string_view raw;
-        if (!dims.raw_json().get(raw)) ev->input_dims = Trim(raw);
-      }
+      ReadRawArray(val, &ev->input_dims);
     } else if (key == "Input type") {
-      od::array types;
-      if (!val.get_array().get(types)) {
-        std::string_view raw;
-        if (!types.raw_json().get(raw)) ev->input_types = Trim(raw);
-      }
+      ReadRawArray(val, &ev->input_types);
+    } else if (key == "Concrete Inputs") {
+      ReadRawArray(val, &ev->concrete_inputs);
+    } else if (key == "Input Strides") {
+      ReadRawArray(val, &ev->input_strides);
     }
   }
   return simdjson::SUCCESS;
@@ -348,6 +353,10 @@ class Importer : public KinetoEventSink {
       r.external_id = ev.external_id;
       if (!ev.input_dims.empty()) r.input_dims = trace_.strings.Intern(ev.input_dims);
       if (!ev.input_types.empty()) r.input_types = trace_.strings.Intern(ev.input_types);
+      if (!ev.concrete_inputs.empty()) {
+        r.concrete_inputs = trace_.strings.Intern(ev.concrete_inputs);
+      }
+      if (!ev.input_strides.empty()) r.input_strides = trace_.strings.Intern(ev.input_strides);
       trace_.ranges.push_back(r);
     }
     return absl::OkStatus();

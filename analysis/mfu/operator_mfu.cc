@@ -17,8 +17,9 @@ namespace {
 constexpr char kConvention[] =
     "per operator: FLOPs / (its kernels' GPU time x peak of its precision); per request or "
     "iteration: FLOPs of the operators inside it / (wall time x devices x peak). FLOPs from "
-    "NVTX payloads, else Kineto Input Dims (matmul 2*M*N*K, attention 4*B*H*Sq*Sk*D with "
-    "no causal discount), counted once per kernel-owning operator.";
+    "NVTX payloads, else the recorded shapes (matmul 2*M*N*K, conv from Concrete Inputs, "
+    "attention 4*B*H*Sq*Sk*D with no causal discount: model FLOPs), counted once per "
+    "kernel-owning operator.";
 
 // One kernel-owning operator instance.
 struct Owner {
@@ -61,14 +62,7 @@ std::optional<Precision> PrecisionFromKernelName(std::string_view name_in) {
 }
 
 FlopsEstimate RangeFlops(const Trace& trace, const Range& range) {
-  FlopsEstimate f = OpFlopsFromInputDims(trace.strings.Get(range.name),
-                                         trace.strings.Get(range.input_dims));
-  if (range.flops != kNone) {
-    f.flops = static_cast<double>(range.flops);
-    f.formula = absl::StrCat("NVTX payload flops=", range.flops);
-    f.reason.clear();
-  }
-  return f;
+  return ModelFlops(RangeCost(trace, range));
 }
 
 MfuReport ComputeOperatorMfu(const Trace& trace, const MappingResult& mapping,

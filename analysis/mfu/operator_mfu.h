@@ -35,10 +35,8 @@ std::optional<Precision> PrecisionFromInputTypes(std::string_view input_types_js
 // nullopt when the name does not say.
 std::optional<Precision> PrecisionFromKernelName(std::string_view kernel_name);
 
-// FLOPs of one operator instance: its NVTX payload (`flops=`, formula "NVTX payload
-// flops=N") when given, else its Input Dims through op_flops.h. compulsory_elements come
-// from the shapes whenever they parse. One parse per instance: the MFU tables and the
-// mapping sheet both take FLOPs and bytes from here.
+// Model FLOPs of one operator instance: its NVTX payload (`flops=`, formula "NVTX payload
+// flops=N") when given, else its recorded shapes (analysis/roofline RangeCost).
 FlopsEstimate RangeFlops(const Trace& trace, const Range& range);
 
 struct OperatorMfuRow {

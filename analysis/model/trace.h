@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,10 @@ struct Range {
   // raw "Input type" JSON text (["c10::BFloat16", "float", ""]), for the precision of
   // the FLOPs (MFU divides by the peak of that precision). Not carried on the wire.
   StringId input_types = kEmptyString;
+  // raw "Concrete Inputs" (["", "[1, 1]", "True"]) and "Input Strides" JSON text: conv
+  // stride/padding, softmax/cat dims, the causal flag (docs/metrics.md). Not on the wire.
+  StringId concrete_inputs = kEmptyString;
+  StringId input_strides = kEmptyString;
   // Work the range's operator did, when its source says (NVTX shape payload
   // `{flops=F,bytes=B}`, see import/nvtx_names.h); kNone when not given.
   int64_t flops = kNone;
@@ -113,6 +118,15 @@ struct StallSample {
   int32_t event = -1;
 };
 
+// Work a profiler measured on one GPU event (an Nsight Compute row joined to its launch):
+// DRAM bytes read + written and FP operations. The roofline prefers these to the bytes
+// and FLOPs derived from shapes, and says which it used.
+struct MeasuredWork {
+  int32_t event = -1;                 // index into Trace::gpu_events
+  std::optional<double> dram_bytes;
+  std::optional<double> flops;
+};
+
 // Facts about the source the trace came from.
 struct TraceInfo {
   std::string format;            // "kineto-json", "nsys-sqlite", "opmap-capture"
@@ -138,6 +152,7 @@ struct Trace {
   std::vector<ApiCall> api_calls;
   std::vector<Range> ranges;
   std::vector<StallSample> stalls;  // empty when the source sampled no stall reasons
+  std::vector<MeasuredWork> measured;  // empty unless a profiler export was joined
 };
 
 }  // namespace opmap::analysis

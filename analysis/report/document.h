@@ -27,23 +27,37 @@ struct PlotPoint {
   double x = 0;
   double y = 0;
   std::string label;  // tooltip / legend text for the point; may be empty
+  // Scatter/line markers: when any drawn point of the plot has size > 0, marker area is
+  // proportional to size (radius ∝ sqrt(size / the plot's largest size)); 0 (or a
+  // non-finite or negative size) keeps the default marker. Ignored by bar kinds.
+  double size = 0;
 };
 
 struct PlotSeries {
   std::string name;
   std::vector<PlotPoint> points;
   bool connect = false;  // draw a polyline through the points (in order), else markers
+  // CSS colour ("#1f77b4", "rgb(31,119,180)", "teal") for the series' marks and legend
+  // entry; empty (or not a plain colour value) = the palette colour of the series index.
+  std::string color = {};  // (default member initializers keep shorter {…} inits quiet)
 };
 
 // A reference line y = min(slope·x, cap) (a roofline: slope = peak bandwidth, cap = peak
-// FLOP/s), or a horizontal line when slope is absent (an SLA).
+// FLOP/s), or a horizontal line when slope is absent (an SLA). When x is set the line is
+// vertical at that x instead (a roofline's ridge point) and slope/cap are not used; bar
+// kinds have no x axis and say so in a note.
 struct PlotLine {
   std::string name;
   std::optional<double> slope;
   double cap = 0;
+  std::optional<double> x = std::nullopt;
 };
 
-enum class PlotKind { kBar, kScatter, kLine };
+// kStackedBar: the categories on x are the union of point labels over all series, in
+// order of first appearance; each series is one layer of every stack, drawn bottom-up in
+// series order, so a stack's height is the sum of its category's values (point.x unused;
+// a label repeated within one series adds to its segment; negative values are skipped).
+enum class PlotKind { kBar, kScatter, kLine, kStackedBar };
 
 struct DocPlot {
   std::string id;      // stable HTML id ("plot-layer-time"), for tests and links

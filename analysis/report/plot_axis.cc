@@ -1,8 +1,11 @@
 #include "analysis/report/plot_axis.h"
 
+#include <cctype>
 #include <cstdlib>
+#include <string_view>
 
 #include "absl/strings/str_format.h"
+#include "analysis/report/svg_plot.h"
 
 namespace opmap::analysis::plot_internal {
 
@@ -112,4 +115,75 @@ Axis LogAxis(Range r) {
   return a;
 }
 
+std::string Px(double v) {
+  if (!std::isfinite(v)) v = 0;
+  std::string s = absl::StrFormat("%.1f", v);
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  if (s == "-0") s = "0";
+  return s;
+}
+
+void Canvas::Text(double x, double y, const std::string& s, const std::string& attrs) {
+  absl::StrAppendFormat(&out, "<text x=\"%s\" y=\"%s\"%s>%s</text>\n", Px(x), Px(y), attrs,
+                        XmlEscape(s));
+}
+
+void Canvas::Line(double x1, double y1, double x2, double y2, const std::string& attrs) {
+  absl::StrAppendFormat(&out, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"%s/>\n", Px(x1),
+                        Px(y1), Px(x2), Px(y2), attrs);
+}
+
+std::string SeriesColor(const PlotSeries& s, size_t index) {
+  // Tableau 10: distinguishable for common color-vision deficiencies and in grayscale print.
+  static constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                                             "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+                                             "#9c755f", "#bab0ac"};
+  bool plain = !s.color.empty() && s.color.size() <= 64;
+  for (char ch : s.color) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    plain &= std::isalnum(c) || std::string_view("#(),.%- ").find(ch) != std::string_view::npos;
+  }
+  if (plain) return s.color;
+  return kPalette[index % (sizeof(kPalette) / sizeof(kPalette[0]))];
+}
+
+std::string DataAttrs(const std::string& series, const std::string& label) {
+  return absl::StrFormat(" data-series=\"%s\" data-label=\"%s\"", XmlEscape(series),
+                         XmlEscape(label));
+}
+
 }  // namespace opmap::analysis::plot_internal
+
+namespace opmap::analysis {
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        if (c < 0x20 && ch != '\t' && ch != '\n') break;
+        if (c == 0x7F) break;
+        out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace opmap::analysis

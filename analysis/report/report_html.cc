@@ -1,5 +1,6 @@
 #include "analysis/report/report_html.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <string>
@@ -95,9 +96,13 @@ void AppendTable(std::string& out, const DocTable& t) {
 }
 
 int PlotHeight(const DocPlot& p) {
-  if (p.kind != PlotKind::kBar || p.series.empty()) return 440;
+  if ((p.kind != PlotKind::kBar && p.kind != PlotKind::kStackedBar) || p.series.empty()) {
+    return 440;
+  }
   // Many categories get rotated labels, which take their room from the plot area.
-  return p.series[0].points.size() > 12 ? 520 : 440;
+  size_t categories = 0;
+  for (const PlotSeries& s : p.series) categories = std::max(categories, s.points.size());
+  return categories > 12 ? 520 : 440;
 }
 
 }  // namespace

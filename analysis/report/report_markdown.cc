@@ -92,6 +92,7 @@ void AppendFacts(std::string& out, const std::vector<std::pair<std::string, std:
 
 std::string LineText(const PlotLine& l) {
   const std::string name = l.name.empty() ? "reference" : l.name;
+  if (l.x.has_value()) return name + ": x = " + FormatPlotValue(*l.x);
   if (!l.slope.has_value()) return name + ": y = " + FormatPlotValue(l.cap);
   return name + ": y = min(" + FormatPlotValue(*l.slope) + "·x, " + FormatPlotValue(l.cap) + ")";
 }
@@ -103,7 +104,7 @@ void AppendPlot(std::string& out, const DocPlot& p) {
     return;
   }
   out += "Plot: " + title + " — in the HTML report\n\n";
-  const bool bar = p.kind == PlotKind::kBar;
+  const bool bar = p.kind == PlotKind::kBar || p.kind == PlotKind::kStackedBar;
   const bool named = p.series.size() > 1;
   bool labelled = false;
   for (const PlotSeries& s : p.series) {

@@ -15,32 +15,30 @@ namespace opmap::analysis {
 namespace {
 
 using plot_internal::Axis;
+using plot_internal::BarFrame;
+using plot_internal::Canvas;
+using plot_internal::Categories;
 using plot_internal::CodePoints;
+using plot_internal::DataAttrs;
+using plot_internal::kMaxCategoryChars;
 using plot_internal::LinearAxis;
 using plot_internal::LogAxis;
 using plot_internal::Plottable;
+using plot_internal::Px;
 using plot_internal::Range;
+using plot_internal::SeriesColor;
 using plot_internal::Tick;
 using plot_internal::Truncate;
 
-// Tableau 10: distinguishable for common color-vision deficiencies and in grayscale print.
-constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
-// Reference lines are dark and dashed so they never read as a data series.
-constexpr const char* kLineColors[] = {"#222222", "#c0392b", "#6c3483"};
-constexpr const char* kLineDashes[] = {"7 4", "3 3", "10 3 2 3"};
+// Reference lines are dark and dashed so they never read as a data series; six of them
+// (one roofline and one ridge per precision) still tell apart.
+constexpr const char* kLineColors[] = {"#222222", "#c0392b", "#6c3483",
+                                       "#1f618d", "#117a65", "#9a7d0a"};
+constexpr const char* kLineDashes[] = {"7 4", "3 3", "10 3 2 3", "5 2", "2 4", "12 4"};
+constexpr int kLineStyles = 6;
 constexpr double kCharWidth = 6.5;  // average glyph width of the 11px sans-serif text
-constexpr int kMaxCategoryChars = 28;
-
-// Pixel coordinates: one decimal is below a device pixel, and keeps the SVG small.
-std::string Px(double v) {
-  if (!std::isfinite(v)) v = 0;  // unreachable by construction; never print "nan"
-  std::string s = absl::StrFormat("%.1f", v);
-  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
-  if (s == "-0") s = "0";
-  return s;
-}
+// Sized markers (PlotPoint::size): radius ∝ sqrt(size / largest size), so area ∝ size.
+constexpr double kMaxRadius = 18, kMinRadius = 2.5;
 
 enum class Swatch { kBox, kDot, kSolid, kDashed };
 
@@ -49,60 +47,11 @@ struct LegendItem {
   Swatch swatch = Swatch::kBox;
 };
 
-struct Canvas {
-  std::string out;
-  void Text(double x, double y, const std::string& s, const std::string& attrs) {
-    absl::StrAppendFormat(&out, "<text x=\"%s\" y=\"%s\"%s>%s</text>\n", Px(x), Px(y), attrs,
-                          XmlEscape(s));
-  }
-  void Line(double x1, double y1, double x2, double y2, const std::string& attrs) {
-    absl::StrAppendFormat(&out, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"%s/>\n", Px(x1),
-                          Px(y1), Px(x2), Px(y2), attrs);
-  }
-};
-
 std::string Plural(long n, const char* one, const char* many) {
   return absl::StrFormat("%d %s", n, n == 1 ? one : many);
 }
 
-// A bar plot's categories: point labels in order of first appearance. A label repeated
-// within one series opens a new category, so every point still gets its own bar.
-struct Categories {
-  std::vector<std::string> names;
-  std::vector<std::vector<int>> index;  // [series][point] → category, -1 when skipped
-};
-
 }  // namespace
-
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if (c < 0x20 && ch != '\t' && ch != '\n') break;
-        if (c == 0x7F) break;
-        out += ch;
-    }
-  }
-  return out;
-}
 
 std::string FormatPlotValue(double v) { return plot_internal::FormatSig(v, 4).text; }
 
@@ -115,7 +64,9 @@ class Plotter {
       : plot_(plot),
         w_(std::max(width, 240)),
         h_(std::max(height, 160)),
-        bar_(plot.kind == PlotKind::kBar) {}
+        stacked_(plot.kind == PlotKind::kStackedBar),
+        bar_(plot.kind == PlotKind::kBar || stacked_),
+        cats_(stacked_, plot.series.size()) {}
 
   std::string Render() {
     Open();
@@ -125,8 +76,11 @@ class Plotter {
     Layout();
     DrawLegend();
     DrawAxes();
-    if (bar_)
-      DrawBars();
+    if (bar_) plot_internal::DrawCategoryLabels(c_, cats_, frame_);
+    if (stacked_)
+      plot_internal::DrawStacks(c_, plot_, cats_, ya_, frame_);
+    else if (bar_)
+      plot_internal::DrawBars(c_, plot_, cats_, index_, ya_, frame_);
     else
       DrawPoints();
     DrawLines();
@@ -165,10 +119,9 @@ class Plotter {
 
   // Which points are drawn, the data ranges, and what was skipped (said in a note).
   long Collect() {
-    long non_finite = 0, non_positive = 0, marks = 0;
-    std::map<std::string, std::vector<int>> by_label;
+    long non_finite = 0, non_positive = 0, negative = 0, marks = 0;
     for (size_t s = 0; s < plot_.series.size(); ++s) {
-      std::map<int, bool> used;  // categories this series already has a bar in
+      cats_.BeginSeries(s);
       std::vector<int> idx;
       for (size_t p = 0; p < plot_.series[s].points.size(); ++p) {
         const PlotPoint& pt = plot_.series[s].points[p];
@@ -181,31 +134,28 @@ class Plotter {
           ++non_positive;
           continue;
         }
-        ++marks;
-        yr_.Add(pt.y);
-        idx.back() = 0;
-        if (!bar_) {
-          xr_.Add(pt.x);
+        if (stacked_ && pt.y < 0) {
+          ++negative;
           continue;
         }
-        const std::string name = pt.label.empty() ? absl::StrFormat("#%d", p + 1) : pt.label;
-        int cat = -1;
-        for (int k : by_label[name]) {
-          if (!used[k]) {
-            cat = k;
-            break;
-          }
-        }
-        if (cat < 0) {
-          cat = static_cast<int>(cats_.names.size());
-          cats_.names.push_back(name);
-          by_label[name].push_back(cat);
-        }
-        used[cat] = true;
-        idx.back() = cat;
+        ++marks;
+        idx.back() = bar_ ? cats_.Add(pt, p) : 0;
+        if (stacked_) continue;  // the stacks' tops join the range below
+        yr_.Add(pt.y);
+        if (bar_) continue;
+        xr_.Add(pt.x);
+        if (Plottable(pt.size) && pt.size > 0) max_size_ = std::max(max_size_, pt.size);
       }
-      cats_.index.push_back(std::move(idx));
+      index_.push_back(std::move(idx));
     }
+    for (size_t k = 0; stacked_ && k < cats_.names().size(); ++k) {
+      double total = 0;
+      for (size_t s = 0; s < plot_.series.size(); ++s) {
+        total += cats_.Value(k, s);
+        if (cats_.Value(k, s) > 0) yr_.Add(total);
+      }
+    }
+    if (stacked_ && yr_.Empty()) yr_.Add(0);  // all zero: an empty frame from 0
     if (non_finite > 0) {
       notes_.push_back(Plural(non_finite, "non-finite point", "non-finite points") + " skipped");
     }
@@ -213,45 +163,67 @@ class Plotter {
       notes_.push_back(Plural(non_positive, "point", "points") +
                        " with a non-positive value skipped on the log axis");
     }
-    // Reference lines must stay inside the frame: the cap joins the y range, and a
-    // roofline's ridge point joins the x range so the knee is visible.
+    if (negative > 0) {
+      notes_.push_back(Plural(negative, "negative value", "negative values") +
+                       " skipped: stacks add up values of 0 and more");
+    }
+    CollectLines(marks);
+    return marks;
+  }
+
+  // Reference lines must stay inside the frame: the cap joins the y range, a roofline's
+  // ridge point and a vertical line's x join the x range so the knee is visible.
+  void CollectLines(long marks) {
     for (const PlotLine& l : plot_.lines) {
-      const bool sloped = l.slope.has_value();
+      const bool sloped = l.slope.has_value(), vertical = l.x.has_value();
       const char* why = nullptr;
-      if (!Plottable(l.cap) || (sloped && !Plottable(*l.slope)))
+      if (vertical) {
+        if (!Plottable(*l.x))
+          why = "is not finite";
+        else if (bar_)
+          why = "is vertical, which a bar chart has no x axis for";
+        else if (plot_.log_x && *l.x <= 0)
+          why = "is not positive on the log axis";
+      } else if (!Plottable(l.cap) || (sloped && !Plottable(*l.slope))) {
         why = "is not finite";
-      else if (plot_.log_y && l.cap <= 0)
+      } else if (plot_.log_y && l.cap <= 0) {
         why = "is not positive on the log axis";
-      else if (sloped && *l.slope <= 0)
+      } else if (sloped && *l.slope <= 0) {
         why = "has a non-positive slope";
-      else if (sloped && bar_)
+      } else if (sloped && bar_) {
         why = "is sloped, which a bar chart has no x axis for";
+      }
       if (why != nullptr) {
         notes_.push_back("reference line \"" + l.name + "\" not drawn: it " + why);
         continue;
       }
       lines_.push_back(&l);
       if (marks == 0) continue;
+      if (vertical) {
+        xr_.Add(*l.x);
+        continue;
+      }
       yr_.Add(l.cap);
       if (sloped) xr_.Add(l.cap / *l.slope);
     }
-    return marks;
   }
 
   // Text widths are estimated: a renderer-free SVG cannot measure glyphs.
   void Layout() {
-    const bool name_series = plot_.series.size() > 1 || (!bar_ && !plot_.series[0].name.empty());
+    const bool name_series = stacked_ || plot_.series.size() > 1 ||
+                             (!bar_ && !plot_.series[0].name.empty());
     for (size_t s = 0; name_series && s < plot_.series.size(); ++s) {
       const std::string& n = plot_.series[s].name;
       legend_.push_back({n.empty() ? absl::StrFormat("series %d", s + 1) : n,
-                         kPalette[s % kPaletteSize], "",
+                         SeriesColor(plot_.series[s], s), "",
                          bar_                       ? Swatch::kBox
                          : Connect(plot_.series[s]) ? Swatch::kSolid
                                                     : Swatch::kDot});
     }
     for (size_t i = 0; i < lines_.size(); ++i) {
       legend_.push_back({lines_[i]->name.empty() ? "reference" : lines_[i]->name,
-                         kLineColors[i % 3], kLineDashes[i % 3], Swatch::kDashed});
+                         kLineColors[i % kLineStyles], kLineDashes[i % kLineStyles],
+                         Swatch::kDashed});
     }
     if (!bar_) xa_ = plot_.log_x ? LogAxis(xr_) : LinearAxis(xr_, false);
     ya_ = plot_.log_y ? LogAxis(yr_) : LinearAxis(yr_, bar_);
@@ -259,11 +231,11 @@ class Plotter {
     for (const Tick& t : ya_.ticks) ytick_chars = std::max(ytick_chars, CodePoints(t.label));
     // Bar categories: every k-th label when they would overlap, rotated when they are wide.
     size_t cat_chars = 0;
-    for (const std::string& n : cats_.names) {
+    for (const std::string& n : cats_.names()) {
       cat_chars = std::max(cat_chars, CodePoints(Truncate(n, kMaxCategoryChars)));
     }
     const double right = 24;
-    const size_t n_cats = std::max<size_t>(1, cats_.names.size());
+    const size_t n_cats = std::max<size_t>(1, cats_.names().size());
     x0_ = 30 + ytick_chars * kCharWidth + 10;
     rotate_ = bar_ && cat_chars * kCharWidth > (w_ - x0_ - right) / n_cats * 0.9;
     if (rotate_) {
@@ -274,10 +246,7 @@ class Plotter {
       }
     }
     x1_ = w_ - right;
-    band_ = bar_ ? (x1_ - x0_) / n_cats : 0;
     const double per_label = rotate_ ? 13.0 : cat_chars * kCharWidth + 8;
-    label_every_ =
-        std::max<size_t>(1, static_cast<size_t>(std::ceil(n_cats * per_label / (x1_ - x0_))));
     double x = x0_;
     int rows = legend_.empty() ? 0 : 1;
     for (const LegendItem& it : legend_) {
@@ -296,6 +265,8 @@ class Plotter {
     ya_.px_hi = y0_;
     xa_.px_lo = x0_;
     xa_.px_hi = x1_;
+    frame_ = {x0_, x1_, y0_, y1_, bar_ ? (x1_ - x0_) / n_cats : 0, rotate_,
+              std::max<size_t>(1, static_cast<size_t>(std::ceil(n_cats * per_label / (x1_ - x0_))))};
   }
 
   void DrawLegend() {
@@ -303,21 +274,22 @@ class Plotter {
       const auto [lx, row] = legend_pos_[i];
       const double ly = 34 + row * 16;
       const LegendItem& it = legend_[i];
+      const std::string color = XmlEscape(it.color);
       if (it.swatch == Swatch::kDashed || it.swatch == Swatch::kSolid) {
         c_.Line(lx, ly, lx + 22, ly,
                 absl::StrFormat(
-                    " stroke=\"%s\" stroke-width=\"2\"%s", it.color,
+                    " stroke=\"%s\" stroke-width=\"2\"%s", color,
                     it.swatch == Swatch::kDashed ? " stroke-dasharray=\"" + it.dash + "\"" : ""));
       }
       if (it.swatch == Swatch::kDot || it.swatch == Swatch::kSolid) {
         absl::StrAppendFormat(&c_.out, "<circle cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"%s\"/>\n",
                               Px(lx + 11), Px(ly), it.swatch == Swatch::kDot ? "4.5" : "3",
-                              it.color);
+                              color);
       }
       if (it.swatch == Swatch::kBox) {
         absl::StrAppendFormat(&c_.out,
                               "<rect x=\"%s\" y=\"%s\" width=\"14\" height=\"10\" fill=\"%s\"/>\n",
-                              Px(lx + 4), Px(ly - 5), it.color);
+                              Px(lx + 4), Px(ly - 5), color);
       }
       c_.Text(lx + 28, ly + 4, Truncate(it.name, 40), " class=\"legend\"");
     }
@@ -359,80 +331,74 @@ class Plotter {
     }
   }
 
-  void DrawBars() {
-    const double bar_w = band_ * 0.8 / std::max<size_t>(1, plot_.series.size());
-    const double base = ya_.log ? y1_ : ya_.Map(0);
-    for (size_t k = 0; k < cats_.names.size(); k += label_every_) {
-      const double cx = x0_ + (k + 0.5) * band_;
-      const std::string label = Truncate(cats_.names[k], kMaxCategoryChars);
-      if (rotate_) {
-        c_.Text(
-            cx + 3, y1_ + 12, label,
-            absl::StrFormat(" text-anchor=\"end\" fill=\"#333333\" transform=\"rotate(-45 %s %s)\"",
-                            Px(cx + 3), Px(y1_ + 12)));
-      } else {
-        c_.Text(cx, y1_ + 17, label, " text-anchor=\"middle\" fill=\"#333333\"");
-      }
+  double Radius(const PlotPoint& pt, bool connect) const {
+    if (max_size_ > 0 && Plottable(pt.size) && pt.size > 0) {
+      return std::max(kMinRadius, kMaxRadius * std::sqrt(pt.size / max_size_));
     }
-    for (size_t s = 0; s < plot_.series.size(); ++s) {
-      for (size_t p = 0; p < plot_.series[s].points.size(); ++p) {
-        const int k = cats_.index[s][p];
-        if (k < 0) continue;
-        const PlotPoint& pt = plot_.series[s].points[p];
-        const double py = ya_.Map(pt.y);
-        std::string tip = cats_.names[k] + ": " + FormatPlotValue(pt.y);
-        if (!plot_.series[s].name.empty()) tip += " (" + plot_.series[s].name + ")";
-        absl::StrAppendFormat(
-            &c_.out,
-            "<rect class=\"mark\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\">"
-            "<title>%s</title></rect>\n",
-            Px(x0_ + k * band_ + band_ * 0.1 + s * bar_w), Px(std::min(py, base)),
-            Px(std::max(0.5, bar_w)), Px(std::max(0.5, std::fabs(base - py))),
-            kPalette[s % kPaletteSize], XmlEscape(tip));
-      }
-    }
+    return connect ? 3 : 4.5;
   }
 
+  // Series lines first, then every marker on top of them; sized markers largest first,
+  // so a small bubble is never hidden under a big one.
   void DrawPoints() {
     const std::string xl = plot_.x_label.empty() ? "x" : plot_.x_label;
     const std::string yl = plot_.y_label.empty() ? "y" : plot_.y_label;
+    struct Marker {
+      size_t s, p;
+      double r;
+    };
+    std::vector<Marker> markers;
     for (size_t s = 0; s < plot_.series.size(); ++s) {
       const PlotSeries& ser = plot_.series[s];
-      const bool connect = Connect(ser);
-      const char* color = kPalette[s % kPaletteSize];
-      if (connect) {
-        std::string pts;
-        for (size_t p = 0; p < ser.points.size(); ++p) {
-          if (cats_.index[s][p] < 0) continue;
-          absl::StrAppend(&pts, pts.empty() ? "" : " ", Px(xa_.Map(ser.points[p].x)), ",",
-                          Px(ya_.Map(ser.points[p].y)));
-        }
-        absl::StrAppendFormat(&c_.out,
-                              "<polyline class=\"series-line\" points=\"%s\" fill=\"none\" "
-                              "stroke=\"%s\" stroke-width=\"2\"/>\n",
-                              pts, color);
-      }
+      std::string pts;
       for (size_t p = 0; p < ser.points.size(); ++p) {
-        if (cats_.index[s][p] < 0) continue;
-        const PlotPoint& pt = ser.points[p];
-        const std::string& who = pt.label.empty() ? ser.name : pt.label;
-        const std::string tip =
-            absl::StrFormat("%s%s%s = %s, %s = %s", who, who.empty() ? "" : ": ", xl,
-                            FormatPlotValue(pt.x), yl, FormatPlotValue(pt.y));
-        absl::StrAppendFormat(
-            &c_.out,
-            "<circle class=\"mark\" cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"%s\" fill-opacity=\"%s\" "
-            "stroke=\"#ffffff\" stroke-width=\"0.8\"><title>%s</title></circle>\n",
-            Px(xa_.Map(pt.x)), Px(ya_.Map(pt.y)), connect ? "3" : "4.5", color,
-            connect ? "1" : "0.8", XmlEscape(tip));
+        if (index_[s][p] < 0) continue;
+        markers.push_back({s, p, Radius(ser.points[p], Connect(ser))});
+        absl::StrAppend(&pts, pts.empty() ? "" : " ", Px(xa_.Map(ser.points[p].x)), ",",
+                        Px(ya_.Map(ser.points[p].y)));
       }
+      if (!Connect(ser)) continue;
+      absl::StrAppendFormat(&c_.out,
+                            "<polyline class=\"series-line\" points=\"%s\" fill=\"none\" "
+                            "stroke=\"%s\" stroke-width=\"2\"/>\n",
+                            pts, XmlEscape(SeriesColor(ser, s)));
+    }
+    if (max_size_ > 0) {
+      std::stable_sort(markers.begin(), markers.end(),
+                       [](const Marker& a, const Marker& b) { return a.r > b.r; });
+    }
+    for (const Marker& m : markers) {
+      const PlotSeries& ser = plot_.series[m.s];
+      const PlotPoint& pt = ser.points[m.p];
+      const bool connect = Connect(ser);
+      const std::string& who = pt.label.empty() ? ser.name : pt.label;
+      std::string tip = absl::StrFormat("%s%s%s = %s, %s = %s", who, who.empty() ? "" : ": ", xl,
+                                        FormatPlotValue(pt.x), yl, FormatPlotValue(pt.y));
+      if (max_size_ > 0 && Plottable(pt.size) && pt.size > 0) {
+        absl::StrAppend(&tip, ", size = ", FormatPlotValue(pt.size));
+      }
+      absl::StrAppendFormat(
+          &c_.out,
+          "<g class=\"pt\"%s><circle class=\"mark\" cx=\"%s\" cy=\"%s\" r=\"%s\" fill=\"%s\" "
+          "fill-opacity=\"%s\" stroke=\"#ffffff\" stroke-width=\"0.8\"><title>%s</title>"
+          "</circle></g>\n",
+          DataAttrs(ser.name, pt.label), Px(xa_.Map(pt.x)), Px(ya_.Map(pt.y)), Px(m.r),
+          XmlEscape(SeriesColor(ser, m.s)),
+          connect ? "1" : max_size_ > 0 ? "0.65" : "0.8", XmlEscape(tip));
     }
   }
 
   // Reference lines, clipped by construction (no clipPath ids to collide in one page).
   void DrawLines() {
+    std::vector<double> right_labels;  // y of the labels at the right edge, kept apart
     for (size_t i = 0; i < lines_.size(); ++i) {
       const PlotLine& l = *lines_[i];
+      const char* color = kLineColors[i % kLineStyles];
+      const char* dash = kLineDashes[i % kLineStyles];
+      if (l.x.has_value()) {
+        DrawVertical(l, color, dash);
+        continue;
+      }
       std::vector<std::pair<double, double>> pts;  // data units; x in [0, 1] on a bar chart
       const double xlo = bar_ ? 0 : xa_.DataLo(), xhi = bar_ ? 1 : xa_.DataHi();
       if (l.slope.has_value()) {
@@ -465,27 +431,56 @@ class Plotter {
           &c_.out,
           "<polyline class=\"ref-line\" points=\"%s\" fill=\"none\" stroke=\"%s\" "
           "stroke-width=\"1.8\" stroke-dasharray=\"%s\"><title>%s</title></polyline>\n",
-          s, kLineColors[i % 3], kLineDashes[i % 3], XmlEscape(l.name));
-      c_.Text(x1_ - 4, ya_.Map(l.cap) - 5, l.name,
-              absl::StrFormat(" class=\"ref-label\" text-anchor=\"end\" fill=\"%s\"",
-                              kLineColors[i % 3]));
+          s, color, dash, XmlEscape(l.name));
+      // Rooflines of several precisions have caps close together: their labels step up.
+      double ly = ya_.Map(l.cap) - 5;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (double y : right_labels) {
+          if (std::fabs(y - ly) < 12) {
+            ly = y - 12;
+            moved = true;
+          }
+        }
+      }
+      right_labels.push_back(ly);
+      c_.Text(x1_ - 4, ly, l.name,
+              absl::StrFormat(" class=\"ref-label\" text-anchor=\"end\" fill=\"%s\"", color));
     }
+  }
+
+  // A vertical line (a ridge point) over the full height, labelled along its left side
+  // reading upwards, so labels of neighbouring ridges never cross each other's lines.
+  void DrawVertical(const PlotLine& l, const char* color, const char* dash) {
+    const double px = xa_.Map(*l.x);
+    absl::StrAppendFormat(
+        &c_.out,
+        "<line class=\"vline\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" "
+        "stroke-width=\"1.5\" stroke-dasharray=\"%s\"><title>%s</title></line>\n",
+        Px(px), Px(y0_), Px(px), Px(y1_), color, dash, XmlEscape(l.name));
+    const double tx = px - 12 < x0_ ? px + 12 : px - 4, ty = y1_ - 6;
+    c_.Text(tx, ty, Truncate(l.name, static_cast<size_t>((y1_ - y0_ - 12) / kCharWidth)),
+            absl::StrFormat(" class=\"ref-label vline-label\" fill=\"%s\" "
+                            "transform=\"rotate(-90 %s %s)\"",
+                            color, Px(tx), Px(ty)));
   }
 
   const DocPlot& plot_;
   const double w_, h_;
-  const bool bar_;
+  const bool stacked_, bar_;
   Canvas c_;
   std::vector<std::string> notes_;
   std::vector<const PlotLine*> lines_;
   Categories cats_;
+  std::vector<std::vector<int>> index_;  // [series][point] → category (0 off bars), -1 skipped
   Range xr_, yr_;
   Axis xa_, ya_;
+  BarFrame frame_;
+  double max_size_ = 0;  // largest PlotPoint::size drawn; 0 = unsized markers
   std::vector<LegendItem> legend_;
   std::vector<std::pair<double, int>> legend_pos_;  // x and row of each legend item
-  double x0_ = 0, x1_ = 0, y0_ = 0, y1_ = 0, band_ = 0, tick_area_ = 20;
+  double x0_ = 0, x1_ = 0, y0_ = 0, y1_ = 0, tick_area_ = 20;
   bool rotate_ = false;
-  size_t label_every_ = 1;
 };
 
 }  // namespace

@@ -4,8 +4,13 @@
 //
 // Contract the tests and the HTML page rely on:
 //  - the <svg> element has id = plot.id (XML-escaped) and class "opmap-plot";
-//  - every drawn data point (bar, scatter marker, line-series marker) is one element with
-//    class="mark" exactly, so a reader of the DOM can count what was drawn;
+//  - every drawn data point (bar, stacked segment, scatter marker, line-series marker) is
+//    one element with class="mark" exactly, so a reader of the DOM can count what was drawn;
+//  - each mark is wrapped in a <g> that names it: class="pt" (scatter/line markers),
+//    "bar" (kBar) or "seg" (kStackedBar segment), with data-series="<series name>" and
+//    data-label="<point label / category>"; every mark has a <title> tooltip;
+//  - reference lines are <polyline class="ref-line"> (sloped/horizontal) or
+//    <line class="vline"> (PlotLine::x), each with a <title> and a class="ref-label" text;
 //  - non-finite points are skipped, and on a log axis so are non-positive values; both
 //    are counted in a note under the plot, so a dropped point is never silent;
 //  - no "nan"/"inf" ever appears in the output, and all text is XML-escaped.

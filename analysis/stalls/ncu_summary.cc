@@ -222,6 +222,9 @@ NcuJoin AttachNcuStalls(const NcuProfile& profile, Trace& trace) {
   launches.clear();
   for (const auto& [event, k] : pairs) {
     const GpuEvent& g = trace.gpu_events[event];
+    if (k->dram_bytes || k->flops) {
+      trace.measured.push_back({static_cast<int32_t>(event), k->dram_bytes, k->flops});
+    }
     for (const auto& [metric, value] : k->stall_ratios) {
       StallSample& s = trace.stalls.emplace_back();
       s.function = g.name;

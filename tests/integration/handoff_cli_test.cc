@@ -141,7 +141,7 @@ TEST_F(HandoffCli, BadInputsExitTwoNamingTheFile) {
   EXPECT_THAT(r.err, HasSubstr("--report takes exactly one TRACE"));
   r = Opmap({"analyze", testing::SharedPath(kTrace), "--report", "md", "--gpu", "T4"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--gpu: no built-in envelope for 'T4'"));
+  EXPECT_THAT(r.err, HasSubstr("--gpu: no envelope for 'T4'; pass --envelope FILE"));
 }
 
 }  // namespace

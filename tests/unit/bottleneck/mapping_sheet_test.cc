@@ -9,8 +9,8 @@
 //   aten::gelu#2 [153000, 160000)  154000        E5 lnorm    [189000, 194000) layer_norm#2
 //   aten::layer_norm#2 [161000, 170000) 162000   E6 gemm     [200000, 230000) addmm#3 grid 132
 //   aten::addmm#3 [171000, 180000) 172000        E7 triton   [240000, 242000) no launch record
-// Every launch call lasts 5 µs. layer_norm ranges carry NVTX-style payloads
-// flops=1e6, bytes=2e6 each.
+// Every launch call lasts 5 µs. addmm and gelu record bf16 Input types; layer_norm ranges
+// record no shapes but carry NVTX-style payloads flops=1e6, bytes=2e6 each.
 #include "analysis/bottleneck/mapping_sheet.h"
 
 #include <string>
@@ -28,7 +28,8 @@ constexpr char kNorm[] = "vectorized_layer_norm_kernel";
 
 class SheetTest : public ::testing::Test {
  protected:
-  int32_t Op(const std::string& name, int64_t start, int64_t end, const std::string& dims = "") {
+  int32_t Op(const std::string& name, int64_t start, int64_t end, const std::string& dims = "",
+             const std::string& types = "") {
     Range r;
     r.kind = RangeKind::kCpuOp;
     r.name = t_.strings.Intern(name);
@@ -37,6 +38,7 @@ class SheetTest : public ::testing::Test {
     r.thread = 1;
     r.process = 100;
     r.input_dims = t_.strings.Intern(dims);
+    r.input_types = t_.strings.Intern(types);
     t_.ranges.push_back(r);
     return static_cast<int32_t>(t_.ranges.size() - 1);
   }
@@ -70,14 +72,17 @@ class SheetTest : public ::testing::Test {
   void SetUp() override {
     const std::string small = "[[512], [128, 512], [512, 512], [], []]";  // 2·128·512·512
     const std::string large = "[[2048], [128, 512], [512, 2048], [], []]";
+    const std::string mm_types =
+        R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"])";
+    const std::string gelu_types = R"(["c10::BFloat16", ""])";
     Op("aten::linear", 500, 9'500);
-    Op("aten::addmm", 1'000, 9'000, small);
-    Op("aten::gelu", 10'000, 20'000, "[[128, 2048], []]");
+    Op("aten::addmm", 1'000, 9'000, small, mm_types);
+    Op("aten::gelu", 10'000, 20'000, "[[128, 2048], []]", gelu_types);
     t_.ranges[Op("aten::layer_norm", 21'000, 30'000)].flops = 1'000'000;
-    Op("aten::addmm", 144'000, 152'000, small);
-    Op("aten::gelu", 153'000, 160'000, "[[128, 2048], []]");
+    Op("aten::addmm", 144'000, 152'000, small, mm_types);
+    Op("aten::gelu", 153'000, 160'000, "[[128, 2048], []]", gelu_types);
     t_.ranges[Op("aten::layer_norm", 161'000, 170'000)].flops = 1'000'000;
-    Op("aten::addmm", 171'000, 180'000, large);
+    Op("aten::addmm", 171'000, 180'000, large, mm_types);
     for (Range& r : t_.ranges) {
       if (r.flops != kNone) r.bytes = 2'000'000;
     }
@@ -114,12 +119,21 @@ TEST_F(SheetTest, OperatorsKernelsSharesAndFlops) {
   EXPECT_EQ(mm.instances, 3);
   EXPECT_EQ(mm.gpu_time_ns, 90'000);
   EXPECT_NEAR(mm.share, 90.0 / 113.0, 1e-12);
-  // 2·128·512·512 = 67,108,864 twice + 2·128·2048·512 = 268,435,456 → 402,653,184; the
-  // enclosing aten::linear adds nothing (one level).
+  // 2·128·512·512 + 128·512 (bias) = 67,174,400 twice + 2·128·2048·512 + 128·2048 =
+  // 268,697,600 → 403,046,400; the enclosing aten::linear adds nothing (one level).
+  // Bytes bf16: (512 + 65,536 + 262,144 + 65,536)·2 = 787,456 twice + (2,048 + 65,536 +
+  // 1,048,576 + 262,144)·2 = 2,756,608 → 4,331,520.
   ASSERT_TRUE(mm.flops.has_value());
-  EXPECT_EQ(*mm.flops, 402'653'184.0);
+  EXPECT_EQ(*mm.flops, 403'046'400.0);
+  ASSERT_TRUE(mm.figures.bytes.has_value());
+  EXPECT_EQ(*mm.figures.bytes, 4'331'520.0);
+  EXPECT_EQ(mm.bytes_basis, "compulsory bytes from shapes");
   EXPECT_TRUE(absl::StrContains(mm.flops_formula, "2·M·N·K")) << mm.flops_formula;
-  EXPECT_EQ(mm.expected, BottleneckClass::kComputeBound);
+  // Two groups (the two shapes); intensity 403,046,400 / 4,331,520 = 93.05 FLOP/B is below
+  // the bf16 ridge 295.3: the roofline expects memory-bound, whatever the layer type.
+  ASSERT_EQ(mm.groups.size(), 2u);
+  EXPECT_NEAR(*mm.intensity, 93.0496, 1e-4);
+  EXPECT_EQ(mm.expected, BottleneckClass::kMemoryBound);
   ASSERT_EQ(mm.kernels.size(), 1u);
   const SheetKernel& k = mm.kernels[0];
   EXPECT_EQ(k.name, kGemm);
@@ -128,10 +142,11 @@ TEST_F(SheetTest, OperatorsKernelsSharesAndFlops) {
   EXPECT_EQ(k.block, (std::array<int32_t, 3>{128, 1, 1}));
   EXPECT_EQ(k.registers_per_thread, 168);
   EXPECT_EQ(k.shared_memory_bytes, 49152);
-  // Observed: U_c = 402653184 / (90e-6 · 989.4e12) = 0.0045219; no bytes → undecided.
-  EXPECT_EQ(mm.observed.cls, BottleneckClass::kUnclassified);
-  EXPECT_NEAR(*mm.observed.u_compute, 0.0045219, 1e-7);
-  EXPECT_FALSE(mm.intensity.has_value());
+  // Observed: U_c = 403046400 / (90e-6 · 989.4e12) = 0.0045263, U_m = 4331520 / (90e-6 ·
+  // 3.35e12) = 0.014367: both < 0.6 → latency-occupancy.
+  EXPECT_EQ(mm.observed.cls, BottleneckClass::kLatencyOccupancy) << mm.observed.summary;
+  EXPECT_NEAR(*mm.observed.u_compute, 0.0045263, 1e-7);
+  EXPECT_NEAR(*mm.observed.u_memory, 0.0143665, 1e-7);
   // Idle before its kernels: 9 µs before E3 (launched at 145 µs, after the stream went
   // idle at 141 µs: host wait) + 6 µs before E6 (launched at 172 µs: not host wait).
   // Host-wait share = 9 / (90 + 15).
@@ -148,11 +163,18 @@ TEST_F(SheetTest, OperatorsKernelsSharesAndFlops) {
   }
   EXPECT_TRUE(saw_host);
 
+  // gelu [128,2048] bf16: 8 FLOPs per element → 2,097,152 per instance; bytes (262,144 ·
+  // 2)·2 = 1,048,576. Its kernels are short (2 of 2 < 10 µs) but ran right after the GEMMs
+  // (1 µs gaps): not launch-bound. Vector path: U_m = 2,097,152 / (11e-6 · 3.35e12) = 0.0569.
   const SheetOperator& gelu = s.operators[1];
   EXPECT_EQ(gelu.layer_type, LayerType::kElementwise);
-  EXPECT_FALSE(gelu.flops.has_value());
-  EXPECT_EQ(gelu.flops_formula, "no FLOPs formula for aten::gelu");
-  EXPECT_EQ(gelu.observed.cls, BottleneckClass::kLaunchOverhead);  // 2 of 2 < 10 µs
+  ASSERT_TRUE(gelu.flops.has_value());
+  EXPECT_EQ(*gelu.flops, 4'194'304.0);
+  EXPECT_EQ(*gelu.figures.bytes, 2'097'152.0);
+  EXPECT_TRUE(gelu.figures.vector_path);
+  EXPECT_NEAR(*gelu.observed.u_memory, 2097152 / (11e-6 * 3.35e12), 1e-9);
+  EXPECT_EQ(gelu.observed.cls, BottleneckClass::kLatencyOccupancy) << gelu.observed.summary;
+  EXPECT_EQ(gelu.expected, BottleneckClass::kMemoryBound);
 
   // NVTX payloads: flops 2e6, bytes 4e6 → intensity 0.5 FLOP/B, U_m = 4e6 / (10e-6·3.35e12).
   const SheetOperator& norm = s.operators[2];
@@ -163,7 +185,12 @@ TEST_F(SheetTest, OperatorsKernelsSharesAndFlops) {
   EXPECT_DOUBLE_EQ(*norm.intensity, 0.5);
   EXPECT_NEAR(*norm.observed.u_memory, 4e6 / 3.35e7, 1e-12);
   EXPECT_EQ(norm.expected, BottleneckClass::kMemoryBound);
-  EXPECT_EQ(norm.observed.cls, BottleneckClass::kLaunchOverhead);
+  EXPECT_EQ(norm.observed.cls, BottleneckClass::kLatencyOccupancy) << norm.observed.summary;
+  // The groups: addmm × 2 shapes, gelu, layer_norm; all costed, all classified.
+  EXPECT_EQ(s.groups.size(), 4u);
+  EXPECT_EQ(s.mapped_ns, 111'000);
+  EXPECT_EQ(s.costed_ns, 111'000);
+  EXPECT_EQ(s.classified_ns, 111'000);
 
   bool unmapped_note = false;
   for (const std::string& n : s.notes) unmapped_note |= absl::StrContains(n, "1 GPU events (2000 ns)");
@@ -205,20 +232,24 @@ TEST_F(SheetTest, JsonAndSectionSayUnavailable) {
   JsonWriter w;
   WriteMappingSheetJson(s, w);
   const std::string& json = w.str();
-  EXPECT_TRUE(absl::StrContains(json, "\"flops\":402653184,")) << json;
-  EXPECT_TRUE(absl::StrContains(json, "\"flops_unavailable\":\"no FLOPs formula for aten::gelu\""));
+  EXPECT_TRUE(absl::StrContains(json, "\"flops\":403046400,")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"input_dims\":\"[[2048], [128, 512], [512, 2048], [], []]\""));
+  EXPECT_TRUE(absl::StrContains(json, "\"bytes_source\":\"formula\""));
+  EXPECT_TRUE(absl::StrContains(json, "\"costed_share\":1,") ||
+              absl::StrContains(json, "\"costed_share\":1.0")) << json;
   EXPECT_TRUE(absl::StrContains(json, "\"grid\":[66,1,1]"));
   EXPECT_TRUE(absl::StrContains(json, "\"saving_bound_ns\":10500"));
   EXPECT_TRUE(absl::StrContains(json, "\"missing\":\"no hardware envelope\""));
 
   DocSection d = MappingSheetSection(s, 2);
-  ASSERT_EQ(d.tables.size(), 4u);
+  ASSERT_EQ(d.tables.size(), 5u);  // operators, groups, kernels, evidence, fusion
   ASSERT_EQ(d.tables[0].rows.size(), 2u);  // top 2
   EXPECT_EQ(d.tables[0].rows[0][3], "90.0");
   EXPECT_EQ(d.tables[0].rows[0][4], "79.6");
-  EXPECT_EQ(d.tables[0].rows[1][5], "unavailable: no FLOPs formula for aten::gelu");
-  EXPECT_EQ(d.tables[1].rows[0][3], "66x1x1");
-  EXPECT_EQ(d.tables[3].rows.size(), 1u);
+  ASSERT_EQ(d.tables[1].rows.size(), 2u);  // groups: top 2, the two small addmms first (60 µs)
+  EXPECT_EQ(d.tables[1].rows[0][1], "[[512], [128, 512], [512, 512], [], []]");
+  EXPECT_EQ(d.tables[2].rows[0][3], "66x1x1");
+  EXPECT_EQ(d.tables[4].rows.size(), 1u);
 }
 
 }  // namespace

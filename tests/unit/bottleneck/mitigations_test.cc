@@ -31,10 +31,10 @@ class MitigationsTest : public ::testing::Test {
     ASSERT_TRUE(env.has_value());
     env_ = *env;
 
-    OperatorFigures launch = Base("aten::add", 40'000);
+    OperatorFigures launch = Base("aten::add", 30'000);
     launch.kernel_count = 8;
-    launch.small_kernel_count = 4;       // 0.5: launch-overhead
-    launch.small_kernel_time_ns = 20'000;
+    launch.small_kernel_count = 4;       // 0.5, and 30 µs idle before 30 µs of kernels:
+    launch.small_kernel_time_ns = 20'000;  // launch-overhead
     launch.idle_ns = 30'000;             // bound 30 + 20 = 50 µs
     Add(launch, BottleneckClass::kLaunchOverhead);
 
