@@ -5,6 +5,7 @@
 
 #include "analysis/handoff/handoff_report.h"
 #include "cli/report_inputs.h"
+#include "common/version/version.h"
 
 namespace opmap::cli {
 
@@ -98,6 +99,7 @@ int WriteHandoff(const HandoffArgs& args, const std::string& trace_path,
     // (rendered "unavailable: no envelope for '<name>'; pass --envelope FILE").
     report.mfu.unavailable = analysis::NoEnvelopeMessage(trace.info.gpu_names.front());
   }
+  options.opmap_version = std::string(opmap::Version());
   const analysis::ReportDocument doc = analysis::HandoffDocument(report, summary, options);
   const std::string json =
       args.format == ReportFormat::kJson ? analysis::HandoffJson(report, options) : std::string();

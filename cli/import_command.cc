@@ -18,6 +18,7 @@
 #include "cli/sha256.h"
 #include "cli/read_file.h"
 #include "cli/trace_loader.h"
+#include "common/version/version.h"
 
 #ifndef OPMAP_VERSION
 #define OPMAP_VERSION "0.0.0"
@@ -103,7 +104,7 @@ opmap::v1::Resource MakeResource(const Args& args, const analysis::Trace& trace)
     r.set_pid(static_cast<uint32_t>(trace.info.process));
   }
   r.set_framework("pytorch");  // Kineto traces come from the PyTorch profiler
-  r.set_agent_version(absl::StrCat("opmap-import ", OPMAP_VERSION));
+  r.set_agent_version(absl::StrCat("opmap-import ", std::string(opmap::Version())));
   for (size_t i = 0; i < trace.info.gpu_names.size(); ++i) {
     opmap::v1::Gpu* g = r.add_gpus();
     g->set_device(static_cast<uint32_t>(i));

@@ -10,6 +10,7 @@
 #include "cli/query_command.h"
 #include "cli/report_command.h"
 #include "cli/signoff_command.h"
+#include "common/version/version.h"
 
 namespace {
 
@@ -28,6 +29,7 @@ commands:
   export             a collector's events as a Chrome-trace / Perfetto JSON file
   report             release recommendation: --baseline REV --candidate REV
   signoff REPORT     record an owner's approval of a report in the collector's store
+  version            this build's version, build type and CUDA/CUPTI (also --version)
   help               this text
 
 run 'opmap COMMAND --help' for a command's options.
@@ -49,6 +51,10 @@ int main(int argc, char** argv) {
   if (command == "export") return opmap::cli::RunExport(args);
   if (command == "report") return opmap::cli::RunReport(args);
   if (command == "signoff") return opmap::cli::RunSignoff(args);
+  if (command == "--version" || command == "version") {
+    std::cout << opmap::VersionText("opmap");
+    return 0;
+  }
   if (command == "help" || command == "-h" || command == "--help") {
     std::cout << kUsage;
     return 0;

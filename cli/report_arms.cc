@@ -13,6 +13,7 @@
 #include "analysis/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 #include "opmap/v1/query.grpc.pb.h"
+#include "common/version/version.h"
 
 namespace opmap::cli {
 namespace {
@@ -350,6 +351,7 @@ absl::StatusOr<Arm> FetchArm(CollectorClient& client, const ArmQuery& q) {
     arm.inputs["hosts"] = hosts;
   }
   arm.inputs["revision"] = q.revision;
+  arm.inputs["opmap_version.report"] = std::string(opmap::Version());
   if (!q.filter.model().empty()) arm.inputs["model"] = q.filter.model();
   arm.inputs["windows"] = std::to_string(arm.windows.size());
   if (!arm.windows.empty()) {

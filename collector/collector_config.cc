@@ -109,6 +109,7 @@ absl::StatusOr<ParsedArgs> ParseCollectorArgs(const std::vector<std::string>& ar
 std::string CollectorUsage() {
   std::string out =
       "usage: opmap-collector [--config FILE] [flags]\n"
+      "       opmap-collector --version\n"
       "\n"
       "Receives batches from opmap agents (gRPC Ingest), stores them exactly once and\n"
       "answers queries (gRPC Query). A config file holds `key = value` lines with the\n"

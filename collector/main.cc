@@ -29,6 +29,7 @@
 #include "collector/metrics.h"
 #include "collector/query_service.h"
 #include "collector/store/store.h"
+#include "common/version/version.h"
 
 namespace opmap::collector {
 namespace {
@@ -221,6 +222,10 @@ int Run(const CollectorConfig& config) {
 int main(int argc, char** argv) {
   using namespace opmap::collector;
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "--version") {
+    std::fputs(opmap::VersionText("opmap-collector").c_str(), stdout);
+    return 0;
+  }
   absl::StatusOr<ParsedArgs> parsed = ParseCollectorArgs(args);
   if (!parsed.ok()) {
     std::fprintf(stderr, "opmap-collector: %s\n", std::string(parsed.status().message()).c_str());

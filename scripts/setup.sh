@@ -10,6 +10,7 @@ PACKAGES=(
   libpapi-dev papi-tools libgtest-dev libgmock-dev libsqlite3-dev libsimdjson-dev
   zlib1g-dev libbenchmark-dev libre2-dev chromium
   clickhouse-server clickhouse-client zookeeper
+  dpkg-dev lintian
 )
 # Optional extras: clang's fuzzing runtime for the fuzz target (OPMAP_SETUP_FUZZ=1).
 if [[ "${OPMAP_SETUP_FUZZ:-0}" == "1" ]]; then

@@ -125,6 +125,7 @@ std::string AgentUsage() {
   std::string out =
       "usage: opmap-agent [run] [--config FILE] [flags]\n"
       "       opmap-agent status [--control-socket PATH] [--json]\n"
+      "       opmap-agent --version\n"
       "\n"
       "The per-host daemon: processes that loaded libopmap_inject.so register on --socket;\n"
       "the agent samples their CPU counters, opens capture windows on a duty cycle, turns\n"

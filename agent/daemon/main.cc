@@ -13,6 +13,7 @@
 #include "agent/daemon/agent_client.h"
 #include "agent/daemon/agent_config.h"
 #include "agent/daemon/uploader.h"
+#include "common/version/version.h"
 
 namespace {
 
@@ -60,6 +61,10 @@ int Status(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "--version" || args[0] == "version")) {
+    std::cout << opmap::VersionText("opmap-agent");
+    return 0;
+  }
   if (!args.empty() && args[0] == "status") return Status({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "run") args.erase(args.begin());
   absl::StatusOr<opmap::agent::ParsedAgentArgs> parsed = opmap::agent::ParseAgentArgs(args);

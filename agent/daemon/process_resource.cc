@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "common/version/version.h"
 
 namespace opmap::agent {
 namespace {
@@ -115,7 +116,7 @@ opmap::v1::Resource BuildResource(const std::string& host, pid_t pid, const Proc
   r.set_cuda_runtime_version(get("cuda_runtime"));
   r.set_driver_version(get("driver"));
   r.set_cupti_version(get("cupti"));
-  r.set_agent_version(OPMAP_AGENT_VERSION);
+  r.set_agent_version(std::string(Version()));
   (*r.mutable_labels())["injection"] = get("injection");
   return r;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/bottleneck/sheet_internal.h"
 #include "analysis/mfu/operator_mfu.h"
+#include "analysis/roofline/op_args.h"
 #include "analysis/roofline/op_cost.h"
 
 namespace opmap::analysis::sheet {
@@ -144,9 +145,9 @@ SheetGroup FinishGroup(const Trace& trace, const GroupAcc& acc, StringId dims, S
                        const MappingSheetOptions& options, int64_t total_gpu_ns) {
   SheetGroup g;
   g.op = std::string(trace.strings.Get(acc.name));
-  g.input_dims = std::string(trace.strings.Get(dims));
-  g.input_type = std::string(trace.strings.Get(types));
-  g.concrete_inputs = std::string(trace.strings.Get(concrete));
+  g.input_dims = CompactArrayText(trace.strings.Get(dims));
+  g.input_type = CompactArrayText(trace.strings.Get(types));
+  g.concrete_inputs = CompactArrayText(trace.strings.Get(concrete));
   g.layer_type = layer_type;
   g.instances = static_cast<int64_t>(acc.ranges.size());
   g.gpu_time_ns = acc.gpu_time_ns;

@@ -30,6 +30,7 @@ DocSection SummarySection(const HandoffReport& r, const TraceSummary& s, const H
   DocSection d;
   d.heading = "Summary";
   d.facts.push_back({"trace", o.source});
+  if (!o.opmap_version.empty()) d.facts.push_back({"opmap version", o.opmap_version});
   d.facts.push_back({"format", s.info.format});
   std::string gpus;
   for (const std::string& g : s.info.gpu_names) gpus += (gpus.empty() ? "" : ", ") + g;
@@ -325,7 +326,7 @@ ReportDocument HandoffDocument(const HandoffReport& r, const TraceSummary& s,
 
 std::string HandoffJson(const HandoffReport& r, const HandoffOptions& o) {
   JsonWriter w;
-  w.BeginObject().Field("trace", o.source);
+  w.BeginObject().Field("trace", o.source).Field("opmap_version", o.opmap_version);
   w.Key("envelope");
   if (o.envelope) w.String(o.envelope->name); else w.Null();
   w.Field("envelope_source", o.envelope_source);

@@ -31,6 +31,7 @@ struct HandoffOptions {
   const WorkloadProfile* profile = nullptr;
   std::string profile_source;
   int top = 20;                                // rows per table
+  std::string opmap_version;                   // the build that made it (reproducibility)
 };
 
 // Whole-step figures from the workload profile (METRICS.md: prefill 2·N·P + 2·L·d·P²,

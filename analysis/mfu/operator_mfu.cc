@@ -93,7 +93,6 @@ MfuReport ComputeOperatorMfu(const Trace& trace, const MappingResult& mapping,
   }
   for (auto& [r, o] : owners) {
     const Range& range = trace.ranges[r];
-    const std::string_view name = trace.strings.Get(range.name);
     const FlopsEstimate f = RangeFlops(trace, range);
     o.flops = f.flops;
     o.formula = f.flops ? f.formula : f.reason;

@@ -102,6 +102,30 @@ std::optional<bool> OpArg::ConcreteBool() const {
   return std::nullopt;
 }
 
+std::string CompactArrayText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      out.push_back(ch);
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') continue;
+    out.push_back(ch);
+    if (ch == '"') in_string = true;
+    if (ch == ',') out.push_back(' ');
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<std::string>> ParseStringArray(std::string_view text,
                                                           std::string_view field) {
   std::vector<std::string> out;

@@ -53,6 +53,10 @@ absl::StatusOr<std::vector<OpArg>> ParseOpArgs(std::string_view input_dims,
                                                std::string_view concrete_inputs,
                                                std::string_view input_strides);
 
+// A recorded array in one canonical line: whitespace outside strings dropped, ", " after
+// each comma (`[[8, 12], []]`), whatever indentation the trace was written with.
+std::string CompactArrayText(std::string_view text);
+
 // ["a", "b"] → {"a", "b"} (JSON string escapes decoded). Errors name the byte offset.
 absl::StatusOr<std::vector<std::string>> ParseStringArray(std::string_view text,
                                                           std::string_view field);

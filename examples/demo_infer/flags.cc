@@ -92,6 +92,7 @@ other:
                      and a GPU; otherwise exits 2 with "unavailable: <reason>")
   --json           print a one-line JSON summary on stdout (fields: examples/README.md)
   --help           this text
+  --version        print this build's version and exit (as the first argument)
 
 Flags take "--flag value" or "--flag=value". Bad flags exit with code 2.
 )";

@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/version/version.h"
 #include "examples/demo_infer/backend.h"
 #include "examples/demo_infer/flags.h"
 #include "examples/demo_infer/model.h"
@@ -20,6 +22,10 @@ namespace opmap::demo {
 namespace {
 
 int Main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "--version") {
+    std::fputs(VersionText("opmap-demo-infer").c_str(), stdout);
+    return 0;
+  }
   ParseResult parsed = ParseFlags(std::vector<std::string>(argv + 1, argv + argc));
   if (parsed.help) {
     std::fputs(Usage().c_str(), stdout);

@@ -74,20 +74,54 @@ TEST_F(HandoffCli, H100BertMfuBottlenecksAndMitigations) {
   EXPECT_THAT(std::string(doc["marker"].get_string().value_unsafe()),
               HasSubstr("opmap-report kind=handoff baseline= candidate=tl_h100_gaunernst"));
   EXPECT_EQ(std::string_view(doc["envelope"].get_string().value_unsafe()), "H100 SXM5 80GB");
+  // The build that made the report (a reproducibility input): the binary's own version.
+  const auto version = testing::RunProcess(std::string(OPMAP_BIN_DIR) + "/opmap", {"--version"});
+  EXPECT_THAT(version.out, HasSubstr(std::string("opmap ") +
+                                     std::string(doc["opmap_version"].get_string().value_unsafe()) +
+                                     "\n"));
+  EXPECT_THAT(std::string(doc["opmap_version"].get_string().value_unsafe()), ::testing::StartsWith("0."));
 
   // Per operator, every instance summed (by hand: mfu_trace_test.cc).
   simdjson::dom::element addmm = Operator(doc, "aten::addmm");
   EXPECT_EQ(addmm["instances"].get_int64().value_unsafe(), 26);
-  EXPECT_EQ(addmm["flops"].get_double().value_unsafe(), 8029194240.0);
-  EXPECT_NEAR(addmm["mfu"].get_double().value_unsafe(), 0.041069, 5e-6);
+  EXPECT_EQ(addmm["flops"].get_double().value_unsafe(), 8036168946.0);
+  EXPECT_NEAR(addmm["mfu"].get_double().value_unsafe(), 0.0411050, 5e-7);
   EXPECT_EQ(std::string_view(addmm["precision"].get_string().value_unsafe()), "bf16");
   simdjson::dom::element flash = Operator(doc, "aten::_flash_attention_forward");
   EXPECT_EQ(flash["flops"].get_double().value_unsafe(), 162865152.0);
   EXPECT_NEAR(flash["mfu"].get_double().value_unsafe(), 0.0044004, 5e-7);
+  // native_layer_norm: 10 instances of 5·N + 6·C = 364,032 FLOPs (N = 141·512, C = 512).
   simdjson::dom::element norm = Operator(doc, "aten::native_layer_norm");
-  EXPECT_TRUE(norm["mfu"].is_null());
-  EXPECT_THAT(std::string(norm["unavailable"].get_string().value_unsafe()),
-              HasSubstr("no FLOPs formula for aten::native_layer_norm"));
+  EXPECT_EQ(norm["flops"].get_double().value_unsafe(), 3640320.0);
+  // An operator no formula covers says why: the DtoH copy behind .item().
+  simdjson::dom::element scalar = Operator(doc, "aten::_local_scalar_dense");
+  EXPECT_TRUE(scalar["mfu"].is_null());
+  EXPECT_THAT(std::string(scalar["unavailable"].get_string().value_unsafe()),
+              HasSubstr("no FLOPs/bytes formula for aten::_local_scalar_dense"));
+
+  // Roofline groups: per (operator, shapes, dtypes, concrete inputs), every group costed
+  // (99.3% of the mapped GPU time has FLOPs and bytes: only .item()'s copy has none), all
+  // classified; the QKV-projection addmm group matches TraceLens' figures.
+  simdjson::dom::element sheet = doc["mapping_sheet"];
+  EXPECT_NEAR(sheet["coverage"]["costed_share"].get_double().value_unsafe(), 0.9928, 1e-4);
+  EXPECT_EQ(sheet["coverage"]["classified_share"].get_double().value_unsafe(), 1.0);
+  bool saw_qkv = false;
+  for (simdjson::dom::element g : sheet["groups"].get_array().value_unsafe()) {
+    if (std::string_view(g["operator"].get_string().value_unsafe()) != "aten::addmm" ||
+        std::string_view(g["input_dims"].get_string().value_unsafe()) !=
+            "[[512], [141, 512], [512, 512], [], []]") {
+      continue;
+    }
+    saw_qkv = true;
+    EXPECT_EQ(g["instances"].get_int64().value_unsafe(), 17);
+    EXPECT_EQ(g["flops"].get_double().value_unsafe(), 17 * 73996800.0);
+    EXPECT_EQ(g["bytes"].get_double().value_unsafe(), 17 * 814080.0);
+    EXPECT_EQ(std::string_view(g["bytes_source"].get_string().value_unsafe()), "formula");
+    EXPECT_NEAR(g["intensity_flop_per_byte"].get_double().value_unsafe(), 90.8962, 1e-4);
+    EXPECT_EQ(std::string_view(g["expected"].get_string().value_unsafe()), "memory-bound");
+    EXPECT_EQ(std::string_view(g["observed"]["class"].get_string().value_unsafe()), "host-starved");
+  }
+  EXPECT_TRUE(saw_qkv);
 
   // Whole steps from the profile: FLOPs per request by hand; MFU over the iteration's
   // wall time at the BF16 peak.
@@ -105,7 +139,8 @@ TEST_F(HandoffCli, H100BertMfuBottlenecksAndMitigations) {
   EXPECT_EQ(std::string_view(matmul["layer_type"].get_string().value_unsafe()), "matmul");
   EXPECT_EQ(std::string_view(matmul["classification"]["class"].get_string().value_unsafe()),
             "host-starved");
-  EXPECT_EQ(std::string_view(matmul["expected"].get_string().value_unsafe()), "compute-bound");
+  // Roofline: its GEMMs (90.9–110 FLOP/B) are below the bf16 ridge 295.3.
+  EXPECT_EQ(std::string_view(matmul["expected"].get_string().value_unsafe()), "memory-bound");
   // Rules in METRICS.md order: not collective, no communication, then host-starved with
   // host wait 2,308,154 ns (bottleneck_test checks it against the raw JSON) of GPU time +
   // idle before matmul kernels: 0.921142.

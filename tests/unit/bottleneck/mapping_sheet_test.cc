@@ -197,6 +197,40 @@ TEST_F(SheetTest, OperatorsKernelsSharesAndFlops) {
   EXPECT_TRUE(unmapped_note);
 }
 
+TEST_F(SheetTest, MeasuredBytesWinOverShapes) {
+  // Nsight Compute rows joined to E0 and E3 (the two small addmm launches) measured 1.0e6
+  // and 1.2e6 DRAM bytes: that group's bytes are measured; the large addmm keeps its
+  // compulsory bytes from shapes, and the operator row says it mixes both.
+  t_.measured = {{0, 1.0e6, std::nullopt}, {3, 1.2e6, std::nullopt}};
+  MappingSheet s = BuildMappingSheet(t_, mapping_, {.envelope = &env_});
+  const SheetGroup* small = nullptr;
+  const SheetGroup* large = nullptr;
+  for (const SheetGroup& g : s.groups) {
+    if (g.op != "aten::addmm") continue;
+    (g.instances == 2 ? small : large) = &g;
+  }
+  ASSERT_NE(small, nullptr);
+  ASSERT_NE(large, nullptr);
+  EXPECT_EQ(*small->bytes, 2.2e6);
+  EXPECT_EQ(small->bytes_source, "Nsight Compute (measured)");
+  EXPECT_EQ(*small->flops, 2 * 67'174'400.0);  // FLOPs still from the formula
+  EXPECT_EQ(small->flops_source, "formula");
+  EXPECT_EQ(*large->bytes, 2'756'608.0);
+  EXPECT_EQ(large->bytes_source, "formula");
+  EXPECT_EQ(s.operators[0].bytes_basis, "Nsight Compute (measured) + compulsory bytes from shapes");
+  EXPECT_EQ(*s.operators[0].figures.bytes, 2.2e6 + 2'756'608.0);
+
+  // Only one of the two launches profiled: its mean, scaled to both, and said so.
+  t_.measured = {{0, 1.0e6, 4.0e8}};
+  s = BuildMappingSheet(t_, mapping_, {.envelope = &env_});
+  for (const SheetGroup& g : s.groups) {
+    if (g.op != "aten::addmm" || g.instances != 2) continue;
+    EXPECT_EQ(*g.bytes, 2.0e6);
+    EXPECT_EQ(g.bytes_source, "Nsight Compute (measured on 1 of 2 kernels, mean scaled to all)");
+    EXPECT_EQ(*g.flops, 8.0e8);  // measured FLOPs win too
+  }
+}
+
 TEST_F(SheetTest, HostWaitMatchesTheTimelineIdleSplit) {
   // The sheet splits idle per operator with idle_time.h's host-wait rule; on this trace
   // (no overlapping events) the per-operator host wait must sum to the stream's.

@@ -282,6 +282,8 @@ TEST(NcuSummary, JoinsByNameAndLaunchOrder) {
     k.name = n;
     k.stall_ratios = {{"long_scoreboard", 1.0}, {"wait", 1.0}};
   }
+  p.kernels[1].dram_bytes = 4096;  // the second k_a row: measured work for the roofline
+  p.kernels[1].flops = 1e6;
   NcuJoin j = AttachNcuStalls(p, t);
   EXPECT_EQ(j.ncu_kernels, 4);
   EXPECT_EQ(j.joined, 3);
@@ -295,6 +297,11 @@ TEST(NcuSummary, JoinsByNameAndLaunchOrder) {
   EXPECT_EQ(t.stalls[4].weight, 20);  // k_b
   EXPECT_EQ(t.stalls[4].event, 1);
   EXPECT_EQ(t.stalls[4].unit, StallUnit::kPerIssueRatio);
+  // Measured DRAM bytes and FLOPs travel with the launch they were joined to.
+  ASSERT_EQ(t.measured.size(), 1u);
+  EXPECT_EQ(t.measured[0].event, 2);
+  EXPECT_EQ(t.measured[0].dram_bytes, 4096.0);
+  EXPECT_EQ(t.measured[0].flops, 1e6);
 }
 
 // "n/a" is unavailable, not an error and not 0.

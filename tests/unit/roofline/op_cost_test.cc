@@ -37,6 +37,8 @@ TEST(OpArgs, ZipsTheFourFields) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("Input type has 1 arguments"), std::string::npos);
   EXPECT_FALSE(ParseStringArray(R"(["a", "b)", "Input type").ok());
+  EXPECT_EQ(CompactArrayText("[\n  [\n    8,\n    12\n  ],\n  []\n]"), "[[8, 12], []]");
+  EXPECT_EQ(CompactArrayText(R"([ "a b" ,"c\"d" ])"), R"(["a b", "c\"d"])");
   EXPECT_EQ(DtypeBytes("long int"), 8);
   EXPECT_EQ(DtypeBytes("c10::Float8_e4m3fn"), 1);
   EXPECT_EQ(DtypeBytes("Scalar"), std::nullopt);
