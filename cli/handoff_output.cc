@@ -100,7 +100,10 @@ int WriteHandoff(const HandoffArgs& args, const std::string& trace_path,
     report.mfu.unavailable = analysis::NoEnvelopeMessage(trace.info.gpu_names.front());
   }
   options.opmap_version = std::string(opmap::Version());
-  const analysis::ReportDocument doc = analysis::HandoffDocument(report, summary, options);
+  // JSON is written from the report itself; the document is for Markdown and HTML only.
+  const analysis::ReportDocument doc = args.format == ReportFormat::kJson
+                                           ? analysis::ReportDocument{}
+                                           : analysis::HandoffDocument(report, summary, options);
   const std::string json =
       args.format == ReportFormat::kJson ? analysis::HandoffJson(report, options) : std::string();
   const size_t slash = trace_path.find_last_of('/');

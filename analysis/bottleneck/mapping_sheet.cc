@@ -176,11 +176,17 @@ MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
   std::vector<bool> is_comm(n, false);
   std::map<int32_t, std::pair<int64_t, int64_t>> device_span;  // first start, last end
   int64_t unmapped = 0, unmapped_ns = 0;
+  absl::flat_hash_map<StringId, bool> comm_name;  // one classification per kernel name
   for (size_t i = 0; i < n; ++i) {
     const GpuEvent& e = trace.gpu_events[i];
     sheet.gpu_time_ns += e.dur_ns;
-    is_comm[i] = e.kind == GpuEventKind::kKernel &&
-                 ClassifyKernelName(trace.strings.Get(e.name)) == LayerType::kCommunication;
+    if (e.kind == GpuEventKind::kKernel) {
+      auto [it, added] = comm_name.try_emplace(e.name, false);
+      if (added) {
+        it->second = ClassifyKernelName(trace.strings.Get(e.name)) == LayerType::kCommunication;
+      }
+      is_comm[i] = it->second;
+    }
     auto [it, added] = device_span.try_emplace(e.device, e.start_ns, e.end_ns());
     if (!added) {
       it->second.first = std::min(it->second.first, e.start_ns);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -91,9 +92,21 @@ MfuReport ComputeOperatorMfu(const Trace& trace, const MappingResult& mapping,
       }
     }
   }
+  // Instances with the same recorded arguments and no payload share their FLOPs: one
+  // parse per distinct (name, dims, types, concrete inputs).
+  std::map<std::tuple<StringId, StringId, StringId, StringId>, FlopsEstimate> by_args;
   for (auto& [r, o] : owners) {
     const Range& range = trace.ranges[r];
-    const FlopsEstimate f = RangeFlops(trace, range);
+    FlopsEstimate f;
+    if (range.flops == kNone) {
+      const auto key = std::make_tuple(range.name, range.input_dims, range.input_types,
+                                       range.concrete_inputs);
+      auto it = by_args.find(key);
+      if (it == by_args.end()) it = by_args.emplace(key, RangeFlops(trace, range)).first;
+      f = it->second;
+    } else {
+      f = RangeFlops(trace, range);
+    }
     o.flops = f.flops;
     o.formula = f.flops ? f.formula : f.reason;
     if (auto p = PrecisionFromInputTypes(trace.strings.Get(range.input_types))) {

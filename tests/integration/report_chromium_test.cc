@@ -276,9 +276,11 @@ TEST(ReportChromiumTest, BrowserRendersEveryPlot) {
 }
 
 // A real handoff report: `opmap analyze --report html` on the shared H100 BERT trace.
-// Its per-layer time plot has one bar per layer type with GPU time (7), and the roofline
-// one point per operator with FLOPs and bytes from shapes: aten::addmm and
-// aten::_flash_attention_forward (2).
+// Its per-layer time plot has one bar per layer type with GPU time (7); the roofline one
+// point per operator group with FLOPs > 0 and bytes (12 of the 16 groups: the gathers
+// have 0 FLOPs, which a log axis cannot place, and .item()'s copy has no figure), with the
+// tensor-core and vector bf16 ridges drawn; and the class-share plot one segment per
+// (layer type, class) with GPU time (8).
 TEST(ReportChromiumTest, HandoffReportOfARealTraceRendersItsPlots) {
   constexpr char kTrace[] = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
   OPMAP_REQUIRE_SHARED(kTrace);
@@ -297,7 +299,11 @@ TEST(ReportChromiumTest, HandoffReportOfARealTraceRendersItsPlots) {
   const auto r = testing::RunChromium(dir, {"--dump-dom", "file://" + html});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(testing::PlotMarks(r.out, "plot-layer-time"), std::optional<size_t>(7));
-  EXPECT_EQ(testing::PlotMarks(r.out, "plot-roofline"), std::optional<size_t>(2));
+  EXPECT_EQ(testing::PlotMarks(r.out, "plot-roofline"), std::optional<size_t>(12));
+  EXPECT_EQ(testing::PlotMarks(r.out, "plot-class-share"), std::optional<size_t>(8));
+  EXPECT_NE(r.out.find("ridge tensor-core bf16 295 FLOP/B"), std::string::npos);
+  EXPECT_NE(r.out.find("ridge vector bf16 39.9 FLOP/B"), std::string::npos);
+  EXPECT_NE(r.out.find("aten::addmm [[512], [141, 512], [512, 512], [], []]"), std::string::npos);
   EXPECT_NE(r.out.find("opmap-report kind=handoff"), std::string::npos);
   std::error_code ec;
   if (!HasFailure()) std::filesystem::remove_all(dir, ec);
