@@ -13,27 +13,16 @@
 #include "analysis/roofline/cost_internal.h"
 
 namespace opmap::analysis::cost {
-namespace {
-
-bool Any(absl::string_view op, std::initializer_list<absl::string_view> names) {
-  for (absl::string_view n : names) {
-    if (op == n) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 bool Communication(absl::string_view op, const std::vector<OpArg>& args, OpCost& c) {
-  const bool reduce = Any(op, {"vllm::all_reduce", "symm_mem::multimem_all_reduce_",
+  const bool reduce = IsOneOf(op, {"vllm::all_reduce", "symm_mem::multimem_all_reduce_",
                                "c10d::allreduce_", "_c10d_functional::all_reduce",
                                "_c10d_functional::all_reduce_", "vllm::outplace_all_reduce",
                                "symm_mem::one_shot_all_reduce", "symm_mem::two_shot_all_reduce_"});
-  const bool gather = Any(op, {"c10d::_allgather_base_", "c10d::allgather_",
+  const bool gather = IsOneOf(op, {"c10d::_allgather_base_", "c10d::allgather_",
                                "_c10d_functional::all_gather_into_tensor", "vllm::all_gather"});
-  const bool scatter = Any(op, {"c10d::_reduce_scatter_base_", "c10d::reduce_scatter_",
+  const bool scatter = IsOneOf(op, {"c10d::_reduce_scatter_base_", "c10d::reduce_scatter_",
                                 "_c10d_functional::reduce_scatter_tensor", "vllm::reduce_scatter"});
-  const bool cache = Any(op, {"_C_cache_ops::reshape_and_cache_flash",
+  const bool cache = IsOneOf(op, {"_C_cache_ops::reshape_and_cache_flash",
                               "_C_cache_ops::reshape_and_cache"});
   if (!reduce && !gather && !scatter && !cache) return false;
   c.family = cache ? "kv cache" : "communication";

@@ -18,13 +18,6 @@
 namespace opmap::analysis::cost {
 namespace {
 
-bool Any(absl::string_view op, std::initializer_list<absl::string_view> names) {
-  for (absl::string_view n : names) {
-    if (op == n) return true;
-  }
-  return false;
-}
-
 double Sum(std::initializer_list<const OpArg*> args) {
   double s = 0;
   for (const OpArg* a : args) {
@@ -36,11 +29,11 @@ double Sum(std::initializer_list<const OpArg*> args) {
 }  // namespace
 
 bool FusedServing(absl::string_view op, const std::vector<OpArg>& args, OpCost& c) {
-  const bool rms = Any(op, {"_C::rms_norm", "sgl_kernel::rmsnorm", "vllm::rms_norm"});
-  const bool add_rms = Any(op, {"_C::fused_add_rms_norm", "sgl_kernel::fused_add_rmsnorm",
+  const bool rms = IsOneOf(op, {"_C::rms_norm", "sgl_kernel::rmsnorm", "vllm::rms_norm"});
+  const bool add_rms = IsOneOf(op, {"_C::fused_add_rms_norm", "sgl_kernel::fused_add_rmsnorm",
                                 "vllm::fused_add_rms_norm"});
-  const bool rotary = Any(op, {"_C::rotary_embedding", "vllm::rotary_embedding"});
-  const bool act = Any(op, {"_C::silu_and_mul", "sgl_kernel::silu_and_mul", "_C::gelu_and_mul",
+  const bool rotary = IsOneOf(op, {"_C::rotary_embedding", "vllm::rotary_embedding"});
+  const bool act = IsOneOf(op, {"_C::silu_and_mul", "sgl_kernel::silu_and_mul", "_C::gelu_and_mul",
                             "_C::gelu_tanh_and_mul", "sgl_kernel::gelu_and_mul",
                             "sgl_kernel::gelu_tanh_and_mul"});
   const bool quant = absl::StartsWith(op, "_C::") && absl::EndsWith(op, "fp8_quant");

@@ -3,6 +3,7 @@
 #define OPMAP_ANALYSIS_ROOFLINE_COST_INTERNAL_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -22,6 +23,9 @@ bool DataMovement(absl::string_view op, const std::vector<OpArg>& args,
                   std::optional<int> element_bytes_hint, OpCost& c);
 bool Communication(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
 bool FusedServing(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
+
+// Whether op is one of names.
+bool IsOneOf(absl::string_view op, std::initializer_list<absl::string_view> names);
 
 double Product(const std::vector<int64_t>& v, size_t begin = 0,
                size_t end = static_cast<size_t>(-1));

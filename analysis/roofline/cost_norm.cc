@@ -17,10 +17,6 @@
 namespace opmap::analysis::cost {
 namespace {
 
-bool IsOneOf(absl::string_view op, std::initializer_list<absl::string_view> names) {
-  return std::find(names.begin(), names.end(), op) != names.end();
-}
-
 // The reduced output's element count for dims recorded at `dim_at` (a list or one int;
 // absent or empty: a full reduction) and keepdim at `keep_at`.
 double ReducedElements(const OpArg& x, const std::vector<OpArg>& args, int dim_at) {

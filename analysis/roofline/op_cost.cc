@@ -12,6 +12,10 @@
 namespace opmap::analysis {
 namespace cost {
 
+bool IsOneOf(absl::string_view op, std::initializer_list<absl::string_view> names) {
+  return std::find(names.begin(), names.end(), op) != names.end();
+}
+
 double Product(const std::vector<int64_t>& v, size_t begin, size_t end) {
   double p = 1;
   for (size_t i = begin; i < std::min(end, v.size()); ++i) {

@@ -102,11 +102,17 @@ TEST_F(HandoffCli, H100BertMfuBottlenecksAndMitigations) {
   // Roofline groups: per (operator, shapes, dtypes, concrete inputs), every group costed
   // (99.3% of the mapped GPU time has FLOPs and bytes: only .item()'s copy has none), all
   // classified; the QKV-projection addmm group matches TraceLens' figures.
-  simdjson::dom::element sheet = doc["mapping_sheet"];
-  EXPECT_NEAR(sheet["coverage"]["costed_share"].get_double().value_unsafe(), 0.9928, 1e-4);
-  EXPECT_EQ(sheet["coverage"]["classified_share"].get_double().value_unsafe(), 1.0);
+  simdjson::dom::element sheet;
+  ASSERT_EQ(doc["mapping_sheet"].get(sheet), simdjson::SUCCESS);
+  double costed = 0, classified = 0;
+  ASSERT_EQ(sheet["coverage"]["costed_share"].get_double().get(costed), simdjson::SUCCESS);
+  ASSERT_EQ(sheet["coverage"]["classified_share"].get_double().get(classified), simdjson::SUCCESS);
+  EXPECT_NEAR(costed, 0.9928, 1e-4);
+  EXPECT_EQ(classified, 1.0);
+  simdjson::dom::array groups;
+  ASSERT_EQ(sheet["groups"].get_array().get(groups), simdjson::SUCCESS);
   bool saw_qkv = false;
-  for (simdjson::dom::element g : sheet["groups"].get_array().value_unsafe()) {
+  for (simdjson::dom::element g : groups) {
     if (std::string_view(g["operator"].get_string().value_unsafe()) != "aten::addmm" ||
         std::string_view(g["input_dims"].get_string().value_unsafe()) !=
             "[[512], [141, 512], [512, 512], [], []]") {
