@@ -87,5 +87,58 @@ else
   ok "verify fails without /usr/bin/opmap-agent (the check can fail)"
 fi
 
+# Upgrade path, through dpkg into a private root (--root with chrootless maintainer scripts:
+# they act on DPKG_ROOT, never on this host): an older build of the package (the same files
+# at version 0.0.1), a local edit to a conffile and a collector store written by the
+# installed collector; then the package of this tree over it. The edit and the store stay,
+# the new collector opens the store, and refuses one of a newer schema with a clear error.
+up="$WORK/upgrade"
+mkdir -p "$up/var/lib/dpkg/updates" "$up/var/lib/dpkg/info"
+: >"$up/var/lib/dpkg/status"
+dpkg-deb -R "$deb" "$WORK/old"
+sed -i 's/^Version: .*/Version: 0.0.1/' "$WORK/old/DEBIAN/control"
+dpkg-deb -b "$WORK/old" "$WORK/opmap_0.0.1_amd64.deb" >/dev/null
+dpkg_root() {
+  dpkg --root="$up" --force-script-chrootless --force-depends --force-confold --log=/dev/null "$@" \
+    >>"$WORK/dpkg.log" 2>&1
+}
+check "dpkg installs the older package into a root" dpkg_root -i "$WORK/opmap_0.0.1_amd64.deb"
+check "the older package's postinst created the opmap user in that root" \
+  grep -q "^opmap:" "$up/etc/passwd"
+echo "# local edit" >>"$up/etc/opmap/collector.conf"
+mkdir -p "$up/var/lib/opmap-collector"
+store="$up/var/lib/opmap-collector/opmap.db"
+collector_opens() {  # starts the collector on a store, waits for "listening", stops it
+  local bin="$1" url="$2" log="$3"
+  "$bin" --store "$url" --listen 127.0.0.1:0 --metrics-listen "" --insecure-no-auth >"$log" 2>&1 &
+  local pid=$! i
+  for i in $(seq 1 50); do
+    if grep -q "listening on" "$log"; then kill -TERM "$pid"; wait "$pid"; return 0; fi
+    if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; return 1; fi
+    sleep 0.1
+  done
+  kill -KILL "$pid"; wait "$pid"; return 1
+}
+check "the older collector creates its store" \
+  collector_opens "$up/usr/bin/opmap-collector" "sqlite:$store" "$WORK/old-collector.log"
+before="$(sha256sum "$store" | cut -d' ' -f1)"
+check "dpkg upgrades to $version" dpkg_root -i "$deb"
+check "the upgrade is version $version" \
+  bash -c 'dpkg-query --admindir="$0/var/lib/dpkg" -W -f="\${Version}" opmap | grep -qxF "$1"' "$up" "$version"
+check "the local conffile edit survived the upgrade" grep -qx "# local edit" "$up/etc/opmap/collector.conf"
+check "the store survived the upgrade untouched" \
+  test "$(sha256sum "$store" | cut -d' ' -f1)" = "$before"
+check "the upgraded collector opens the store" \
+  collector_opens "$up/usr/bin/opmap-collector" "sqlite:$store" "$WORK/new-collector.log"
+cp "$store" "$WORK/newer.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA user_version=99"); c.commit()' "$WORK/newer.db"
+"$up/usr/bin/opmap-collector" --store "sqlite:$WORK/newer.db" --listen 127.0.0.1:0 --metrics-listen "" \
+  --insecure-no-auth >"$WORK/newer.log" 2>&1 &
+newer_pid=$!
+( sleep 10; kill -KILL "$newer_pid" 2>/dev/null ) &
+wait "$newer_pid"; newer_rc=$?
+check "a store of a newer schema is refused (exit $newer_rc)" test "$newer_rc" -ne 0
+check "... with a clear message" grep -q "schema version 99 is newer than this collector supports" "$WORK/newer.log"
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
