@@ -63,18 +63,21 @@ absl::StatusOr<std::unique_ptr<RingReader>> RingReader::AttachMemory(void* base,
 }
 
 absl::StatusOr<std::unique_ptr<RingReader>> RingReader::AttachFd(int memfd) {
-  struct stat st {};
-  if (fstat(memfd, &st) != 0) {
-    const int err = errno;
-    close(memfd);
-    return absl::InvalidArgumentError(absl::StrCat("ring fd: fstat: ", std::strerror(err)));
-  }
+  // Seal first, then size, then map: once F_SEAL_SHRINK is set the size can only grow, so
+  // the size read after it is a floor the mapping never outruns. Sizing first would let a
+  // producer shrink and seal in between, leaving a mapping past EOF (SIGBUS on drain).
   const int seals = fcntl(memfd, F_GET_SEALS);
   if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
     close(memfd);
     return absl::FailedPreconditionError(
         "ring fd is not a memfd sealed against shrinking (F_SEAL_SHRINK): refusing to map "
         "it, the producer could truncate it under the mapping");
+  }
+  struct stat st {};
+  if (fstat(memfd, &st) != 0) {
+    const int err = errno;
+    close(memfd);
+    return absl::InvalidArgumentError(absl::StrCat("ring fd: fstat: ", std::strerror(err)));
   }
   const auto bytes = static_cast<uint64_t>(st.st_size);
   if (bytes < ring::kHeaderBytes + ring::kMinCapacity ||
@@ -108,7 +111,11 @@ RingReader::~RingReader() {
 absl::StatusOr<uint64_t> RingReader::Drain(RecordFn fn, uint64_t max_records) {
   if (!poisoned_.ok()) return poisoned_;
   uint64_t total = 0;
-  while (total < max_records) {
+  // At most two passes: the second picks up what the first saw wrap. A producer that
+  // keeps writing must not keep the reader here (the supervisor thread drains every
+  // ring); what it writes meanwhile waits for the next drain, or is dropped and counted
+  // by the producer when the ring fills.
+  for (int pass = 0; pass < kMaxPassesPerDrain && total < max_records; ++pass) {
     const ring::DrainResult r = ring::DrainRing(
         header_, data_, capacity_,
         [&](const ring::RecordHeader* h, uint32_t size) {

@@ -51,7 +51,10 @@ class RingReader {
 
   // Hands each committed record (header included, `size` bytes, 8-aligned) to `fn`, which
   // returns false to stop before consuming it. Returns the records consumed.
+  // Bounded: at most kMaxPassesPerDrain passes over the ring and `max_records` records,
+  // however fast the producer writes.
   using RecordFn = absl::FunctionRef<bool(std::span<const uint8_t> record)>;
+  static constexpr int kMaxPassesPerDrain = 2;
   absl::StatusOr<uint64_t> Drain(RecordFn fn, uint64_t max_records = ~uint64_t{0});
 
   RingCounters Counters() const;

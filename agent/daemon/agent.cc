@@ -150,7 +150,7 @@ void Agent::Run() {
   for (auto& [pid, p] : processes_) {
     if (p->capturing) {
       (void)p->channel->StopWindow(p->window_id);
-      DrainWindow(*p);
+      DrainWindow(*p, /*final=*/true);
       FinishWindow(*p, now, "agent stopping");
     }
     p->channel.reset();
@@ -273,7 +273,7 @@ void Agent::ReadChannel(RegisteredProcess& p, absl::Time now) {
     if (msg.type == ring::kWindowDone) {
       absl::StatusOr<ring::WindowDoneBody> done = capture::ControlChannel::ParseWindowDone(msg);
       if (done.ok() && p.capturing && done->window_id == p.window_id) {
-        DrainWindow(p);
+        DrainWindow(p, /*final=*/true);
         FinishWindow(p, now, "");
       }
     } else if (msg.type == ring::kStatusUpdate) {
@@ -291,7 +291,7 @@ void Agent::ReadChannel(RegisteredProcess& p, absl::Time now) {
 
 void Agent::Forget(RegisteredProcess& p, absl::Time now, std::string why) {
   if (p.capturing) {
-    DrainWindow(p);
+    DrainWindow(p, /*final=*/true);
     FinishWindow(p, now, "the process exited during the window");
   }
   counters_->Untrack(p.pid);
@@ -328,9 +328,14 @@ void Agent::StartWindow(RegisteredProcess& p, absl::Duration duration, bool stal
                                                   static_cast<size_t>(config_.chunk_records));
 }
 
-void Agent::DrainWindow(RegisteredProcess& p) {
+void Agent::DrainWindow(RegisteredProcess& p, bool final) {
   const bool keep_raw = static_cast<bool>(p.attach_done);
   const size_t budget = static_cast<size_t>(config_.memory_budget_bytes);
+  // Bounded per tick (the ring reader also stops after two passes): the scheduler, the
+  // control socket and the other rings always get their turn, and memory stays one chunk
+  // deep whatever rate the producer writes at; what is left waits in its bounded ring.
+  // The final drain of a window takes what the ring holds (two passes still bound it).
+  constexpr uint64_t kMaxRecordsPerTick = uint64_t{1} << 18;
   absl::StatusOr<uint64_t> n = p.ring->Drain([&](std::span<const uint8_t> rec) {
     p.converter->Add(rec);
     if (keep_raw) {
@@ -341,7 +346,7 @@ void Agent::DrainWindow(RegisteredProcess& p) {
       }
     }
     return true;
-  });
+  }, final ? ~uint64_t{0} : kMaxRecordsPerTick);
   if (!n.ok()) {
     std::fprintf(stderr, "opmap-agent: pid %d: ring: %s\n", p.pid,
                  std::string(n.status().message()).c_str());

@@ -99,7 +99,9 @@ class Agent {
   void ServeControl(ControlClient client);
   void ReadChannel(RegisteredProcess& p, absl::Time now);
   void StartWindow(RegisteredProcess& p, absl::Duration duration, bool stalls, absl::Time now);
-  void DrainWindow(RegisteredProcess& p);
+  // Hands what the ring holds to the window's converter: at most 2^18 records per tick,
+  // everything it holds when `final` (the window is ending).
+  void DrainWindow(RegisteredProcess& p, bool final = false);
   void FinishWindow(RegisteredProcess& p, absl::Time now, std::string note);
   void Forget(RegisteredProcess& p, absl::Time now, std::string why);
   void ScheduleNext(RegisteredProcess& p, absl::Time now);

@@ -1,6 +1,7 @@
 // SessionAssembler: wire Batches -> Trace, the inverse of TraceToBatches. Value
 // conventions: wire_conventions.h. Decoding runs only after the whole batch validated,
 // so it cannot fail half-way and a rejected batch leaves the session as it was.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -21,10 +22,18 @@ T Optional(const Column& column, int i, T absent) {
   return column.empty() ? absent : static_cast<T>(column[i]);
 }
 
+// Room for `rows` more, growing geometrically: reserving exactly size() + rows per batch
+// reallocated and copied the whole session on every batch (quadratic in session size).
+template <typename V>
+void ReserveMore(V& v, size_t rows) {
+  const size_t need = v.size() + rows;
+  if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+}
+
 void DecodeKernels(const opmap::v1::KernelColumns& k, const std::vector<StringId>& names,
                    Trace* trace) {
   const int rows = k.start_ns_size();
-  trace->gpu_events.reserve(trace->gpu_events.size() + rows);
+  ReserveMore(trace->gpu_events, static_cast<size_t>(rows));
   for (int i = 0; i < rows; ++i) {
     GpuEvent& g = trace->gpu_events.emplace_back();
     g.start_ns = k.start_ns(i);
@@ -49,7 +58,7 @@ void DecodeKernels(const opmap::v1::KernelColumns& k, const std::vector<StringId
 void DecodeMemoryOps(const opmap::v1::MemoryOpColumns& m, const std::vector<StringId>& names,
                      Trace* trace) {
   const int rows = m.start_ns_size();
-  trace->gpu_events.reserve(trace->gpu_events.size() + rows);
+  ReserveMore(trace->gpu_events, static_cast<size_t>(rows));
   for (int i = 0; i < rows; ++i) {
     GpuEvent& g = trace->gpu_events.emplace_back();
     const auto kind = static_cast<opmap::v1::MemoryOpKind>(m.kind(i));
@@ -73,7 +82,7 @@ void DecodeMemoryOps(const opmap::v1::MemoryOpColumns& m, const std::vector<Stri
 void DecodeLaunches(const opmap::v1::LaunchApiColumns& l, const std::vector<StringId>& names,
                     uint32_t resource_pid, Trace* trace) {
   const int rows = l.start_ns_size();
-  trace->api_calls.reserve(trace->api_calls.size() + rows);
+  ReserveMore(trace->api_calls, static_cast<size_t>(rows));
   for (int i = 0; i < rows; ++i) {
     ApiCall& a = trace->api_calls.emplace_back();
     a.start_ns = l.start_ns(i);
@@ -90,7 +99,7 @@ void DecodeLaunches(const opmap::v1::LaunchApiColumns& l, const std::vector<Stri
 void DecodeRanges(const opmap::v1::RangeColumns& r, const std::vector<StringId>& names,
                   uint32_t resource_pid, Trace* trace) {
   const int rows = r.start_ns_size();
-  trace->ranges.reserve(trace->ranges.size() + rows);
+  ReserveMore(trace->ranges, static_cast<size_t>(rows));
   for (int i = 0; i < rows; ++i) {
     Range& g = trace->ranges.emplace_back();
     g.start_ns = r.start_ns(i);

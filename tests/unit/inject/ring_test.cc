@@ -133,6 +133,30 @@ TEST(RingTest, ReaderWaitsForARecordStillBeingWritten) {
   EXPECT_EQ(DrainAll(*reader).size(), 2u);
 }
 
+// A producer that writes as fast as the reader reads (here: one new record for each one
+// consumed) must not keep Drain in its loop: it returns after its bounded passes, and the
+// next call picks up the rest. Before, Drain looped until a pass found nothing and the
+// agent's supervisor never ticked (issue: trust boundaries, finding 2).
+TEST(RingTest, DrainReturnsWhileAProducerKeepsWriting) {
+  Ring ring(1 << 16);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(WriteRange(ring.writer(), "r", i));
+  auto reader = ring.Reader();
+  uint64_t written = 100;
+  auto n = reader->Drain([&](std::span<const uint8_t>) {
+    if (WriteRange(ring.writer(), "r", written)) ++written;
+    return true;
+  });
+  ASSERT_TRUE(n.ok()) << n.status();
+  // Two passes: the 100 there at the start, then the 100 written during the first pass;
+  // the unbounded loop took records until the ring filled (≈ 1,600 here).
+  EXPECT_EQ(*n, 200u);
+  EXPECT_EQ(written, 300u);  // the producer's newest 100 wait for the next drain
+  // The record cap bounds a call too.
+  auto m = reader->Drain([&](std::span<const uint8_t>) { return true; }, 7);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(*m, 7u);
+}
+
 TEST(RingTest, AttachRejectsCorruptHeaders) {
   auto expect_rejected = [](auto corrupt, const char* what) {
     Ring ring(ring::kMinCapacity);
