@@ -247,6 +247,46 @@ TEST_F(SecurityTest, MalformedBatchIsRejectedNamingTheField) {
   EXPECT_GE(collector_->Metric("opmap_collector_rejected_total{code=\"invalid_value\"}"), 1);
 }
 
+// A name that is not UTF-8 (a Latin-1 "é" from a benign NVTX app) is stored as the bytes
+// it is and answered as bytes: unfiltered queries still work for every analyst, and the
+// JSON output stays valid (the invalid byte shown as U+FFFD). Before, the proto3 `string`
+// answer failed to serialize and every `query latency --group-by kernel` failed with
+// "UNIMPLEMENTED: No message returned" (issue: trust boundaries, finding 3).
+TEST_F(SecurityTest, NonUtf8NamesAreAnsweredAsBytes) {
+  StartCollector();
+  auto stub = opmap::v1::Ingest::NewStub(Channel());
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAgentToken));
+  auto stream = stub->Ingest(&ctx);
+  opmap::v1::Batch batch = MakeBatch(1, 0, {"", "gemm_caf\xE9", "gemm_ok"}, {100, 200}, {1, 2});
+  batch.set_last_in_session(true);
+  ASSERT_TRUE(stream->Write(batch));
+  opmap::v1::Ack ack;
+  ASSERT_TRUE(stream->Read(&ack));
+  EXPECT_EQ(ack.durable_seq(), 1u);
+  EXPECT_EQ(ack.rejected_size(), 0);
+  stream->WritesDone();
+  while (stream->Read(&ack)) {
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  for (const char* what : {"kernel", "operator"}) {
+    RunResult q = Cli({"query", "latency", "--group-by", what, "--format", "json", "--collector",
+                       collector_->address(), "--token", kAnalystToken});
+    ASSERT_EQ(q.exit_code, 0) << what << ": " << q.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    EXPECT_EQ(parser.parse(q.out).get(doc), simdjson::SUCCESS) << q.out;  // valid UTF-8 JSON
+  }
+  RunResult q = Cli({"query", "latency", "--group-by", "kernel", "--format", "json",
+                     "--collector", collector_->address(), "--token", kAnalystToken});
+  EXPECT_THAT(q.out, HasSubstr("gemm_caf\xEF\xBF\xBD"));
+  EXPECT_THAT(q.out, HasSubstr("gemm_ok"));
+  RunResult k = Cli({"query", "kernels", "--format", "json", "--collector",
+                     collector_->address(), "--token", kAnalystToken});
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  EXPECT_THAT(k.out, HasSubstr("gemm_caf\xEF\xBF\xBD"));
+}
+
 // The CLI side of a rejection: printed with its seq, field and code; exit 2 at the end,
 // after every other batch was still sent and acknowledged.
 TEST_F(SecurityTest, CliPrintsRejectionsAndExitsTwo) {
