@@ -118,6 +118,10 @@ opmap::v1::Resource BuildResource(const std::string& host, pid_t pid, const Proc
   r.set_cupti_version(get("cupti"));
   r.set_agent_version(std::string(Version()));
   (*r.mutable_labels())["injection"] = get("injection");
+  // The library's own build (its registration's opmap_version), beside agent_version.
+  if (std::string v = get("opmap_version"); !v.empty()) {
+    (*r.mutable_labels())["library_version"] = v;
+  }
   return r;
 }
 

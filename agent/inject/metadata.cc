@@ -8,6 +8,10 @@
 
 #include "agent/inject/ring_layout.h"
 
+#ifndef OPMAP_LIBRARY_VERSION
+#define OPMAP_LIBRARY_VERSION "unknown"
+#endif
+
 namespace opmap::inject {
 namespace {
 
@@ -63,6 +67,7 @@ std::string BuildMetadata(const InjectConfig& config, uint32_t loaded_by) {
   if (!how.empty()) how.pop_back();
   Add(&m, "injection", how);
   Add(&m, "inject_version", std::to_string(ring::kVersion));
+  Add(&m, "opmap_version", OPMAP_LIBRARY_VERSION);
   Add(&m, "driver", VersionFrom("libcuda.so.1", "cuDriverGetVersion"));
   Add(&m, "cuda_runtime", VersionFrom("libcudart.so.13", "cudaRuntimeGetVersion"));
   if (m.find("cuda_runtime=") == std::string::npos) {

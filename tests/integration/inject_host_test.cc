@@ -64,6 +64,9 @@ TEST_F(InjectHostTest, RecordsEveryNvtxEntryPoint) {
   EXPECT_EQ(hello.metadata.at("model"), "host-model");
   EXPECT_NE(hello.metadata.at("cmdline").find("inject_nvtx_host basic"), std::string::npos);
   EXPECT_EQ(hello.metadata.at("injection"), "nvtx");
+  // The registration names the library's build (the tree's version, as --version says).
+  EXPECT_EQ(hello.metadata.at("opmap_version").rfind("0.", 0), 0u)
+      << hello.metadata.at("opmap_version");
 
   ExitInfo exit = Finish(c, kTimeout);
   ASSERT_TRUE(exit.exited);
