@@ -139,8 +139,10 @@ void Agent::Run() {
     poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(tick)));
     if (fds[0].revents & POLLIN) AcceptLibraries();
     if (fds[1].revents & POLLIN) AcceptControl();
+    InstallRegistrations(/*wait=*/false);
     Tick(absl::Now());
   }
+  InstallRegistrations(/*wait=*/true);  // handshakes end within their 1 s deadline
   // Shutdown: end open windows (their batches still go out) and close the channels. No
   // kDetach: that would leave the libraries dormant for good, and an agent restart
   // (upgrade, rollout) must get its processes back — they see the socket close and
@@ -162,7 +164,9 @@ void Agent::Run() {
 }
 
 void Agent::AcceptLibraries() {
-  // Bounded: a burst of registrations is served over a few ticks, not in one.
+  InstallRegistrations(/*wait=*/false);
+  // Bounded: a burst of registrations is accepted over a few ticks, not in one; the
+  // handshakes themselves run on their own threads.
   for (int i = 0; i < 8; ++i) {
     pollfd pfd{library_fd_, POLLIN, 0};
     if (poll(&pfd, 1, 0) <= 0) return;
@@ -172,31 +176,74 @@ void Agent::AcceptLibraries() {
                    std::string(peer.status().message()).c_str());
       continue;
     }
-    absl::StatusOr<std::unique_ptr<capture::ControlChannel>> channel =
-        capture::ControlChannel::FromAcceptedPeer(peer->fd, peer->cred, absl::Seconds(1));
-    if (!channel.ok()) {
-      std::fprintf(stderr, "opmap-agent: registration from pid %d refused: %s\n",
-                   static_cast<int>(peer->cred.pid), std::string(channel.status().message()).c_str());
+    if (static_cast<int>(handshakes_.size()) >= kMaxHandshakes) {
+      ++registrations_refused_busy_;
+      std::fprintf(stderr,
+                   "opmap-agent: registration from pid %d refused: %d registrations already in "
+                   "progress (the library retries)\n",
+                   static_cast<int>(peer->cred.pid), kMaxHandshakes);
+      close(peer->fd);
       continue;
     }
-    auto p = std::make_unique<RegisteredProcess>();
-    p->pid = (*channel)->hello().peer_pid;
-    absl::StatusOr<std::unique_ptr<capture::RingReader>> ring =
-        capture::RingReader::AttachFd((*channel)->TakeRingFd());
-    if (!ring.ok()) {
-      std::fprintf(stderr, "opmap-agent: pid %d: ring refused: %s\n", static_cast<int>(p->pid),
-                   std::string(ring.status().message()).c_str());
-      (void)(*channel)->Detach();
-      continue;
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    const int fd = peer->fd;
+    const ucred cred = peer->cred;
+    handshakes_.push_back({std::thread([this, fd, cred, done] {
+                             std::unique_ptr<RegisteredProcess> p = Handshake(fd, cred);
+                             if (p != nullptr) {
+                               std::lock_guard<std::mutex> lock(registered_mu_);
+                               registered_.push_back(std::move(p));
+                             }
+                             done->store(true);
+                           }),
+                           done});
+  }
+}
+
+std::unique_ptr<RegisteredProcess> Agent::Handshake(int fd, ucred cred) {
+  absl::StatusOr<std::unique_ptr<capture::ControlChannel>> channel =
+      capture::ControlChannel::FromAcceptedPeer(fd, cred, absl::Seconds(1));
+  if (!channel.ok()) {
+    std::fprintf(stderr, "opmap-agent: registration from pid %d refused: %s\n",
+                 static_cast<int>(cred.pid), std::string(channel.status().message()).c_str());
+    return nullptr;
+  }
+  auto p = std::make_unique<RegisteredProcess>();
+  p->pid = (*channel)->hello().peer_pid;
+  absl::StatusOr<std::unique_ptr<capture::RingReader>> ring =
+      capture::RingReader::AttachFd((*channel)->TakeRingFd());
+  if (!ring.ok()) {
+    std::fprintf(stderr, "opmap-agent: pid %d: ring refused: %s\n", static_cast<int>(p->pid),
+                 std::string(ring.status().message()).c_str());
+    (void)(*channel)->Detach();
+    return nullptr;
+  }
+  absl::StatusOr<ProcFacts> facts = ReadProcFacts(p->pid);
+  if (facts.ok()) p->facts = *facts;
+  for (const auto& [k, v] : (*channel)->hello().metadata) {
+    absl::StrAppend(&p->metadata_text, k, "=", v, "\n");
+  }
+  p->resource = BuildResource(host_, p->pid, p->facts, (*channel)->hello().metadata);
+  p->channel = std::move(*channel);
+  p->ring = std::move(*ring);
+  return p;
+}
+
+void Agent::InstallRegistrations(bool wait) {
+  for (auto it = handshakes_.begin(); it != handshakes_.end();) {
+    if (wait || it->done->load()) {
+      it->thread.join();
+      it = handshakes_.erase(it);
+    } else {
+      ++it;
     }
-    absl::StatusOr<ProcFacts> facts = ReadProcFacts(p->pid);
-    if (facts.ok()) p->facts = *facts;
-    for (const auto& [k, v] : (*channel)->hello().metadata) {
-      absl::StrAppend(&p->metadata_text, k, "=", v, "\n");
-    }
-    p->resource = BuildResource(host_, p->pid, p->facts, (*channel)->hello().metadata);
-    p->channel = std::move(*channel);
-    p->ring = std::move(*ring);
+  }
+  std::vector<std::unique_ptr<RegisteredProcess>> ready;
+  {
+    std::lock_guard<std::mutex> lock(registered_mu_);
+    ready.swap(registered_);
+  }
+  for (std::unique_ptr<RegisteredProcess>& p : ready) {
     p->registered_at = absl::Now();
     // The first scheduled window comes soon after registration, spread over up to a
     // second so processes started together do not all capture at once.

@@ -25,6 +25,7 @@
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "agent/capture/unix_socket.h"
 #include "agent/daemon/agent_config.h"
 #include "agent/daemon/window_batches.h"
 #include "opmap/v1/telemetry.pb.h"
@@ -95,6 +96,12 @@ class Agent {
  private:
   void Tick(absl::Time now);
   void AcceptLibraries();
+  // The blocking part of a registration (hello, ring fd, /proc facts), on a handshake
+  // thread: nullptr when the peer was refused (logged).
+  std::unique_ptr<RegisteredProcess> Handshake(int fd, ucred cred);
+  // Supervisor: joins finished handshake threads (all of them when `wait`) and installs
+  // the registrations they completed.
+  void InstallRegistrations(bool wait);
   void AcceptControl();
   void ServeControl(ControlClient client);
   void ReadChannel(RegisteredProcess& p, absl::Time now);
@@ -121,6 +128,19 @@ class Agent {
   std::atomic<bool> stop_{false};
   bool schedule_enabled_ = true;
   absl::BitGen rng_;
+
+  // Registrations in progress, each on its own thread, so that a slow or hostile peer
+  // (one byte, then silence) never holds the supervisor; at most kMaxHandshakes at once,
+  // more are refused at accept (counted). Threads are joined by the supervisor only.
+  static constexpr int kMaxHandshakes = 8;
+  struct HandshakeThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<HandshakeThread> handshakes_;
+  std::mutex registered_mu_;
+  std::vector<std::unique_ptr<RegisteredProcess>> registered_;  // guarded by registered_mu_
+  int64_t registrations_refused_busy_ = 0;
 
   std::mutex mu_;  // guards processes_ and the stats StatusText reads
   std::map<pid_t, std::unique_ptr<RegisteredProcess>> processes_;

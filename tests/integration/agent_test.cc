@@ -2,11 +2,15 @@
 // sockets, the demo workload loading libopmap_inject.so through NVTX_INJECTION64_PATH,
 // and the opmap CLI — no part replaced by a stand-in.
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -205,6 +209,70 @@ TEST_F(AgentTest, AgentKilledThenRestartedWorkloadRunsOnAndReRegisters) {
   EXPECT_GE(run.requests, 1000);
   EXPECT_GE(run.throughput, 0.95 * run.requests / 12.5);
   EXPECT_EQ(agent.Stop(), 0);
+}
+
+// Four peers that send one byte of a registration and then hold the connection open do
+// not stall the supervisor: a real workload still registers and captures windows, and
+// `opmap-agent status` answers at once. Before, each handshake blocked the supervisor
+// thread (1 s for the first byte, 5 s for the rest) and 4 such peers held for 60 s cut a
+// demo's windows from 10 to 2 (issue: trust boundaries, finding 4).
+TEST_F(AgentTest, SlowRegistrationsDoNotStallTheSupervisor) {
+  AgentProcess agent(dir_.path(), {"--capture-every", "1s", "--capture-window", "500ms",
+                                   "--capture-jitter", "0"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  std::vector<int> hostile;
+  auto connect_one_byte = [&] {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", agent.socket().c_str());
+    if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+      close(fd);
+      return;
+    }
+    const char one = 1;
+    (void)write(fd, &one, 1);
+    hostile.push_back(fd);
+  };
+  for (int i = 0; i < 4; ++i) connect_one_byte();
+  ASSERT_EQ(hostile.size(), 4u);
+  Child demo;
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "6", "--rate", "100", "--json"},
+                         dir_.File("demo.out"), dir_.File("demo.err"),
+                         InjectEnv(agent.socket()))
+                  .ok());
+  // Keep the slow peers coming while the workload runs: each handshake times out after 1 s
+  // on its own thread, so reconnect to hold 4 at all times.
+  const auto t0 = std::chrono::steady_clock::now();
+  bool registered = false;
+  int64_t slowest_status_ms = 0;
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {
+    for (int& fd : hostile) {
+      char b;
+      if (recv(fd, &b, 1, MSG_DONTWAIT) == 0) {  // the agent gave up on it: come again
+        close(fd);
+        fd = -1;
+      }
+    }
+    std::erase(hostile, -1);
+    while (hostile.size() < 4) connect_one_byte();
+    const auto s0 = std::chrono::steady_clock::now();
+    const std::string status = agent.StatusJson();
+    slowest_status_ms = std::max<int64_t>(
+        slowest_status_ms, std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - s0)
+                               .count());
+    registered |= absl::StrContains(status, absl::StrCat("\"pid\":", demo.pid()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(registered) << agent.StatusJson();
+  // A liveness bound, not a timing target: one stalled handshake used to cost 1–5 s each.
+  EXPECT_LT(slowest_status_ms, 2500) << "status took " << slowest_status_ms << " ms";
+  // The workload captured windows while the slow peers were held (1 s cadence, 5 s).
+  EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 2, absl::Seconds(10))) << agent.StatusJson();
+  for (int fd : hostile) close(fd);
+  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
+  EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
 // The agent keeps its own CPU under --cpu-budget by shrinking the windows it schedules.
