@@ -140,7 +140,7 @@ class Agent {
   std::vector<HandshakeThread> handshakes_;
   std::mutex registered_mu_;
   std::vector<std::unique_ptr<RegisteredProcess>> registered_;  // guarded by registered_mu_
-  int64_t registrations_refused_busy_ = 0;
+  std::atomic<int64_t> registrations_refused_busy_{0};
 
   std::mutex mu_;  // guards processes_ and the stats StatusText reads
   std::map<pid_t, std::unique_ptr<RegisteredProcess>> processes_;

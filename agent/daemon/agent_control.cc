@@ -183,6 +183,7 @@ std::string Agent::StatusText(bool json) {
     w.Field("acked_batches", up.acked_batches).Field("dropped_batches", up.dropped_batches);
     w.EndObject();
     w.Field("counter_rows_dropped", counters_->dropped_rows());
+    w.Field("registrations_refused_busy", registrations_refused_busy_.load());
     w.Key("processes").BeginArray();
     for (const auto& [pid, p] : processes_) {
       w.BeginObject();
