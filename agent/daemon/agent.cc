@@ -176,7 +176,7 @@ void Agent::AcceptLibraries() {
                    std::string(peer.status().message()).c_str());
       continue;
     }
-    if (static_cast<int>(handshakes_.size()) >= kMaxHandshakes) {
+    if (InFlight(/*registration=*/true) >= kMaxHandshakes) {
       ++registrations_refused_busy_;
       std::fprintf(stderr,
                    "opmap-agent: registration from pid %d refused: %d registrations already in "
@@ -196,8 +196,14 @@ void Agent::AcceptLibraries() {
                              }
                              done->store(true);
                            }),
-                           done});
+                           done, /*registration=*/true});
   }
+}
+
+int Agent::InFlight(bool registration) const {
+  int n = 0;
+  for (const HandshakeThread& h : handshakes_) n += h.registration == registration ? 1 : 0;
+  return n;
 }
 
 std::unique_ptr<RegisteredProcess> Agent::Handshake(int fd, ucred cred) {

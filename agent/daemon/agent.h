@@ -129,14 +129,17 @@ class Agent {
   bool schedule_enabled_ = true;
   absl::BitGen rng_;
 
-  // Registrations in progress, each on its own thread, so that a slow or hostile peer
-  // (one byte, then silence) never holds the supervisor; at most kMaxHandshakes at once,
-  // more are refused at accept (counted). Threads are joined by the supervisor only.
+  // Registrations (and control requests) in progress, each on its own thread, so that a
+  // slow or hostile peer (one byte, then silence) never holds the supervisor; at most
+  // kMaxHandshakes registrations and as many control requests at once, more are refused
+  // at accept (registrations counted). Threads are joined by the supervisor only.
   static constexpr int kMaxHandshakes = 8;
   struct HandshakeThread {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
+    bool registration = true;  // else a control request
   };
+  int InFlight(bool registration) const;
   std::vector<HandshakeThread> handshakes_;
   std::mutex registered_mu_;
   std::vector<std::unique_ptr<RegisteredProcess>> registered_;  // guarded by registered_mu_

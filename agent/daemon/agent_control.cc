@@ -62,7 +62,22 @@ void Agent::AcceptControl() {
                  std::string(peer.status().message()).c_str());
     return;
   }
-  ServeControl({peer->fd, peer->cred.pid});
+  // Served on a helper thread (the request line may take its 2 s deadline to arrive, the
+  // answer as long as the client takes to read it): the supervisor never waits on a
+  // control client. Bounded like the registration handshakes.
+  if (InFlight(/*registration=*/false) >= kMaxHandshakes) {
+    std::fprintf(stderr, "opmap-agent: control connection from pid %d refused: %d requests "
+                 "already in progress\n", static_cast<int>(peer->cred.pid), kMaxHandshakes);
+    close(peer->fd);
+    return;
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  const ControlClient client{peer->fd, peer->cred.pid};
+  handshakes_.push_back({std::thread([this, client, done] {
+                           ServeControl(client);
+                           done->store(true);
+                         }),
+                         done, /*registration=*/false});
 }
 
 void Agent::ServeControl(ControlClient client) {

@@ -211,8 +211,8 @@ TEST_F(AgentTest, AgentKilledThenRestartedWorkloadRunsOnAndReRegisters) {
   EXPECT_EQ(agent.Stop(), 0);
 }
 
-// Four peers that send one byte of a registration and then hold the connection open do
-// not stall the supervisor: a real workload still registers and captures windows, and
+// Four peers that send one byte of a registration and then hold the connection open, and
+// four control clients that never send their request, do not stall the supervisor: a real workload still registers and captures windows, and
 // `opmap-agent status` answers at once. Before, each handshake blocked the supervisor
 // thread (1 s for the first byte, 5 s for the rest) and 4 such peers held for 60 s cut a
 // demo's windows from 10 to 2 (issue: trust boundaries, finding 4).
@@ -236,6 +236,16 @@ TEST_F(AgentTest, SlowRegistrationsDoNotStallTheSupervisor) {
   };
   for (int i = 0; i < 4; ++i) connect_one_byte();
   ASSERT_EQ(hostile.size(), 4u);
+  // And four control clients that connect and never send their request line.
+  std::vector<int> silent;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", agent.control_socket().c_str());
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+    silent.push_back(fd);
+  }
   Child demo;
   ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "6", "--rate", "100", "--json"},
                          dir_.File("demo.out"), dir_.File("demo.err"),
@@ -271,6 +281,7 @@ TEST_F(AgentTest, SlowRegistrationsDoNotStallTheSupervisor) {
   // The workload captured windows while the slow peers were held (1 s cadence, 5 s).
   EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 2, absl::Seconds(10))) << agent.StatusJson();
   for (int fd : hostile) close(fd);
+  for (int fd : silent) close(fd);
   ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
