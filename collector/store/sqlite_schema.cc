@@ -189,6 +189,18 @@ absl::StatusOr<int64_t> SetUpSchema(sqlite::Database& db, const SqliteStoreOptio
         db.path(), mode));
   }
   RETURN_IF_ERROR(ConfigureConnection(db, options));
+  // A damaged file stops the collector here with a clear error, instead of answering
+  // queries from changed data later (docs/operations.md, "A damaged store"). quick_check
+  // reads every page once: seconds per GB at start-up.
+  if (db.path() != ":memory:") {
+    absl::StatusOr<std::string> check = db.PragmaValue("PRAGMA quick_check");
+    if (!check.ok() || *check != "ok") {
+      return absl::DataLossError(absl::StrFormat(
+          "%s: the store failed PRAGMA quick_check (%s); it is not opened: move it aside and "
+          "restore the last backup (docs/operations.md, \"A damaged store\")",
+          db.path(), check.ok() ? *check : std::string(check.status().message())));
+    }
+  }
 
   // Checked and created under the write lock, so two processes opening a new file at
   // once create (or migrate) the schema once.

@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,35 @@ TEST(OpenStore, SchemaIsVersionedAndNewerVersionsRefused) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.status().message().find("schema version 99"), std::string::npos) << s.status();
+}
+
+// A store whose pages were damaged (here: one overwritten with 0xFF) is refused at open
+// with DataLoss naming the file and the check, never opened to answer from changed data.
+TEST(OpenStore, DamagedPagesAreRefusedAtOpen) {
+  TempDir dir;
+  const std::string path = dir.File("store.db");
+  OpenOrDie(path).reset();
+  {
+    RawDb raw(path);
+    ASSERT_EQ(raw.Exec("CREATE TABLE filler(a INTEGER, b TEXT)"), "");
+    ASSERT_EQ(raw.Exec("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                       "WHERE i < 4000) INSERT INTO filler SELECT i, printf('%0100d', i) FROM n"),
+              "");
+    ASSERT_EQ(raw.Exec("PRAGMA wal_checkpoint(TRUNCATE)"), "");
+  }
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(bytes.size(), 40u * 4096);
+  std::fill(bytes.begin() + 30 * 4096, bytes.begin() + 31 * 4096, '\xff');
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  absl::StatusOr<std::unique_ptr<Store>> s = OpenStore("sqlite:" + path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_NE(s.status().message().find("quick_check"), std::string::npos) << s.status();
+  EXPECT_NE(s.status().message().find(path), std::string::npos) << s.status();
 }
 
 class StoreTest : public testing::EngineTest {};
