@@ -27,7 +27,7 @@ namespace {
 constexpr char kUsage[] = R"(usage: opmap report --baseline REV --candidate REV [options]
 
 The release recommendation for model revision REV (candidate) against REV (baseline), from
-the sessions a collector holds for each (same load, same window length: METRICS.md
+the sessions a collector holds for each (same load, same window length: docs/metrics.md
 "Release recommendation"): the validation matrix (p50/p95/p99 vs SLA and baseline with a
 Mann-Whitney U test, throughput, MFU, memory-stall share, errors, quality), rollback
 triggers evaluated per capture window (each must hold for --hold-windows consecutive

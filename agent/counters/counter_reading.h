@@ -41,7 +41,7 @@ struct CounterReading {
 
 // A counter that was asked for and could not be opened, with the reason in the words of
 // the layer that refused (PAPI's error string, the component's disabled reason, errno
-// text plus perf_event_paranoid). Printed as "unavailable: <reason>" (docs/METRICS.md).
+// text plus perf_event_paranoid). Printed as "unavailable: <reason>" (docs/metrics.md).
 struct CounterUnavailable {
   std::string what;    // the counter name, e.g. "PAPI_TOT_CYC"
   std::string reason;  // never empty

@@ -1,4 +1,4 @@
-// The CPU memory-stall fraction of docs/METRICS.md ("CPU operators"): cycles stalled on
+// The CPU memory-stall fraction of docs/metrics.md ("CPU operators"): cycles stalled on
 // memory / total cycles, from PAPI presets.
 //
 //   PAPI_MEM_SCY / PAPI_TOT_CYC   preferred: cycles stalled waiting for memory accesses
@@ -22,7 +22,7 @@
 
 namespace opmap::agent {
 
-// A bare double would lose which definition was used, and METRICS.md requires saying so.
+// A bare double would lose which definition was used, and docs/metrics.md requires saying so.
 struct MemoryStallFraction {
   double fraction = 0;    // in [0, 1]
   std::string numerator;  // "PAPI_MEM_SCY" or "PAPI_RES_STL"

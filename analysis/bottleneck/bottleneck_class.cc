@@ -13,7 +13,7 @@ namespace {
 
 using bottleneck_format::Number;
 
-// METRICS.md thresholds, and the two this module had to choose (README.md says why).
+// docs/metrics.md thresholds, and the two this module had to choose (README.md says why).
 constexpr double kUtilizationThreshold = 0.6;
 constexpr int64_t kSmallKernelNs = 10'000;
 constexpr double kManySmallKernels = 0.5;      // share of the operator's kernels

@@ -116,10 +116,10 @@ SheetOperator AggregateOperator(const Trace& trace, const GroupAcc& acc,
     const SheetGroup& g = sheet.groups[gi];
     if (largest == nullptr || g.gpu_time_ns > largest->gpu_time_ns) largest = &g;
     row.class_time_ns[static_cast<int>(g.observed.cls)] += g.gpu_time_ns;
-    if (g.flops) flops += *g.flops; else { all_flops = false; if (flops_missing.empty()) flops_missing = g.missing; }
-    if (g.bytes) bytes += *g.bytes; else { all_bytes = false; if (bytes_missing.empty()) bytes_missing = g.missing; }
-    if (g.bytes && std::find(sources.begin(), sources.end(), g.bytes_source) == sources.end()) {
-      sources.push_back(g.bytes_source);
+    if (g.cost.flops) flops += *g.cost.flops; else { all_flops = false; if (flops_missing.empty()) flops_missing = g.cost.missing; }
+    if (g.cost.bytes) bytes += *g.cost.bytes; else { all_bytes = false; if (bytes_missing.empty()) bytes_missing = g.cost.missing; }
+    if (g.cost.bytes && std::find(sources.begin(), sources.end(), g.cost.bytes_source) == sources.end()) {
+      sources.push_back(g.cost.bytes_source);
     }
   }
   row.layer_type = largest->layer_type;
@@ -133,7 +133,7 @@ SheetOperator AggregateOperator(const Trace& trace, const GroupAcc& acc,
   if (all_flops) {
     fig.flops = flops;
     row.flops = flops;
-    row.flops_formula = largest->formula;
+    row.flops_formula = largest->cost.formula;
   } else {
     fig.flops_missing = flops_missing;
     row.flops_formula = flops_missing;
@@ -270,9 +270,9 @@ MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
     (void)op;
     SheetGroup g = sheet::FinishGroup(trace, group_acc[gi], dims, dtypes, concrete,
                                       group_layer[gi], stalls, options, sheet.gpu_time_ns);
-    if (g.flops && g.bytes) sheet.costed_ns += g.gpu_time_ns;
+    if (g.cost.flops && g.cost.bytes) sheet.costed_ns += g.gpu_time_ns;
     if (g.observed.cls != BottleneckClass::kUnclassified) sheet.classified_ns += g.gpu_time_ns;
-    any_bytes |= g.bytes.has_value();
+    any_bytes |= g.cost.bytes.has_value();
     any_assumed_precision |= g.precision_source.rfind("assumed", 0) == 0;
     sheet.groups.push_back(std::move(g));
   }

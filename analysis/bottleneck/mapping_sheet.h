@@ -20,6 +20,7 @@
 #include "analysis/model/trace.h"
 #include "analysis/report/document.h"
 #include "analysis/report/json_writer.h"
+#include "analysis/roofline/op_cost.h"
 
 namespace opmap::analysis {
 
@@ -42,13 +43,9 @@ struct SheetGroup {
   int64_t instances = 0;
   int64_t gpu_time_ns = 0;
   double share = 0;                          // of the trace's summed GPU time
-  std::optional<double> flops;               // executed, Σ over instances
-  std::optional<double> model_flops;         // no causal discount (MFU's)
-  std::optional<double> bytes;
-  std::string flops_source, bytes_source;    // "formula", "NVTX payload", "Nsight Compute ..."
-  std::string family;                        // op_cost family: "matmul", "softmax", ...
-  std::string formula, bytes_formula;        // of one instance
-  std::string missing;                       // why FLOPs or bytes are absent
+  // Executed and model FLOPs and bytes summed over the instances, with their sources,
+  // family, formulas (of one instance) and why a figure is absent.
+  OpCost cost;
   std::string precision_source;              // "Input type", "kernel name", "int dtype", ...
   std::optional<double> achieved_flops_per_s, achieved_bytes_per_s;
   BottleneckClass expected = BottleneckClass::kUnclassified;

@@ -56,15 +56,15 @@ void WriteGroupJson(const SheetGroup& g, JsonWriter& w) {
   w.Field("concrete_inputs", g.concrete_inputs);
   w.Field("instances", g.instances).Field("gpu_time_ns", g.gpu_time_ns);
   w.Field("share", g.share, 6);
-  w.Field("family", g.family).Field("path", g.figures.vector_path ? "vector" : "tensor-core");
+  w.Field("family", g.cost.family).Field("path", g.figures.vector_path ? "vector" : "tensor-core");
   w.Field("precision", PrecisionName(g.figures.precision));
   w.Field("precision_source", g.precision_source);
-  OptionalDouble(w, "flops", g.flops, 0);
-  OptionalDouble(w, "model_flops", g.model_flops, 0);
-  w.Field("flops_source", g.flops_source).Field("flops_formula", g.formula);
-  OptionalDouble(w, "bytes", g.bytes, 0);
-  w.Field("bytes_source", g.bytes_source).Field("bytes_formula", g.bytes_formula);
-  if (!g.missing.empty()) w.Field("unavailable", g.missing);
+  OptionalDouble(w, "flops", g.cost.flops, 0);
+  OptionalDouble(w, "model_flops", g.cost.model_flops, 0);
+  w.Field("flops_source", g.cost.flops_source).Field("flops_formula", g.cost.formula);
+  OptionalDouble(w, "bytes", g.cost.bytes, 0);
+  w.Field("bytes_source", g.cost.bytes_source).Field("bytes_formula", g.cost.bytes_formula);
+  if (!g.cost.missing.empty()) w.Field("unavailable", g.cost.missing);
   OptionalDouble(w, "intensity_flop_per_byte", g.observed.intensity, 6);
   OptionalDouble(w, "ridge_flop_per_byte", g.observed.ridge, 3);
   OptionalDouble(w, "achieved_tflop_per_s",
@@ -201,10 +201,10 @@ DocTable GroupsTable(const MappingSheet& sheet, int top) {
   };
   for (size_t i = 0; i < rows; ++i) {
     const SheetGroup& g = sheet.groups[i];
-    const std::string why = g.missing.empty() ? "not derivable" : g.missing;
+    const std::string why = g.cost.missing.empty() ? "not derivable" : g.cost.missing;
     t.rows.push_back({Shorten(g.op, 40), Shorten(g.input_dims, 48), absl::StrCat(g.instances),
-                      UsText(g.gpu_time_ns), Percent(g.share), opt(g.flops, 1e-9, why),
-                      opt(g.bytes, 1e-6, why), g.bytes_source.empty() ? "-" : g.bytes_source,
+                      UsText(g.gpu_time_ns), Percent(g.share), opt(g.cost.flops, 1e-9, why),
+                      opt(g.cost.bytes, 1e-6, why), g.cost.bytes_source.empty() ? "-" : g.cost.bytes_source,
                       opt(g.observed.intensity, 1, why), opt(g.achieved_flops_per_s, 1e-12, why),
                       opt(g.achieved_bytes_per_s, 1e-12, why),
                       opt(g.observed.u_compute, 1, why), opt(g.observed.u_memory, 1, why),

@@ -22,7 +22,7 @@ struct Plan {
   const char* rollback;
 };
 
-// METRICS.md "Mitigations by class (owner)".
+// docs/metrics.md "Mitigations by class (owner)".
 Plan PlanFor(BottleneckClass c) {
   switch (c) {
     case BottleneckClass::kLaunchOverhead:

@@ -1,4 +1,4 @@
-// Mitigation proposals for the top bottlenecks (METRICS.md "Mitigations by class"), each
+// Mitigation proposals for the top bottlenecks (docs/metrics.md "Mitigations by class"), each
 // with an owner role, an upper bound on the gain, the validation scope and the rollback
 // boundary. Bounds are Amdahl bounds on the trace's own figures, never promises:
 // e.g. a memory-bound operator can at best run at the roofline time

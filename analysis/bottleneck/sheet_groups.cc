@@ -176,15 +176,7 @@ SheetGroup FinishGroup(const Trace& trace, const GroupAcc& acc, StringId dims, S
     if (!cost.model_flops) cost.model_flops = cost.flops;
   }
   if (cost.flops && cost.bytes) cost.missing.clear();
-  g.flops = cost.flops;
-  g.model_flops = cost.model_flops;
-  g.bytes = cost.bytes;
-  g.flops_source = cost.flops_source;
-  g.bytes_source = cost.bytes_source;
-  g.family = cost.family;
-  g.formula = cost.formula;
-  g.bytes_formula = cost.bytes_formula;
-  g.missing = cost.missing;
+  g.cost = cost;
 
   OperatorFigures fig = TimingFigures(trace, acc, stalls, &g.kernels, total_gpu_ns);
   fig.layer_type = layer_type;

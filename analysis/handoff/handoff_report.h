@@ -34,7 +34,7 @@ struct HandoffOptions {
   std::string opmap_version;                   // the build that made it (reproducibility)
 };
 
-// Whole-step figures from the workload profile (METRICS.md: prefill 2·N·P + 2·L·d·P²,
+// Whole-step figures from the workload profile (docs/metrics.md: prefill 2·N·P + 2·L·d·P²,
 // decode 2·N + 4·L·d·t), over the trace's request / iteration ranges.
 struct ProfileMfu {
   std::optional<double> flops_per_request;

@@ -8,7 +8,7 @@
 //                        range (cpu_op / user_annotation / NVTX) on the same thread;
 //      graph_launch    — the same through cudaGraphLaunch (one launch, many kernels).
 // Kernels none of these place are `unmapped`, with the reason; their layer type later
-// falls back to the kernel-name rules (METRICS.md), which is marked as inferred.
+// falls back to the kernel-name rules (docs/metrics.md), which is marked as inferred.
 // One implementation for every source (Kineto JSON, Nsight Systems, live capture).
 #ifndef OPMAP_ANALYSIS_MAPPING_KERNEL_MAPPER_H_
 #define OPMAP_ANALYSIS_MAPPING_KERNEL_MAPPER_H_

@@ -159,7 +159,7 @@ std::optional<double> HardwareEnvelope::VectorRidgeFlopPerByte(Precision p) cons
 
 const std::vector<HardwareEnvelope>& BuiltinEnvelopes() {
   // Dense figures only (datasheets star the 2x sparse ones; those are never used). The first
-  // four rows are METRICS.md's "Peaks" table (plus B200), in that order; keep it.
+  // four rows are docs/metrics.md's "Peaks" table (plus B200), in that order; keep it.
   static const std::vector<Spec> kSpecs = {
       {.name = kA100, .sms = 108, .hbm_tb = 2.039, .bf16 = 312, .tf32 = 156, .fp32 = 19.5,
        .vector_fp32 = 19.5, .vector_bf16 = 39, .ridge = 153, .power = "400 W",
@@ -173,7 +173,7 @@ const std::vector<HardwareEnvelope>& BuiltinEnvelopes() {
        .fp32 = 67, .vector_fp32 = 67, .vector_bf16 = 133.8, .ridge = 206, .power = "700 W",
        .source = "NVIDIA H200 datasheet (H200 SXM, dense; H100 SXM compute, 4.8 TB/s HBM3e); "
                  "vector BF16 as H100 SXM"},
-      // Not in METRICS.md's table; a fleet that measured otherwise passes `base = B200`.
+      // Not in docs/metrics.md's table; a fleet that measured otherwise passes `base = B200`.
       {.name = kB200, .sms = 148, .hbm_tb = 8.0, .bf16 = 2250, .fp8 = 4500, .tf32 = 1100,
        .fp32 = 75, .vector_fp32 = 75, .vector_bf16 = 150, .ridge = 281.25, .power = "1000 W",
        .source = "NVIDIA HGX B200 published dense figures (BF16 2.25 PF, FP8 4.5 PF, TF32 1.1 "

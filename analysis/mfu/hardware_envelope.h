@@ -1,4 +1,4 @@
-// Hardware envelope for MFU / MBU and roofline (METRICS.md "MFU"): SM count, HBM bandwidth
+// Hardware envelope for MFU / MBU and roofline (docs/metrics.md "MFU"): SM count, HBM bandwidth
 // and dense peak FLOP/s per precision. Built-in envelopes are datasheet figures, dense
 // (sparse figures are 2x and never used); docs/envelopes.md tables them with sources. An
 // override envelope comes as `key = value` text (the caller reads the file; analysis takes

@@ -1,9 +1,9 @@
-// MFU per operator and per request/iteration from the trace itself (METRICS.md "MFU"):
+// MFU per operator and per request/iteration from the trace itself (docs/metrics.md "MFU"):
 // FLOPs of each GPU-owning operator instance come from its NVTX payload (Range::flops,
 // the demo workload's `{flops=F}`) or else its Kineto Input Dims (op_flops.h); precision
 // from its Kineto Input type, else from the kernel names, else the caller's default.
 //
-// Conventions (printed with the figures, as METRICS.md asks):
+// Conventions (printed with the figures, as docs/metrics.md asks):
 //   - per operator: Σ FLOPs ÷ (Σ GPU time of its kernels × peak(precision)) — how well the
 //     operator's own kernels use the device while they run;
 //   - per request / iteration: Σ FLOPs of the operator instances inside the range ÷

@@ -98,7 +98,7 @@ struct Range {
 // Warp-stall evidence for one GPU function (kernel name) and one stall reason: CUPTI PC
 // sampling counts sampled warps; Nsight Compute gives a per-issue ratio
 // (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio). The reason is kept
-// as the source spelled it; analysis/stalls normalizes names and applies METRICS.md.
+// as the source spelled it; analysis/stalls normalizes names and applies docs/metrics.md.
 enum class StallUnit : uint8_t { kSamples = 0, kPerIssueRatio = 1 };
 
 struct StallSample {
@@ -109,7 +109,7 @@ struct StallSample {
   double value = 0;  // samples (kSamples) or warp cycles per issued instruction
   // How much this row counts when rows are summed per kernel and layer type: 1 for PC
   // samples (already counts); a kernel's duration for Nsight Compute ratios, which are
-  // per-launch averages (METRICS.md: weight NCU ratios by kernel time). Not carried on
+  // per-launch averages (docs/metrics.md: weight NCU ratios by kernel time). Not carried on
   // the wire, which holds sample counts only.
   double weight = 1;
   // The GPU event (index into Trace::gpu_events) the row was measured on, when the source

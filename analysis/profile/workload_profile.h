@@ -1,6 +1,6 @@
 // The workload profile: what the model is and what it must meet, as `key = value` text
 // (the caller reads the file; analysis takes text). It feeds MFU for whole steps
-// (METRICS.md "Transformer forward from a workload profile"), MBU for decode, the SLA rows
+// (docs/metrics.md "Transformer forward from a workload profile"), MBU for decode, the SLA rows
 // of the validation matrix and the quality rows of a release recommendation.
 //
 // Keys (units in the name; `#` starts a comment; blank lines skipped):
@@ -78,7 +78,7 @@ struct WorkloadProfile {
 
 absl::StatusOr<WorkloadProfile> ParseWorkloadProfileText(std::string_view text);
 
-// METRICS.md formulas (per sequence; callers multiply by batch):
+// docs/metrics.md formulas (per sequence; callers multiply by batch):
 //   prefill of P tokens ≈ 2·N·P + 2·L·d_attn·P²
 //   a decode step at context t ≈ 2·N + 4·L·d_attn·t
 double PrefillFlops(const WorkloadProfile& p, int64_t prompt_tokens);

@@ -31,7 +31,7 @@ struct MannWhitneyResult {
 };
 
 // InvalidArgument when either sample is empty or a value is not finite. Samples below
-// the ≥ 50 per arm of METRICS.md are tested anyway; the caller reports them as too small.
+// the ≥ 50 per arm of docs/metrics.md are tested anyway; the caller reports them as too small.
 absl::StatusOr<MannWhitneyResult> MannWhitneyU(std::vector<WeightedValue> baseline,
                                                std::vector<WeightedValue> candidate);
 

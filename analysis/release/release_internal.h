@@ -15,7 +15,7 @@
 
 namespace opmap::analysis::release_internal {
 
-// METRICS.md "Release recommendation" thresholds.
+// docs/metrics.md "Release recommendation" thresholds.
 inline constexpr double kMinLatencyRegression = 0.05;  // p99: max(5%, 2α)
 inline constexpr double kMfuDrop = 0.05;               // relative
 inline constexpr double kStallRise = 0.05;             // share 0..1, i.e. 5 points

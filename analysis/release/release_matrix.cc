@@ -1,4 +1,4 @@
-// The validation matrix (METRICS.md "Release recommendation"): one row per metric, each
+// The validation matrix (docs/metrics.md "Release recommendation"): one row per metric, each
 // with both arms' figures, the criterion, the test behind it and a status. A figure that
 // is missing in an arm makes the row unavailable with that arm's reason, never 0.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The release recommendation (METRICS.md "Release recommendation"): candidate vs baseline
+// The release recommendation (docs/metrics.md "Release recommendation"): candidate vs baseline
 // at the same load, as a validation matrix, rollback triggers evaluated per capture window
 // (each must hold for 3 consecutive windows), and a verdict ship / hold / rollback with
 // its evidence, the owner of each trigger and the rejected alternatives.

@@ -1,4 +1,4 @@
-// Rollback triggers (METRICS.md "Release recommendation"). Each window-based trigger is
+// Rollback triggers (docs/metrics.md "Release recommendation"). Each window-based trigger is
 // evaluated per candidate window against the whole baseline arm, and holds when it fires
 // in ≥ hold_windows consecutive candidate windows: one bad window is noise or a transient,
 // a run of them is the revision. Quality is a property of the revision, not of a window.

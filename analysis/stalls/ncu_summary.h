@@ -1,7 +1,7 @@
 // Memory-stall fractions, DRAM bytes, FLOPs and arithmetic intensity per kernel of one
 // Nsight Compute export (analysis/model/ncu_profile.h), and the same fractions per kernel
 // name and per layer type. The classification and the sums are analysis/stalls' (one
-// classifier, METRICS.md): each kernel's ratios become StallSamples weighted by its
+// classifier, docs/metrics.md): each kernel's ratios become StallSamples weighted by its
 // duration and go through SummarizeStalls, so a name's or a layer type's fraction is
 //   Σ_launches d·memory ÷ Σ_launches d·stalled      (d = the launch's duration)
 // — per-issue ratios are per-launch averages, and a long launch stalls for longer. When a
@@ -11,7 +11,7 @@
 // Completeness: Nsight Compute reports 19 reasons (NcuStallReasons). A kernel whose file
 // lacks some is "partial: reasons X, Y absent" — its fraction is over the reasons present,
 // never presented as complete; names that are not Nsight Compute reasons are counted as
-// `other` (like any reason outside METRICS.md's memory and on-chip sets) and listed.
+// `other` (like any reason outside docs/metrics.md's memory and on-chip sets) and listed.
 //
 // AttachNcuStalls joins an export to a Trace: the i-th profiled kernel of a name is the
 // i-th launch (by start time) of that name in the trace; joined kernels' ratios are added

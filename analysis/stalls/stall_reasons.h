@@ -1,4 +1,4 @@
-// Warp-stall reason names → the classes METRICS.md ("Memory-stall fraction by layer type")
+// Warp-stall reason names → the classes docs/metrics.md ("Memory-stall fraction by layer type")
 // counts. CUPTI reports names at run time (cuptiPCSamplingGetStallReasons), with a
 // `smsp__pcsamp_warps_issue_stalled_` prefix and `_not_issued` variants; Nsight Compute
 // spells them `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`. All

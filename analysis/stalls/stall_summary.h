@@ -1,4 +1,4 @@
-// Memory-stall fraction per kernel and per layer type, as METRICS.md defines it:
+// Memory-stall fraction per kernel and per layer type, as docs/metrics.md defines it:
 //   memory-stall fraction  = Σ {long_scoreboard, lg_throttle, tex_throttle, drain, membar,
 //                            imc_miss} ÷ Σ all reasons except `selected`
 //   on-chip stall fraction = Σ {short_scoreboard, mio_throttle} ÷ the same denominator

@@ -1,6 +1,6 @@
 // DDSketch: a mergeable quantile sketch with a relative-error guarantee, for latency
 // percentiles that must combine across threads, processes, hosts and time windows
-// (METRICS.md, "Latency percentiles"). Never average percentiles: merge sketches.
+// (docs/metrics.md, "Latency percentiles"). Never average percentiles: merge sketches.
 //
 // Mapping (the OpenTelemetry exponential-histogram convention): at scale s, with
 // γ = 2^(2^-s), bin i holds the values v in (γ^i, γ^(i+1)], i.e.

@@ -1,7 +1,7 @@
 // Per-GPU-event classification that `opmap analyze` (Summarize) and the collector's
 // rollups (BuildRollup) must agree on, so it lives in one place:
 //   - each event's layer type: its operator's when a mapping rule placed it in an
-//     operator range, else its own kernel name's (METRICS.md "Kernel type and layer type");
+//     operator range, else its own kernel name's (docs/metrics.md "Kernel type and layer type");
 //   - each operator name's layer type: the operator-name rule when one matches, else the
 //     layer type holding most of its kernels' GPU time (by the kernels' own names);
 //   - each event's compute flag for the device breakdown (HTA kernel type computation).
@@ -47,7 +47,7 @@ struct EventLayerTypes {
 using LayerTimes = std::array<int64_t, kNumLayerTypes>;
 
 // The layer type with the most time; ties go to the lower enum value (the earlier
-// METRICS.md row), an all-zero array to the first row.
+// docs/metrics.md row), an all-zero array to the first row.
 LayerType HeaviestLayerType(const LayerTimes& times);
 
 EventLayerTypes ClassifyGpuEvents(const Trace& trace, const MappingResult& mapping);

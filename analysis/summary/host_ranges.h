@@ -7,7 +7,7 @@
 // on the same thread (proper nesting: a child starts and ends inside its parent). The
 // self times of one thread add up to the time covered by its outermost ranges, so shares
 // of self time never double count a layer and the operators inside it.
-// Layer type: METRICS.md's operator-name table; a range that matches no row is "other"
+// Layer type: docs/metrics.md's operator-name table; a range that matches no row is "other"
 // (host ranges carry no kernels to vote with).
 #ifndef OPMAP_ANALYSIS_SUMMARY_HOST_RANGES_H_
 #define OPMAP_ANALYSIS_SUMMARY_HOST_RANGES_H_

@@ -1,5 +1,5 @@
 // ModuleSummary: GPU time by module — the model's layers as the source names them — beside
-// METRICS.md's layer type (users say "layer" for both; eager attention is matmul + softmax
+// docs/metrics.md's layer type (users say "layer" for both; eager attention is matmul + softmax
 // by layer type but Attention by module).
 //
 // Module ranges (host ranges that name a module):

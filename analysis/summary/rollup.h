@@ -14,7 +14,7 @@
 //     for the third (every step is one key). One value per request range: its duration.
 //   - Operator range: a range IsOperatorRange counts (cpu_op, user annotation, NVTX) that
 //     is not a request range. One value per range: its inclusive host duration. Key:
-//     (layer type from METRICS.md's operator-name table, "other" when no row matches;
+//     (layer type from docs/metrics.md's operator-name table, "other" when no row matches;
 //     operator name). Unlike kOperatorGpu, no kernel votes on the layer type.
 //
 // Module (schema v4): kKernel, kOperatorGpu and kOperatorCpu rows are also keyed by the
@@ -52,7 +52,7 @@ std::string_view RequestKey(std::string_view range_name);
 
 struct RollupRow {
   RollupSubject subject = RollupSubject::kKernel;
-  std::string layer_type;     // METRICS.md name, e.g. "matmul"; "" for kRequest rows
+  std::string layer_type;     // docs/metrics.md name, e.g. "matmul"; "" for kRequest rows
   // "" for GPU events no operator owns; the request key for kRequest rows.
   std::string operator_name;
   std::string kernel_name;    // "" except for kKernel rows

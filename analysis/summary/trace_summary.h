@@ -1,7 +1,7 @@
 // TraceSummary: what `opmap analyze` reports for one trace — per-device time breakdown,
 // per-operator / per-layer-type / per-kernel-name GPU time with exact percentiles, the
 // mapping rule tally, idle-time categories and launch statistics. Definitions:
-// shared/METRICS.md. Names are copied out of the trace so a summary stands alone.
+// docs/metrics.md. Names are copied out of the trace so a summary stands alone.
 #ifndef OPMAP_ANALYSIS_SUMMARY_TRACE_SUMMARY_H_
 #define OPMAP_ANALYSIS_SUMMARY_TRACE_SUMMARY_H_
 

@@ -22,7 +22,7 @@ struct Rule {
   const char* pattern;
 };
 
-// METRICS.md, "Kernel names" table, rows 1-9 in order (row 10, other, is "anything
+// docs/metrics.md, "Kernel names" table, rows 1-9 in order (row 10, other, is "anything
 // else"). Copied verbatim except that the table's `\|` is written `|`.
 constexpr Rule kKernelNameRules[] = {
     {LayerType::kCommunication,
@@ -43,7 +43,7 @@ constexpr Rule kKernelNameRules[] = {
      R"(elementwise|act_and_mul|silu|gelu|swiglu|rotary|triton_poi_|fill_|where|masked_fill)"},
 };
 
-// METRICS.md, "Operator names" table, in order; same matching as the kernel table.
+// docs/metrics.md, "Operator names" table, in order; same matching as the kernel table.
 constexpr Rule kOperatorNameRules[] = {
     {LayerType::kCommunication, R"(c10d::|nccl|all_reduce|all_gather|reduce_scatter|broadcast_)"},
     {LayerType::kAttention, R"(attention|sdpa|scaled_dot_product|flash|fmha|attn)"},
@@ -211,7 +211,7 @@ std::string_view KernelTypeName(KernelType type) {
 //   get_kernel_type: COMMUNICATION if comm, elif MEMORY if memory, elif not
 //   (^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync) COMPUTATION, else OTHER.
 // OTHER (names containing "Sync" or a non-leading "Memcpy") is computation here, as
-// METRICS.md says; no kernel in shared/traces has such a name. Older HTA tested
+// docs/metrics.md says; no kernel in shared/traces has such a name. Older HTA tested
 // `"ncclKernel" in name` (upstream @0c2146a), then also "ncclDevKernel" (ziyang-arch fork
 // @4656a20); all three agree on every NCCL name in shared/traces, and HTA 0.6.1's output
 // there labels ncclDevKernel_AllGather_* COMMUNICATION. No HTA version knows ROCm's old

@@ -1,5 +1,5 @@
-// Kernel type and layer type of GPU work, exactly as METRICS.md ("Kernel type and layer
-// type") defines them. The rule tables live in layer_taxonomy.cc, copied from METRICS.md;
+// Kernel type and layer type of GPU work, exactly as docs/metrics.md ("Kernel type and layer
+// type") defines them. The rule tables live in layer_taxonomy.cc, copied from docs/metrics.md;
 // change them there and here together, test vector first (see README.md).
 //
 //   KernelType  — HTA-compatible: communication / memory / computation. It decides what
@@ -35,7 +35,7 @@ namespace opmap::analysis {
 
 // ----- Layer type -------------------------------------------------------------------
 
-// In the order of METRICS.md's kernel-name table (row 1 = kCommunication ... row 10 =
+// In the order of docs/metrics.md's kernel-name table (row 1 = kCommunication ... row 10 =
 // kOther). The values are stable: they may be stored.
 enum class LayerType : uint8_t {
   kCommunication = 0,
@@ -58,7 +58,7 @@ std::string_view LayerTypeName(LayerType type);
 // Inverse of LayerTypeName, ignoring ASCII case; nullopt for any other string.
 std::optional<LayerType> ParseLayerType(std::string_view name);
 
-// The METRICS.md kernel-name table: case-insensitive search, first matching row wins,
+// The docs/metrics.md kernel-name table: case-insensitive search, first matching row wins,
 // kOther when none matches. Safe on names of any length (no deep recursion).
 LayerType ClassifyKernelName(std::string_view kernel_name);
 
@@ -66,7 +66,7 @@ LayerType ClassifyKernelName(std::string_view kernel_name);
 // rule matched. For reports and tests that explain a classification.
 int KernelNameTableRow(std::string_view kernel_name);
 
-// The METRICS.md operator-name table (ATen ops, NVTX operator ranges), same matching.
+// The docs/metrics.md operator-name table (ATen ops, NVTX operator ranges), same matching.
 // nullopt when no row matches: the caller then takes the layer type that holds most of
 // the operator's kernels' GPU time.
 std::optional<LayerType> ClassifyOperatorName(std::string_view op_name);

@@ -1,4 +1,4 @@
-// Per-device GPU time breakdown (METRICS.md "GPU time on one device"): span, busy (union
+// Per-device GPU time breakdown (docs/metrics.md "GPU time on one device"): span, busy (union
 // of all GPU event intervals), idle = span - busy, compute (union of computation kernels),
 // non-compute = busy - compute. Interval algebra on integer ns, never summed durations.
 // Equals HTA's temporal breakdown with its timestamp rounding off (reference/hta/*_noround:

@@ -1,5 +1,5 @@
 // Union of half-open [start, end) intervals in integer nanoseconds: the one piece of
-// interval algebra behind busy / compute time (METRICS.md: "never summed durations").
+// interval algebra behind busy / compute time (docs/metrics.md: "never summed durations").
 // Sort by start, then one sweep. Intervals with end <= start contribute nothing.
 //
 //   std::vector<Interval> v = {{0, 10}, {5, 20}, {30, 40}};

@@ -5,7 +5,7 @@
 // FLOPs are exact for the implementation in cpu_ops.cc (and the CUDA kernels, which do the
 // same arithmetic): one multiply, add, compare, division, square root, exp or tanh is one
 // FLOP; a fused multiply-add is two. Masked (causal) attention scores are computed and then
-// masked, so attention carries no causal discount (the METRICS.md convention).
+// masked, so attention carries no causal discount (the docs/metrics.md convention).
 // Bytes are the compulsory traffic: every operand read once and every result written once,
 // 4 bytes per float32 and per int32 token id.
 #ifndef OPMAP_EXAMPLES_DEMO_INFER_OP_COST_H_

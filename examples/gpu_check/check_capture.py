@@ -58,7 +58,7 @@ def kernel_instances(report):
 
 
 def memory_stall_fraction(report, kernel):
-    """Per-kernel memory-stall fraction (METRICS.md) from report["stalls"]["kernels"][];
+    """Per-kernel memory-stall fraction (docs/metrics.md) from report["stalls"]["kernels"][];
     None when the report has none for this kernel (or nothing stalled: null)."""
     for k in report.get("stalls", {}).get("kernels", []):
         if base_name(k.get("name", "")) == kernel and k.get("memory_stall_fraction") is not None:

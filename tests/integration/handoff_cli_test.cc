@@ -147,7 +147,7 @@ TEST_F(HandoffCli, H100BertMfuBottlenecksAndMitigations) {
             "host-starved");
   // Roofline: its GEMMs (90.9–110 FLOP/B) are below the bf16 ridge 295.3.
   EXPECT_EQ(std::string_view(matmul["expected"].get_string().value_unsafe()), "memory-bound");
-  // Rules in METRICS.md order: not collective, no communication, then host-starved with
+  // Rules in docs/metrics.md order: not collective, no communication, then host-starved with
   // host wait 2,308,154 ns (bottleneck_test checks it against the raw JSON) of GPU time +
   // idle before matmul kernels: 0.921142.
   simdjson::dom::array e_list = matmul["classification"]["evidence"].get_array().value_unsafe();

@@ -1,4 +1,4 @@
-// Classify(): one test per METRICS.md rule, with the evidence values computed by hand on
+// Classify(): one test per docs/metrics.md rule, with the evidence values computed by hand on
 // the H100 SXM5 envelope (132 SMs, 3.35e12 B/s, bf16 989.4e12 FLOP/s, ridge 295.34 FLOP/B).
 // A 100 µs operator: U_c = F / (1e-4 s · 989.4e12) = F / 9.894e10,
 //                    U_m = B / (1e-4 s · 3.35e12)  = B / 3.35e8.

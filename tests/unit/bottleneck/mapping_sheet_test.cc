@@ -211,12 +211,12 @@ TEST_F(SheetTest, MeasuredBytesWinOverShapes) {
   }
   ASSERT_NE(small, nullptr);
   ASSERT_NE(large, nullptr);
-  EXPECT_EQ(*small->bytes, 2.2e6);
-  EXPECT_EQ(small->bytes_source, "Nsight Compute (measured)");
-  EXPECT_EQ(*small->flops, 2 * 67'174'400.0);  // FLOPs still from the formula
-  EXPECT_EQ(small->flops_source, "formula");
-  EXPECT_EQ(*large->bytes, 2'756'608.0);
-  EXPECT_EQ(large->bytes_source, "formula");
+  EXPECT_EQ(*small->cost.bytes, 2.2e6);
+  EXPECT_EQ(small->cost.bytes_source, "Nsight Compute (measured)");
+  EXPECT_EQ(*small->cost.flops, 2 * 67'174'400.0);  // FLOPs still from the formula
+  EXPECT_EQ(small->cost.flops_source, "formula");
+  EXPECT_EQ(*large->cost.bytes, 2'756'608.0);
+  EXPECT_EQ(large->cost.bytes_source, "formula");
   EXPECT_EQ(s.operators[0].bytes_basis, "Nsight Compute (measured) + compulsory bytes from shapes");
   EXPECT_EQ(*s.operators[0].figures.bytes, 2.2e6 + 2'756'608.0);
 
@@ -225,9 +225,9 @@ TEST_F(SheetTest, MeasuredBytesWinOverShapes) {
   s = BuildMappingSheet(t_, mapping_, {.envelope = &env_});
   for (const SheetGroup& g : s.groups) {
     if (g.op != "aten::addmm" || g.instances != 2) continue;
-    EXPECT_EQ(*g.bytes, 2.0e6);
-    EXPECT_EQ(g.bytes_source, "Nsight Compute (measured on 1 of 2 kernels, mean scaled to all)");
-    EXPECT_EQ(*g.flops, 8.0e8);  // measured FLOPs win too
+    EXPECT_EQ(*g.cost.bytes, 2.0e6);
+    EXPECT_EQ(g.cost.bytes_source, "Nsight Compute (measured on 1 of 2 kernels, mean scaled to all)");
+    EXPECT_EQ(*g.cost.flops, 8.0e8);  // measured FLOPs win too
   }
 }
 

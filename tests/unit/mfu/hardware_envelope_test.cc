@@ -1,4 +1,4 @@
-// Built-in envelopes (METRICS.md Peaks table), GPU-name lookup, override text parsing.
+// Built-in envelopes (docs/metrics.md Peaks table), GPU-name lookup, override text parsing.
 #include "analysis/mfu/hardware_envelope.h"
 
 #include <optional>

@@ -166,7 +166,10 @@ TEST(MfuOnTrace, B200TraceGetsTheB200Envelope) {
   EXPECT_EQ(env->sm_count, 148);
   EXPECT_DOUBLE_EQ(*env->PeakFlopsPerS(Precision::kBf16), 2250e12);
   EXPECT_DOUBLE_EQ(env->hbm_bytes_per_s, 8e12);
-  EXPECT_NE(EnvelopeForGpuName("NVIDIA GB200")->name, env->name);  // GB200: other peaks
+  auto gb200 = EnvelopeForGpuName("NVIDIA GB200");  // its own envelope: other peaks
+  ASSERT_TRUE(gb200.has_value());
+  EXPECT_NE(gb200->name, env->name);
+  EXPECT_DOUBLE_EQ(*gb200->PeakFlopsPerS(Precision::kBf16), 2500e12);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// FLOPs from shapes (METRICS.md "MFU") on hand-built Input Dims.
+// FLOPs from shapes (docs/metrics.md "MFU") on hand-built Input Dims.
 #include "analysis/mfu/op_flops.h"
 
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
 // Workload profile: every key, suffixes, per-revision keys, the errors (line + key), and
-// the METRICS.md formulas checked by hand on a 7B-shaped profile.
+// the docs/metrics.md formulas checked by hand on a 7B-shaped profile.
 #include "analysis/profile/workload_profile.h"
 
 #include <string>

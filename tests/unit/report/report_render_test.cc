@@ -10,24 +10,13 @@
 #include "analysis/report/report_markdown.h"
 #include "analysis/report/svg_plot.h"
 #include "gtest/gtest.h"
+#include "tests/unit/report/svg_test_util.h"
 
 namespace opmap::analysis {
 namespace {
 
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
-
-// "nan"/"inf" as whole words: a real number that went wrong, not "inference".
-bool HasNonFinite(const std::string& s) {
-  static const std::regex re("(^|[^A-Za-z])-?(nan|inf|infinity)([^A-Za-z]|$)", std::regex::icase);
-  return std::regex_search(s, re);
-}
+using testing_report::Count;
+using testing_report::HasNonFinite;
 
 PlotSeries Series(std::string name, std::vector<PlotPoint> points, bool connect = false) {
   return PlotSeries{std::move(name), std::move(points), connect};

@@ -11,23 +11,13 @@
 #include "analysis/report/document.h"
 #include "analysis/report/svg_plot.h"
 #include "gtest/gtest.h"
+#include "tests/unit/report/svg_test_util.h"
 
 namespace opmap::analysis {
 namespace {
 
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + needle.size())) {
-    ++n;
-  }
-  return n;
-}
-
-bool HasNonFinite(const std::string& s) {
-  static const std::regex re("(^|[^A-Za-z])-?(nan|inf|infinity)([^A-Za-z]|$)", std::regex::icase);
-  return std::regex_search(s, re);
-}
+using testing_report::Count;
+using testing_report::HasNonFinite;
 
 // One drawn element (a <g class="pt|seg"> and its mark) by label.
 struct Element {

@@ -10,6 +10,7 @@
 //     counts it (N·Cout·∏out FLOPs, Cout elements read), < 0.1% here.
 // Then the coverage the issue asks for: on each trace ≥ 95% of GPU time in groups with
 // FLOPs and bytes, and ≥ 95% classified.
+#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -137,18 +138,23 @@ TEST_P(TraceLensReference, FlopsBytesAndBoundPerGroup) {
     auto it = ours.find(k);
     ASSERT_NE(it, ours.end()) << "no opmap group for this TraceLens group";
     const SheetGroup& g = *it->second;
-    ASSERT_TRUE(g.flops && g.bytes) << g.missing;
-    const double flops = *g.flops / g.instances, bytes = *g.bytes / g.instances;
+    ASSERT_TRUE(g.cost.flops && g.cost.bytes) << g.cost.missing;
+    const double flops = *g.cost.flops / g.instances, bytes = *g.cost.bytes / g.instances;
     const double tl_flops = testing::ToDouble(row.at("gflops_per_instance")) * 1e9;
-    EXPECT_NEAR(flops, tl_flops, 0.01 * tl_flops) << g.formula;
+    EXPECT_NEAR(flops, tl_flops, 0.01 * tl_flops) << g.cost.formula;
     if (!row.at("bytes_per_instance").empty()) {
       const double tl_bytes = testing::ToDouble(row.at("bytes_per_instance"));
-      if (g.family == "reduction") {
-        // On purpose: the reduced output, not one element (see the file comment).
-        EXPECT_GT(bytes, tl_bytes) << g.bytes_formula;
-        EXPECT_LT(bytes, 2 * tl_bytes) << g.bytes_formula;
+      if (g.cost.family == "reduction") {
+        // On purpose (see the file comment): both read the N_in = FLOPs input elements;
+        // TraceLens writes one output element, opmap the reduced shape's N_out ≤ N_in.
+        const double eb = ElementBytes(g.figures.precision);
+        EXPECT_NEAR(tl_bytes, flops * eb + eb, 1e-6 * tl_bytes) << "TraceLens' own rule";
+        const double out = bytes - flops * eb;
+        EXPECT_GT(out, 0) << g.cost.bytes_formula;
+        EXPECT_LE(out, flops * eb) << g.cost.bytes_formula;
+        EXPECT_EQ(std::fmod(out, eb), 0) << g.cost.bytes_formula;
       } else {
-        EXPECT_NEAR(bytes, tl_bytes, 0.01 * tl_bytes) << g.bytes_formula;
+        EXPECT_NEAR(bytes, tl_bytes, 0.01 * tl_bytes) << g.cost.bytes_formula;
       }
     }
     if (!row.at("bound").empty()) {
@@ -178,7 +184,7 @@ TEST_P(TraceLensReference, CostedAndClassifiedCoverage) {
             << 100 * classified << "% classified, " << b.sheet.groups.size() << " groups\n";
   int64_t not_derivable_ns = 0;
   for (const SheetGroup& g : b.sheet.groups) {
-    if ((!g.flops || !g.bytes) && (g.family == "moe" || g.op.rfind("vllm::unified_attention", 0) == 0)) {
+    if ((!g.cost.flops || !g.cost.bytes) && (g.cost.family == "moe" || g.op.rfind("vllm::unified_attention", 0) == 0)) {
       not_derivable_ns += g.gpu_time_ns;
     }
   }

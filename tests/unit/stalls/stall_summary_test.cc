@@ -1,4 +1,4 @@
-// Memory-stall fractions (METRICS.md) from stall samples: reason-name normalization, the
+// Memory-stall fractions (docs/metrics.md) from stall samples: reason-name normalization, the
 // per-kernel and per-layer-type sums, the analyze JSON fields, and the wire round trip.
 #include "analysis/stalls/stall_summary.h"
 

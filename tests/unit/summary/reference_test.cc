@@ -1,6 +1,6 @@
 // The analysis pipeline (import → map → summarize) on real GPU traces, checked against
 // what HolisticTraceAnalysis and TraceLens computed on the same files
-// (../shared/reference). Definitions: METRICS.md.
+// (../shared/reference). Definitions: docs/metrics.md.
 #include <cmath>
 #include <string>
 #include <vector>

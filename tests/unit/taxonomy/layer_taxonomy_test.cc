@@ -1,4 +1,4 @@
-// Tests of analysis/taxonomy: every example of METRICS.md's "Kernel type and layer type"
+// Tests of analysis/taxonomy: every example of docs/metrics.md's "Kernel type and layer type"
 // tables, real kernel names from shared/traces (embedded here as test vectors; the traces
 // themselves stay out of the repository), operator names and the memoizing classifier.
 // kernel_type_test.cc covers kernel type; taxonomy_traces_test.cc runs over whole traces.
@@ -45,7 +45,7 @@ TEST(LayerTypeNameTest, NamesAndParseRoundTrip) {
   EXPECT_EQ(LayerTypeName(static_cast<LayerType>(200)), "other");
 }
 
-// The "examples" column of METRICS.md's kernel-name table, positive and negative.
+// The "examples" column of docs/metrics.md's kernel-name table, positive and negative.
 TEST(ClassifyKernelNameTest, MetricsTableExamples) {
   const Example examples[] = {
       {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", LayerType::kCommunication},
@@ -73,7 +73,7 @@ TEST(ClassifyKernelNameTest, MetricsTableExamples) {
   }
 }
 
-// METRICS.md row 1 relies on a negative lookahead, which RE2 lacks: the library checks
+// docs/metrics.md row 1 relies on a negative lookahead, which RE2 lacks: the library checks
 // the `^(?!triton_)` prefix itself. The table's semantics (a case-insensitive lookahead
 // anchored at the start of the name) must hold exactly.
 TEST(ClassifyKernelNameTest, RowOneLookaheadSemantics) {
@@ -88,7 +88,7 @@ TEST(ClassifyKernelNameTest, RowOneLookaheadSemantics) {
 }
 
 // Edge cases of the regex dialect: std::regex ECMAScript with icase must behave like the
-// case-insensitive `search` METRICS.md means.
+// case-insensitive `search` docs/metrics.md means.
 TEST(ClassifyKernelNameTest, RegexSemantics) {
   // Row 1: negative lookahead works with icase, and only at the start of the name.
   EXPECT_EQ(ClassifyKernelName("TRITON_poi_fused_all_reduce_1"), LayerType::kElementwise);
@@ -135,13 +135,13 @@ TEST(ClassifyKernelNameTest, RegexSemantics) {
 struct RealKernel {
   const char* name;
   LayerType type;
-  int row;          // the METRICS.md kernel-table row that decides it
+  int row;          // the docs/metrics.md kernel-table row that decides it
   const char* why;  // trace it came from, and the match
 };
 
 // Real kernel names from shared/traces (one per line of that trace's "name"), covering
 // every layer type. "SURPRISE" marks a name the table puts where an engineer would not:
-// these pin today's METRICS.md behaviour; change them only together with the table.
+// these pin today's docs/metrics.md behaviour; change them only together with the table.
 const RealKernel kRealKernels[] = {
     {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", LayerType::kCommunication,
      1, "tl_b200: row 1 matches \"nccl\""},
