@@ -97,6 +97,12 @@ absl::Status ValidateBatch(const opmap::v1::Batch& batch, uint32_t known_strings
 opmap::v1::RejectionCode RejectionCodeFor(const absl::Status& status);
 
 // Accumulates the batches of one session into a Trace.
+// A session's summed durations so far, per column: bounded so that no sum over them
+// overflows (docs/security.md, checked arithmetic).
+struct SessionDurationSums {
+  int64_t kernels = 0, memory_ops = 0, launches = 0, ranges = 0, counter_enabled = 0;
+};
+
 class SessionAssembler {
  public:
   SessionAssembler() = default;
@@ -124,6 +130,7 @@ class SessionAssembler {
  private:
   void AppendStrings(const opmap::v1::StringTableDelta& delta);
 
+  SessionDurationSums duration_sums_;
   Trace trace_;
   std::vector<StringId> wire_to_model_;  // session string id -> trace_.strings id
 };

@@ -111,6 +111,10 @@ std::vector<ColumnGroup> Groups(const opmap::v1::Batch& b) {
   };
 }
 
+using wire_internal::kMaxDurationNs;
+using wire_internal::kMaxTimestampNs;
+using wire_internal::kMaxSessionDurationSumNs;
+
 // Value rules, per column. `table` is the session's string count including this batch.
 class ValueChecker {
  public:
@@ -121,6 +125,21 @@ class ValueChecker {
     for (int i = 0; i < column.size(); ++i) {
       if (column[i] < 0) {
         return Bad(path, i, absl::StrFormat("negative duration %d", column[i]));
+      }
+      if (column[i] > kMaxDurationNs) {
+        return Bad(path, i, absl::StrFormat("duration %d ns is over the limit of 2^52 ns (%d)",
+                                            column[i], kMaxDurationNs));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // |t| <= 2^62, so that t + a valid duration cannot overflow.
+  template <typename Column>
+  absl::Status Timestamps(const char* path, const Column& column) {
+    for (int i = 0; i < column.size(); ++i) {
+      if (column[i] > kMaxTimestampNs || column[i] < -kMaxTimestampNs) {
+        return Bad(path, i, absl::StrFormat("timestamp %d ns is outside ±2^62 ns", column[i]));
       }
     }
     return absl::OkStatus();
@@ -166,6 +185,11 @@ class ValueChecker {
 absl::Status CheckValues(const opmap::v1::Batch& b, uint64_t table, std::string* field) {
   ValueChecker v(table, field);
   const auto& k = b.kernels();
+  RETURN_IF_ERROR(v.Timestamps("kernels.start_ns", k.start_ns()));
+  RETURN_IF_ERROR(v.Timestamps("memory_ops.start_ns", b.memory_ops().start_ns()));
+  RETURN_IF_ERROR(v.Timestamps("launches.start_ns", b.launches().start_ns()));
+  RETURN_IF_ERROR(v.Timestamps("ranges.start_ns", b.ranges().start_ns()));
+  RETURN_IF_ERROR(v.Timestamps("counters.ts_ns", b.counters().ts_ns()));
   RETURN_IF_ERROR(v.Durations("kernels.dur_ns", k.dur_ns()));
   RETURN_IF_ERROR(v.StringIds("kernels.name_id", k.name_id()));
 
@@ -215,6 +239,36 @@ absl::Status CheckValues(const opmap::v1::Batch& b, uint64_t table, std::string*
 }  // namespace
 
 namespace wire_internal {
+
+absl::Status AddDurations(const opmap::v1::Batch& b, SessionDurationSums& sums,
+                          std::string* field) {
+  SessionDurationSums next = sums;
+  struct Column {
+    const char* path;
+    const google::protobuf::RepeatedField<int64_t>& values;
+    int64_t* total;
+  };
+  const Column columns[] = {
+      {"kernels.dur_ns", b.kernels().dur_ns(), &next.kernels},
+      {"memory_ops.dur_ns", b.memory_ops().dur_ns(), &next.memory_ops},
+      {"launches.dur_ns", b.launches().dur_ns(), &next.launches},
+      {"ranges.dur_ns", b.ranges().dur_ns(), &next.ranges},
+      {"counters.time_enabled_ns", b.counters().time_enabled_ns(), &next.counter_enabled},
+  };
+  for (const Column& c : columns) {
+    for (int i = 0; i < c.values.size(); ++i) {
+      // Each value is in [0, 2^52] (validated), the total stays <= 2^62: no overflow.
+      *c.total += c.values[i];
+      if (*c.total > kMaxSessionDurationSumNs) {
+        return Reject(opmap::v1::REJECTION_CODE_INVALID_VALUE,
+                      absl::StrFormat("%s[%d]", c.path, i),
+                      absl::StrFormat("the session's %s would sum past 2^62 ns", c.path), field);
+      }
+    }
+  }
+  sums = next;
+  return absl::OkStatus();
+}
 
 absl::Status Reject(opmap::v1::RejectionCode code, const std::string& path,
                     std::string_view what, std::string* field) {

@@ -145,6 +145,7 @@ absl::Status SessionAssembler::ApplyStringDelta(const opmap::v1::Batch& batch,
 absl::Status SessionAssembler::Append(const opmap::v1::Batch& batch, const BatchLimits& limits,
                                       std::string* field) {
   RETURN_IF_ERROR(ValidateBatch(batch, string_count(), limits, field));
+  RETURN_IF_ERROR(wire_internal::AddDurations(batch, duration_sums_, field));
   AppendStrings(batch.strings());
   if (trace_.info.format.empty()) {
     trace_.info.format = "live";

@@ -14,6 +14,18 @@
 
 namespace opmap::analysis::wire_internal {
 
+// Bounds on values from the wire, so that no sum the collector or the reports compute
+// can overflow int64: one duration <= 2^52 ns (52 days), a timestamp within ±2^62 ns,
+// and a session's durations of one kind sum to at most 2^62 ns.
+inline constexpr int64_t kMaxDurationNs = int64_t{1} << 52;
+inline constexpr int64_t kMaxTimestampNs = int64_t{1} << 62;
+inline constexpr int64_t kMaxSessionDurationSumNs = int64_t{1} << 62;
+
+// Adds the batch's (validated) durations to `sums`; over kMaxSessionDurationSumNs in any
+// column: INVALID_VALUE naming the row, and `sums` unchanged.
+absl::Status AddDurations(const opmap::v1::Batch& batch, SessionDurationSums& sums,
+                          std::string* field);
+
 // InvalidArgument "<path>: <what>" ("batch: <what>" when the path is "", i.e. the whole
 // batch), with `code` as a payload for RejectionCodeFor; sets `*field` to `path`.
 absl::Status Reject(opmap::v1::RejectionCode code, const std::string& path,
