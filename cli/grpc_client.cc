@@ -1,5 +1,6 @@
 #include "cli/grpc_client.h"
 
+#include <array>
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
@@ -7,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/read_file.h"
+#include "cli/sha256.h"
 
 namespace opmap::cli {
 
@@ -261,6 +263,16 @@ std::string AuthHint(const grpc::Status& status, const CollectorClient& client) 
     return " (no token given: use --token, --token-file or $OPMAP_TOKEN)";
   }
   return "";
+}
+
+std::string CollectorClient::TokenFingerprint() const {
+  if (token_.empty()) return "";
+  static constexpr char kSep[] = "\0opmap-token\0";
+  const std::array<unsigned char, 32> digest =
+      Sha256({std::string_view(kSep, sizeof(kSep) - 1), token_});
+  std::string hex;
+  for (unsigned char c : digest) absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
+  return hex;
 }
 
 }  // namespace opmap::cli

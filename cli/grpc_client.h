@@ -54,6 +54,9 @@ class CollectorClient {
   size_t endpoint_count() const { return endpoints_.size(); }
   const std::string& endpoint(size_t i) const { return endpoints_[i]; }
   bool has_token() const { return !token_.empty(); }
+  // SHA-256 of the token (64 hex digits; "" without one): names the caller's principal
+  // in derived ids without revealing the token.
+  std::string TokenFingerprint() const;
   bool tls() const { return tls_; }
 
   // A channel of its own to endpoint i (no subchannel shared with other channels), so a

@@ -33,9 +33,10 @@ Sends PyTorch-profiler (Kineto) traces (.json or .json.gz) to a collector throug
 exactly as an agent does: batches with sequence numbers, kept until the collector acks
 them as durable, resent after a reconnect (the collector drops what it already holds).
 Each trace becomes one capture session of agent "opmap-import@<this host>" whose id is
-"import-" + SHA-256 of the file's bytes and of the options that shape the batches
-(--batch-records, --host, --model, --revision, --label): importing the same file again
-with the same options is deduplicated and stored once.
+"import-" + SHA-256 of the file's bytes, of the options that shape the batches
+(--batch-records, --host, --model, --revision, --label) and of the token: importing the
+same file again with the same options and token is deduplicated and stored once, and no
+other token's holder can predict the id to write into the session first.
 
 options:
   --host H            Resource.host of the imported events (default: none)
@@ -171,7 +172,9 @@ int ImportOne(const std::string& path, const Args& args, CollectorClient* client
     std::cerr << "opmap import: " << path << ": " << bytes.status().message() << "\n";
     return 2;
   }
-  const std::string session_id = ImportSessionId(*bytes, CanonicalOptions(args));
+  // Namespaced by principal: the token's fingerprint is part of the id (docs/security.md).
+  const std::string session_id = ImportSessionId(
+      *bytes, absl::StrCat(CanonicalOptions(args), "principal=", client->TokenFingerprint(), "\n"));
   absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes));
   if (!trace.ok()) {
     std::cerr << "opmap import: " << path << ": " << trace.status().message() << "\n";

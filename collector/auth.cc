@@ -4,7 +4,9 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/config/text_util.h"
 
 namespace opmap::collector {
@@ -43,19 +45,43 @@ absl::StatusOr<Authenticator> Authenticator::FromText(std::string_view text,
   for (std::string_view line : text::Lines(text)) {
     ++line_no;
     std::vector<std::string_view> fields;
+    std::vector<std::string_view> options;  // key=value fields after ROLE
     for (std::string_view f : text::Fields(line)) {
       if (f.front() == '#') break;
-      fields.push_back(f);
+      if (fields.size() >= 2 && f.find('=') != std::string_view::npos) {
+        options.push_back(f);
+      } else {
+        fields.push_back(f);
+      }
     }
-    if (fields.empty()) continue;
+    if (fields.empty() && options.empty()) continue;
     auto error = [&](std::string_view what) {
       return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", source, line_no, what));
     };
-    if (fields.size() < 2) return error("expected `TOKEN ROLE [NAME]`, found one field");
+    constexpr const char* kFormat = "`TOKEN ROLE [NAME] [agents=ID,...] [cert=CN]`";
+    if (fields.size() < 2) return error(absl::StrFormat("expected %s, found one field", kFormat));
     if (fields.size() > 3) {
-      return error(absl::StrFormat("expected `TOKEN ROLE [NAME]`, found %d fields", fields.size()));
+      return error(absl::StrFormat("expected %s, found %d fields", kFormat, fields.size()));
     }
     TokenEntry entry;
+    for (std::string_view option : options) {
+      const size_t eq = option.find('=');
+      std::string_view key = option.substr(0, eq), value = option.substr(eq + 1);
+      if (key == "agents") {
+        for (std::string_view id : text::Lines(value, ',')) {
+          if (id.empty()) return error("agents=: an empty agent id");
+          if (id.find('*') != std::string_view::npos && id.find('*') != id.size() - 1) {
+            return error(absl::StrFormat("agents=: '%s': '*' may only end a pattern", id));
+          }
+          entry.agents.emplace_back(id);
+        }
+      } else if (key == "cert") {
+        if (value.empty()) return error("cert=: an empty common name");
+        entry.cert_cn = std::string(value);
+      } else {
+        return error(absl::StrFormat("unknown option '%s' (expected agents= or cert=)", key));
+      }
+    }
     entry.token = std::string(fields[0]);
     if (entry.token.size() < kMinTokenLength) {
       return error(absl::StrFormat("token is %d characters; at least %d are required",
@@ -104,10 +130,37 @@ Authenticator Authenticator::AllowAll() {
   return auth;
 }
 
+bool AgentPatternMatches(std::string_view pattern, std::string_view agent_id) {
+  if (!pattern.empty() && pattern.back() == '*') {
+    pattern.remove_suffix(1);
+    return agent_id.substr(0, pattern.size()) == pattern;
+  }
+  return pattern == agent_id;
+}
+
+absl::Status Principal::MayWriteAgent(std::string_view agent_id) const {
+  if (agents.empty()) return absl::OkStatus();
+  for (const std::string& pattern : agents) {
+    if (AgentPatternMatches(pattern, agent_id)) return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(absl::StrFormat(
+      "token '%s' may not write agent '%s' (its agents= allows %s)", name,
+      absl::CHexEscape(absl::string_view(agent_id.data(), agent_id.size())), absl::StrJoin(agents, ",")));
+}
+
+std::vector<std::string> Authenticator::UnboundWriters() const {
+  std::vector<std::string> out;
+  for (const TokenEntry& entry : entries_) {
+    if (entry.role != Role::kAnalyst && entry.agents.empty()) out.push_back(entry.name);
+  }
+  return out;
+}
+
 absl::Status Authenticator::Check(std::optional<std::string_view> authorization,
-                                  Permission permission, std::string* token_name) const {
+                                  Permission permission, Principal* principal,
+                                  std::optional<std::string_view> peer_cert_cn) const {
   if (allow_all_) {
-    if (token_name != nullptr) *token_name = "insecure-no-auth";
+    if (principal != nullptr) *principal = Principal{"insecure-no-auth", Role::kAdmin, {}};
     return absl::OkStatus();
   }
   if (!authorization.has_value() || authorization->empty()) {
@@ -134,21 +187,37 @@ absl::Status Authenticator::Check(std::optional<std::string_view> authorization,
         permission == Permission::kIngest ? "ingest" : "query",
         permission == Permission::kIngest ? "agent" : "analyst"));
   }
-  if (token_name != nullptr) *token_name = found->name;
+  if (!found->cert_cn.empty() &&
+      (!peer_cert_cn.has_value() || !ConstantTimeEquals(*peer_cert_cn, found->cert_cn))) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "token '%s' is bound to client certificate '%s'; the call came with %s", found->name,
+        found->cert_cn,
+        peer_cert_cn.has_value() ? absl::StrCat("'", absl::CHexEscape(absl::string_view(peer_cert_cn->data(), peer_cert_cn->size())), "'")
+                                 : std::string("none")));
+  }
+  if (principal != nullptr) *principal = Principal{found->name, found->role, found->agents};
   return absl::OkStatus();
 }
 
 grpc::Status Authenticator::Authorize(const grpc::ServerContext* context,
-                                      Permission permission, std::string* token_name) const {
-  if (allow_all_) {
-    if (token_name != nullptr) *token_name = "insecure-no-auth";
-    return grpc::Status::OK;
-  }
+                                      Permission permission, Principal* principal) const {
+  if (allow_all_) return ToGrpcStatus(Check(std::nullopt, permission, principal));
   std::optional<std::string_view> value;
   const auto& metadata = context->client_metadata();
   auto it = metadata.find(grpc::string_ref(kAuthorizationKey.data(), kAuthorizationKey.size()));
   if (it != metadata.end()) value = std::string_view(it->second.data(), it->second.size());
-  return ToGrpcStatus(Check(value, permission, token_name));
+  // The verified client certificate's common name, when the call came over mTLS.
+  std::string cn;
+  std::optional<std::string_view> peer_cn;
+  if (std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
+      auth != nullptr && auth->IsPeerAuthenticated()) {
+    std::vector<grpc::string_ref> names = auth->FindPropertyValues("x509_common_name");
+    if (!names.empty()) {
+      cn.assign(names.front().data(), names.front().size());
+      peer_cn = cn;
+    }
+  }
+  return ToGrpcStatus(Check(value, permission, principal, peer_cn));
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

@@ -20,7 +20,8 @@ const std::vector<Key>& Keys() {
        "store: sqlite:PATH (default sqlite:./opmap.db) or "
        "clickhouse://HOST:PORT[,HOST:PORT...]/DB?user=U&password=P&cluster=NAME (docs/scale-out.md)",
        StringSetter(&CollectorConfig::store)},
-      {"tokens", false, "FILE", "tokens file: lines `TOKEN ROLE [NAME]`, roles agent/analyst/admin",
+      {"tokens", false, "FILE", "tokens file: lines `TOKEN ROLE [NAME] [agents=ID,...] [cert=CN]`, roles "
+       "agent/analyst/admin (docs/security.md)",
        StringSetter(&CollectorConfig::tokens_file)},
       {"tls-cert", false, "FILE", "server certificate chain (PEM); enables TLS with --tls-key",
        StringSetter(&CollectorConfig::tls_cert)},
@@ -39,6 +40,17 @@ const std::vector<Key>& Keys() {
        config::ParsedSetter(&CollectorConfig::max_session_records, &config::ParsePositive)},
       {"max-message-bytes", false, "N", "largest batch message accepted (default 67108864)",
        config::ParsedSetter(&CollectorConfig::max_message_bytes, &config::ParsePositive)},
+      {"max-held-records", false, "N",
+       "records all incomplete sessions together may hold in memory (default 20000000; "
+       "over it batches are refused RESOURCE_EXHAUSTED and agents resend later)",
+       config::ParsedSetter(&CollectorConfig::max_held_records, &config::ParsePositive)},
+      {"max-streams", false, "N", "open Ingest streams in all (default 256)",
+       config::ParsedSetter(&CollectorConfig::max_streams, &config::ParsePositive)},
+      {"max-streams-per-token", false, "N", "open Ingest streams per token (default 64)",
+       config::ParsedSetter(&CollectorConfig::max_streams_per_token, &config::ParsePositive)},
+      {"integrity-check-every", false, "DURATION",
+       "how often the store's integrity is checked while running (default 1h; also at start)",
+       config::ParsedSetter(&CollectorConfig::integrity_check_every, &config::ParseDuration)},
       {"insecure-no-auth", true, "", "run without tokens (prints a warning; never in production)",
        config::ParsedSetter(&CollectorConfig::insecure_no_auth, &config::ParseBool)},
   };
@@ -77,6 +89,11 @@ absl::Status ValidateConfig(const CollectorConfig& c) {
   if (c.max_message_bytes > (int64_t{1} << 30)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--max-message-bytes: %d is over 1 GiB", c.max_message_bytes));
+  }
+  if (c.max_streams > 100'000 || c.max_streams_per_token > c.max_streams) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--max-streams-per-token (%d) must not exceed --max-streams (%d), itself at most 100000",
+        c.max_streams_per_token, c.max_streams));
   }
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");

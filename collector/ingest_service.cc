@@ -1,10 +1,12 @@
 #include "collector/ingest_service.h"
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
@@ -26,6 +28,7 @@ struct IngestService::Session {
   std::unique_ptr<analysis::SessionAssembler> assembler;  // null until needed
   std::optional<opmap::v1::Resource> last_resource;       // of the last valid batch
   TelemetryAccumulator telemetry;  // counters and drops of the batches the assembler took
+  int64_t held = 0;                // records counted in held_records_ for the assembler
   std::atomic<int64_t> last_used_ns{0};
 };
 
@@ -94,10 +97,29 @@ std::shared_ptr<IngestService::Session> IngestService::GetSession(const std::str
   return entry;
 }
 
+void IngestService::Hold(Session& s, int64_t records) {
+  s.held += records;
+  held_records_.fetch_add(records);
+}
+
+void IngestService::Release(Session& s) {
+  held_records_.fetch_sub(s.held);
+  s.held = 0;
+}
+
+void IngestService::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "opmap-collector: %s\n", line.c_str());
+  }
+}
+
 void IngestService::Reset(Session& s) {
   s.loaded = false;
   s.last_seq = 0;
   s.complete = false;
+  Release(s);
   s.assembler.reset();
   s.last_resource.reset();
   s.telemetry = TelemetryAccumulator();
@@ -113,6 +135,7 @@ absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch) {
   }
   s.last_seq = state->last_seq;
   s.complete = state->complete;
+  Release(s);
   s.assembler.reset();
   s.telemetry = TelemetryAccumulator();
   s.loaded = true;
@@ -153,11 +176,13 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
       s.last_resource = stored.resource();
     }
   }
+  Hold(s, assembler->record_count());
   s.assembler = std::move(assembler);
   return absl::OkStatus();
 }
 
-absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* received) {
+absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* received,
+                                               const Principal* principal) {
   Ack ack;
   ack.set_agent_id(batch.agent_id());
   ack.set_session_id(batch.session_id());
@@ -178,7 +203,20 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   if (batch.session_id().empty()) {
     return reject(0, opmap::v1::REJECTION_CODE_MISSING_IDENTITY, "session_id", "empty");
   }
+  if (principal != nullptr) {
+    if (absl::Status allowed = principal->MayWriteAgent(batch.agent_id()); !allowed.ok()) {
+      metrics_->permission_denied.fetch_add(1, std::memory_order_relaxed);
+      Log(absl::StrFormat("ingest refused: %s (session %s, seq %d)", allowed.message(),
+                          absl::CHexEscape(batch.session_id()), batch.seq()));
+      return allowed;
+    }
+  }
 
+  if (options_.health != nullptr) {
+    RETURN_IF_ERROR(options_.health->Check(absl::StatusCode::kUnavailable,
+                                           "ingest is stopped until it is repaired (agents "
+                                           "keep their batches)"));
+  }
   std::shared_ptr<Session> entry = GetSession(batch.agent_id(), batch.session_id());
   std::lock_guard<std::mutex> lock(entry->mu);
   Session& s = *entry;
@@ -217,6 +255,14 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   analysis::SessionAssembler& assembler = *s.assembler;
 
   const int64_t records = RecordsIn(batch);
+  if (held_records_.load() + records > options_.max_held_records) {
+    metrics_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the collector holds %d records of incomplete sessions (limit %d, "
+        "--max-held-records): batch %s/%s seq %d is refused for now; resend it later",
+        held_records_.load(), options_.max_held_records, batch.agent_id(), batch.session_id(),
+        seq));
+  }
   std::optional<Rejection> rejection;
   if (assembler.record_count() + records > options_.max_session_records) {
     rejection.emplace();
@@ -298,6 +344,11 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   metrics_->ObserveCommit(absl::ToDoubleSeconds(absl::Now() - t0));
   if (!outcome.ok()) {
     metrics_->store_errors.fetch_add(1, std::memory_order_relaxed);
+    if (outcome.status().code() == absl::StatusCode::kDataLoss && options_.health != nullptr) {
+      options_.health->MarkDamaged(outcome.status());
+      metrics_->store_damaged.store(1);
+      Log(absl::StrFormat("store damaged, ingest stopped: %s", outcome.status().message()));
+    }
     Reset(s);  // the assembler holds the uncommitted batch: rebuild from the store
     return absl::UnavailableError(absl::StrFormat(
         "store: batch %s/%s seq %d not stored (resend it): %s", batch.agent_id(),
@@ -312,6 +363,7 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     return ack;
   }
   s.last_seq = seq;
+  Hold(s, commit.record_count);
   metrics_->batches.fetch_add(1, std::memory_order_relaxed);
   metrics_->records.fetch_add(commit.record_count, std::memory_order_relaxed);
   if (rejection.has_value()) {
@@ -320,6 +372,7 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   }
   if (to_store->last_in_session()) {
     s.complete = true;
+    Release(s);
     s.assembler.reset();
     metrics_->sessions_complete.fetch_add(1, std::memory_order_relaxed);
   }
@@ -327,31 +380,78 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   return ack;
 }
 
+grpc::Status IngestService::OpenStream(grpc::ServerContext* context,
+                                       const std::string& principal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutting_down_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down");
+  if (static_cast<int>(contexts_.size()) >= options_.max_streams) {
+    metrics_->streams_refused.fetch_add(1, std::memory_order_relaxed);
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrFormat("the collector has %d ingest streams open, its limit; "
+                                        "retry later",
+                                        contexts_.size()));
+  }
+  int& mine = streams_by_principal_[principal];
+  if (mine >= options_.max_streams_per_principal) {
+    metrics_->streams_refused.fetch_add(1, std::memory_order_relaxed);
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrFormat("token '%s' has %d ingest streams open, the limit per "
+                                        "token; retry later",
+                                        principal, mine));
+  }
+  ++mine;
+  contexts_.insert(context);
+  return grpc::Status::OK;
+}
+
+void IngestService::CloseStream(grpc::ServerContext* context, const std::string& principal) {
+  // Under mu_ (the caller holds it).
+  contexts_.erase(context);
+  auto it = streams_by_principal_.find(principal);
+  if (it != streams_by_principal_.end() && --it->second <= 0) streams_by_principal_.erase(it);
+}
+
 grpc::Status IngestService::IngestReceived(grpc::ServerContext* context,
                                            grpc::ServerReaderWriter<Ack, ReceivedBatch>* stream) {
-  if (grpc::Status auth = auth_->Authorize(context, Permission::kIngest); !auth.ok()) {
+  // Who the caller is, before the first message is read (nothing is buffered for a
+  // caller that is refused).
+  Principal principal;
+  if (grpc::Status auth = auth_->Authorize(context, Permission::kIngest, &principal); !auth.ok()) {
     metrics_->auth_failures.fetch_add(1, std::memory_order_relaxed);
     return auth;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shutting_down_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down");
-    contexts_.insert(context);
-  }
+  if (grpc::Status opened = OpenStream(context, principal.name); !opened.ok()) return opened;
   metrics_->ingest_streams.fetch_add(1, std::memory_order_relaxed);
   grpc::Status result = grpc::Status::OK;
   ReceivedBatch received;
+  int64_t message = 0;
   while (stream->Read(&received)) {
-    absl::StatusOr<Ack> ack = HandleBatch(received.batch, &received.bytes);
+    ++message;
+    if (!received.parsed) {
+      metrics_->malformed_messages.fetch_add(1, std::memory_order_relaxed);
+      result = grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          absl::StrFormat("message %d of this stream (%d bytes) does not parse as "
+                          "opmap.v1.Batch; nothing of it was stored",
+                          message, received.bytes.size()));
+      break;
+    }
+    absl::StatusOr<Ack> ack = HandleBatch(received.batch, &received.bytes, &principal);
     if (!ack.ok()) {
-      result = grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(ack.status().message()));
+      const absl::StatusCode code = ack.status().code();
+      // A refusal keeps its code; any other failure is the store's: the agent resends.
+      const bool keep = code == absl::StatusCode::kPermissionDenied ||
+                        code == absl::StatusCode::kResourceExhausted;
+      result = grpc::Status(keep ? static_cast<grpc::StatusCode>(code)
+                                 : grpc::StatusCode::UNAVAILABLE,
+                            std::string(ack.status().message()));
       break;
     }
     if (!stream->Write(*ack)) break;
   }
   metrics_->ingest_streams.fetch_sub(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
-  contexts_.erase(context);
+  CloseStream(context, principal.name);
   if (result.ok() && shutting_down_) {
     result = grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down");
   }
@@ -371,6 +471,7 @@ size_t IngestService::EvictIdle(absl::Time cutoff) {
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     // use_count 1: no handler holds it (they take their reference under mu_).
     if (it->second.use_count() == 1 && it->second->last_used_ns.load() < cutoff_ns) {
+      Release(*it->second);
       sessions_.erase(it++);
       ++dropped;
     } else {

@@ -27,7 +27,9 @@
 #ifndef OPMAP_COLLECTOR_INGEST_SERVICE_H_
 #define OPMAP_COLLECTOR_INGEST_SERVICE_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,6 +44,7 @@
 #include "collector/metrics.h"
 #include "collector/received_batch.h"
 #include "collector/session_telemetry.h"
+#include "collector/store_health.h"
 #include "collector/store/store.h"
 #include "opmap/v1/ingest.grpc.pb.h"
 
@@ -52,6 +55,17 @@ struct IngestOptions {
   // Records one session may accumulate (it is held in memory until its rollup); a batch
   // that would pass it is rejected TOO_LARGE.
   int64_t max_session_records = 20'000'000;
+  // Records all incomplete sessions together may hold in memory (~130 B each); a batch
+  // that would pass it ends its stream RESOURCE_EXHAUSTED and the agent resends later.
+  int64_t max_held_records = 20'000'000;
+  // Open Ingest streams, in all and per principal (token); more are refused
+  // RESOURCE_EXHAUSTED.
+  int max_streams = 256;
+  int max_streams_per_principal = 64;
+  // Shared with the queries and the integrity checks; null: never damaged.
+  StoreHealth* health = nullptr;
+  // Where refusals worth an operator's attention are logged (stderr when unset).
+  std::function<void(const std::string&)> log;
 };
 
 class IngestService final : public opmap::v1::Ingest::Service {
@@ -67,11 +81,15 @@ class IngestService final : public opmap::v1::Ingest::Service {
       grpc::ServerReaderWriter<opmap::v1::Ack, ReceivedBatch>* stream);
 
   // One batch, as the stream handler processes it. An error is transient (the store
-  // failed): the stream ends with it and nothing of the batch is acknowledged.
+  // failed: UNAVAILABLE; the memory budget is spent: RESOURCE_EXHAUSTED) or a refusal
+  // (PERMISSION_DENIED: `principal` may not write the batch's agent id): the stream ends
+  // with it and nothing of the batch is acknowledged.
   // `received`: the batch's serialized bytes as they came, stored as they are when the
-  // batch is valid (moved from); null: serialized here.
+  // batch is valid (moved from); null: serialized here. `principal` null: no identity
+  // check (in-process callers).
   absl::StatusOr<opmap::v1::Ack> HandleBatch(const opmap::v1::Batch& batch,
-                                             std::string* received = nullptr);
+                                             std::string* received = nullptr,
+                                             const Principal* principal = nullptr);
 
   // Cancels every open stream and refuses new ones with UNAVAILABLE. Commits in
   // progress finish (their acks may not reach the agent, which resends: duplicates).
@@ -82,6 +100,7 @@ class IngestService final : public opmap::v1::Ingest::Service {
   size_t EvictIdle(absl::Time cutoff);
 
   size_t sessions_in_memory();
+  int64_t held_records() const { return held_records_.load(); }
 
  private:
   struct Session;
@@ -91,15 +110,23 @@ class IngestService final : public opmap::v1::Ingest::Service {
   absl::Status EnsureLoaded(Session& s, const opmap::v1::Batch& batch);
   absl::Status EnsureAssembler(Session& s, const opmap::v1::Batch& batch);
   void Reset(Session& s);
+  void Hold(Session& s, int64_t records);
+  void Release(Session& s);
+  grpc::Status OpenStream(grpc::ServerContext* context, const std::string& principal);
+  void CloseStream(grpc::ServerContext* context, const std::string& principal);
+  void Log(const std::string& line) const;
 
   Store* store_;
   const Authenticator* auth_;
   CollectorMetrics* metrics_;
   IngestOptions options_;
 
-  std::mutex mu_;  // guards sessions_, contexts_, shutting_down_
+  std::atomic<int64_t> held_records_{0};  // records in every session's assembler
+
+  std::mutex mu_;  // guards sessions_, contexts_, streams_by_principal_, shutting_down_
   absl::flat_hash_map<Key, std::shared_ptr<Session>> sessions_;
   absl::flat_hash_set<grpc::ServerContext*> contexts_;
+  absl::flat_hash_map<std::string, int> streams_by_principal_;
   bool shutting_down_ = false;
 };
 

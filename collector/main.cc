@@ -19,6 +19,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 
 #include "absl/strings/str_format.h"
@@ -29,6 +30,7 @@
 #include "collector/metrics.h"
 #include "collector/query_service.h"
 #include "collector/store/store.h"
+#include "collector/store_health.h"
 #include "common/version/version.h"
 
 namespace opmap::collector {
@@ -125,11 +127,25 @@ int Run(const CollectorConfig& config) {
     return kExitRuntime;
   }
 
+  for (const std::string& name : auth.UnboundWriters()) {
+    Log(absl::StrFormat("warning: token '%s' has no agents= binding: it may write any agent's "
+                        "sessions (docs/security.md)",
+                        name));
+  }
+
   CollectorMetrics metrics;
+  StoreHealth health;
   IngestOptions ingest_options;
+  ingest_options.health = &health;
   ingest_options.max_session_records = config.max_session_records;
+  ingest_options.max_held_records = config.max_held_records;
+  ingest_options.max_streams = static_cast<int>(config.max_streams);
+  ingest_options.max_streams_per_principal = static_cast<int>(config.max_streams_per_token);
+  ingest_options.log = Log;
   IngestService ingest(store->get(), &auth, &metrics, ingest_options);
-  QueryService query(store->get(), &auth, &metrics);
+  QueryOptions query_options;
+  query_options.health = &health;
+  QueryService query(store->get(), &auth, &metrics, query_options);
 
   std::unique_ptr<MetricsServer> metrics_server;
   if (!config.metrics_listen.empty()) {
@@ -149,6 +165,12 @@ int Run(const CollectorConfig& config) {
   builder.RegisterService(&ingest);
   builder.RegisterService(&query);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes));
+  // Threads are bounded too (the synchronous server has one per call in progress): the
+  // ingest stream limit plus room for queries and health checks. Past it gRPC answers
+  // RESOURCE_EXHAUSTED instead of starting a thread.
+  grpc::ResourceQuota quota("opmap-collector");
+  quota.SetMaxThreads(static_cast<int>(config.max_streams) + 64);
+  builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     Log(absl::StrFormat("--listen: cannot listen on %s (address in use or not local?)",
@@ -171,14 +193,25 @@ int Run(const CollectorConfig& config) {
                       tls ? (config.tls_client_ca.empty() ? "on" : "on, client certs required")
                           : "off"));
 
-  // Raw-event retention and idle-session eviction, every minute.
+  // Raw-event retention and idle-session eviction every minute; the store's integrity
+  // every --integrity-check-every (it was checked at open).
   std::mutex mu;
   std::condition_variable cv;
   bool stop = false;
   std::thread maintenance([&] {
     std::unique_lock<std::mutex> lock(mu);
+    absl::Time last_check = absl::Now();
     while (!stop) {
       lock.unlock();
+      if (!health.damaged() && absl::Now() - last_check >= config.integrity_check_every) {
+        last_check = absl::Now();
+        if (absl::Status st = (*store)->CheckIntegrity(); !st.ok()) {
+          health.MarkDamaged(st);
+          metrics.store_damaged.store(1);
+          Log(absl::StrFormat("integrity check: %s; ingest stopped, queries refused",
+                              st.message()));
+        }
+      }
       int64_t cutoff = absl::ToUnixNanos(absl::Now() - config.raw_retention);
       absl::StatusOr<int64_t> expired = (*store)->ExpireRawBefore(cutoff);
       if (!expired.ok()) {
@@ -188,7 +221,11 @@ int Run(const CollectorConfig& config) {
       }
       ingest.EvictIdle(absl::Now() - absl::Minutes(10));
       lock.lock();
-      cv.wait_for(lock, std::chrono::minutes(1), [&] { return stop; });
+      cv.wait_for(lock,
+                  std::min<std::chrono::nanoseconds>(
+                      std::chrono::minutes(1),
+                      absl::ToChronoNanoseconds(config.integrity_check_every)),
+                  [&] { return stop; });
     }
   });
 

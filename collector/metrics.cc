@@ -1,18 +1,7 @@
 #include "collector/metrics.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "collector/collector_config.h"
 
 namespace opmap::collector {
 
@@ -69,6 +58,17 @@ std::string CollectorMetrics::RenderPrometheus() const {
          "Calls refused for a missing, unknown or insufficient token.", auth_failures);
   metric("opmap_collector_store_errors_total", "counter",
          "Store commits that failed (the stream ended UNAVAILABLE).", store_errors);
+  metric("opmap_collector_permission_denied_total", "counter",
+         "Batches refused because their token may not write their agent id.", permission_denied);
+  metric("opmap_collector_streams_refused_total", "counter",
+         "Ingest streams refused over the overall or per-token stream limit.", streams_refused);
+  metric("opmap_collector_budget_refusals_total", "counter",
+         "Batches refused because incomplete sessions held the memory budget.", budget_refusals);
+  metric("opmap_collector_malformed_messages_total", "counter",
+         "Ingest messages that did not parse as a Batch (the stream ended INVALID_ARGUMENT).",
+         malformed_messages);
+  metric("opmap_collector_store_damaged", "gauge",
+         "1 when an integrity check found the store damaged (ingest stopped).", store_damaged);
   metric("opmap_collector_ingest_streams", "gauge", "Open Ingest streams.", ingest_streams);
   metric("opmap_collector_active_sessions", "gauge", "Sessions held in memory.",
          active_sessions);
@@ -100,156 +100,6 @@ std::string CollectorMetrics::RenderPrometheus() const {
   absl::StrAppend(&out, "opmap_collector_store_commit_seconds_count ",
                   commit_count_.load(std::memory_order_relaxed), "\n");
   return out;
-}
-
-absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
-    const std::string& address, std::function<std::string()> render) {
-  std::string host;
-  int port = 0;
-  if (absl::Status s = SplitHostPort(address, &host, &port); !s.ok()) return s;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* res = nullptr;
-  std::string port_text = std::to_string(port);
-  if (int rc = getaddrinfo(host.c_str(), port_text.c_str(), &hints, &res); rc != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("metrics address %s: %s", address, gai_strerror(rc)));
-  }
-  std::unique_ptr<MetricsServer> server(new MetricsServer());
-  std::string last_error = "no address";
-  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-      last_error = strerror(errno);
-      continue;
-    }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 16) != 0) {
-      last_error = strerror(errno);
-      close(fd);
-      continue;
-    }
-    server->listen_fd_ = fd;
-    break;
-  }
-  freeaddrinfo(res);
-  if (server->listen_fd_ < 0) {
-    return absl::UnavailableError(
-        absl::StrFormat("cannot listen on %s for metrics: %s", address, last_error));
-  }
-  sockaddr_storage bound{};
-  socklen_t len = sizeof(bound);
-  getsockname(server->listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
-  server->port_ = ntohs(bound.ss_family == AF_INET6
-                            ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  bool v6 = host.find(':') != std::string::npos;
-  server->address_ = absl::StrCat(v6 ? "[" : "", host, v6 ? "]" : "", ":", server->port_);
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    close(server->listen_fd_);
-    server->listen_fd_ = -1;
-    return absl::InternalError(absl::StrFormat("pipe: %s", strerror(errno)));
-  }
-  server->wake_read_ = pipe_fds[0];
-  server->wake_write_ = pipe_fds[1];
-  server->render_ = std::move(render);
-  server->thread_ = std::thread([s = server.get()] { s->Serve(); });
-  return server;
-}
-
-MetricsServer::~MetricsServer() { Stop(); }
-
-void MetricsServer::Stop() {
-  if (stopped_.exchange(true)) return;
-  if (wake_write_ >= 0) {
-    char c = 'x';
-    (void)!write(wake_write_, &c, 1);
-  }
-  if (thread_.joinable()) thread_.join();
-  for (int* fd : {&listen_fd_, &wake_read_, &wake_write_}) {
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
-  }
-}
-
-void MetricsServer::Serve() {
-  for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
-    int n = poll(fds, 2, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if (fds[0].revents & POLLIN) {
-      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      HandleConnection(fd);
-      close(fd);
-    }
-  }
-}
-
-namespace {
-
-void SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-std::string Response(const char* status, const char* content_type,
-                     std::string_view body, bool head) {
-  std::string out = absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", content_type,
-                                 "\r\nContent-Length: ", body.size(),
-                                 "\r\nConnection: close\r\n");
-  if (std::strncmp(status, "405", 3) == 0) out += "Allow: GET, HEAD\r\n";
-  out += "\r\n";
-  if (!head) out.append(body.data(), body.size());
-  return out;
-}
-
-}  // namespace
-
-void MetricsServer::HandleConnection(int fd) {
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  std::string request;
-  char buf[2048];
-  while (request.size() < 8192 && request.find("\r\n\r\n") == std::string::npos &&
-         request.find("\n\n") == std::string::npos) {
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    request.append(buf, static_cast<size_t>(n));
-  }
-  size_t eol = request.find_first_of("\r\n");
-  std::string_view line(request.data(), eol == std::string::npos ? request.size() : eol);
-  size_t sp1 = line.find(' ');
-  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos) {
-    SendAll(fd, Response("400 Bad Request", "text/plain", "bad request\n", false));
-    return;
-  }
-  std::string_view method = line.substr(0, sp1);
-  std::string_view path = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  if (size_t q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
-  bool head = method == "HEAD";
-  if (method != "GET" && !head) {
-    SendAll(fd, Response("405 Method Not Allowed", "text/plain", "method not allowed\n", false));
-  } else if (path != "/metrics") {
-    SendAll(fd, Response("404 Not Found", "text/plain", "not found; try /metrics\n", head));
-  } else {
-    SendAll(fd, Response("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_(), head));
-  }
 }
 
 }  // namespace opmap::collector

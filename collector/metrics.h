@@ -1,18 +1,14 @@
 // Collector self-metrics: atomic counters and a commit-latency histogram, rendered in
-// the Prometheus text exposition format (0.0.4), and a tiny HTTP/1.1 server that answers
-// `GET /metrics` with them (404 for other paths) on --metrics-listen.
+// the Prometheus text exposition format (0.0.4). metrics_server.h serves them.
 #ifndef OPMAP_COLLECTOR_METRICS_H_
 #define OPMAP_COLLECTOR_METRICS_H_
 
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <string>
-#include <thread>
 
-#include "absl/status/statusor.h"
+#include "collector/metrics_server.h"
 #include "opmap/v1/ingest.pb.h"
 
 namespace opmap::collector {
@@ -31,6 +27,11 @@ class CollectorMetrics {
   std::atomic<int64_t> sessions_complete{0};
   std::atomic<int64_t> auth_failures{0};      // calls refused by the token check
   std::atomic<int64_t> store_errors{0};       // failed commits (streams ended UNAVAILABLE)
+  std::atomic<int64_t> permission_denied{0};  // batches for an agent id the token may not write
+  std::atomic<int64_t> streams_refused{0};    // streams over the overall or per-token limit
+  std::atomic<int64_t> budget_refusals{0};    // batches refused: incomplete-session budget spent
+  std::atomic<int64_t> malformed_messages{0}; // stream messages that do not parse as a Batch
+  std::atomic<int64_t> store_damaged{0};      // 1 once an integrity check failed (gauge)
   std::atomic<int64_t> ingest_streams{0};     // open Ingest streams (gauge)
   std::atomic<int64_t> active_sessions{0};    // sessions held in memory (gauge)
 
@@ -49,35 +50,6 @@ class CollectorMetrics {
 
 // Lower-case label value of a rejection code: "invalid_value", "too_large", ...
 std::string_view RejectionCodeLabel(opmap::v1::RejectionCode code);
-
-class MetricsServer {
- public:
-  // Binds `address` (HOST:PORT, port 0 = any) and serves `render()` on GET /metrics
-  // from one background thread.
-  static absl::StatusOr<std::unique_ptr<MetricsServer>> Start(
-      const std::string& address, std::function<std::string()> render);
-  ~MetricsServer();  // Stop()s
-  MetricsServer(const MetricsServer&) = delete;
-  MetricsServer& operator=(const MetricsServer&) = delete;
-
-  int port() const { return port_; }
-  std::string address() const { return address_; }  // HOST:actual port
-  // Stops accepting, finishes the request in progress, joins the thread. Idempotent.
-  void Stop();
-
- private:
-  MetricsServer() = default;
-  void Serve();
-  void HandleConnection(int fd);
-
-  std::function<std::string()> render_;
-  int listen_fd_ = -1;
-  int wake_read_ = -1, wake_write_ = -1;
-  int port_ = 0;
-  std::string address_;
-  std::thread thread_;
-  std::atomic<bool> stopped_{false};
-};
 
 }  // namespace opmap::collector
 

@@ -17,6 +17,7 @@
 #include "analysis/base/status_macros.h"
 #include "analysis/report/chrome_trace.h"
 #include "analysis/wire/batch_codec.h"
+#include "collector/auth_first.h"
 
 namespace opmap::collector {
 namespace {
@@ -192,10 +193,54 @@ absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest
 
 QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
                            QueryOptions options)
-    : store_(store), auth_(auth), metrics_(metrics), options_(options) {}
+    : store_(store), auth_(auth), metrics_(metrics), options_(options) {
+  // Every method checks the token before its request is read (auth_first.h); the
+  // methods check again, so that they stay safe when called directly.
+  using namespace opmap::v1;  // NOLINT: the request and response types
+  auto authorize = [this](grpc::ServerContext* context) {
+    grpc::Status status = Authorize(context);
+    if (status.ok() && options_.health != nullptr) {
+      status = ToGrpcStatus(options_.health->Check(
+          absl::StatusCode::kDataLoss, "queries are refused rather than answered from it"));
+    }
+    return status;
+  };
+  MarkMethodStreamed(0, AuthorizeThenServeUnary<LatencyRequest, LatencyResponse>(
+                            authorize, [this](auto* c, auto* q, auto* r) {
+                              return LatencyPercentiles(c, q, r);
+                            }));
+  MarkMethodStreamed(1, AuthorizeThenServeUnary<TimeBreakdownRequest, TimeBreakdownResponse>(
+                            authorize, [this](auto* c, auto* q, auto* r) {
+                              return TimeBreakdown(c, q, r);
+                            }));
+  MarkMethodStreamed(2, AuthorizeThenServeUnary<TopKernelsRequest, TopKernelsResponse>(
+                            authorize, [this](auto* c, auto* q, auto* r) {
+                              return TopKernels(c, q, r);
+                            }));
+  MarkMethodStreamed(3, AuthorizeThenServeUnary<CountersRequest, CountersResponse>(
+                            authorize, [this](auto* c, auto* q, auto* r) {
+                              return Counters(c, q, r);
+                            }));
+  MarkMethodStreamed(
+      4, AuthorizeThenServeStream<ExportTraceRequest, TraceChunk>(
+             authorize, [this](grpc::ServerContext* c, const ExportTraceRequest* q,
+                               const std::function<bool(const TraceChunk&)>& write) {
+               return Reply(ExportTraceChunks(*store_, *q, options_, [&](const TraceChunk& chunk) {
+                 return !c->IsCancelled() && write(chunk);
+               }));
+             }));
+  MarkMethodStreamed(5, AuthorizeThenServeUnary<Signoff, RecordSignoffResponse>(
+                            authorize, [this](auto* c, auto* q, auto* r) {
+                              return RecordSignoff(c, q, r);
+                            }));
+  MarkMethodStreamed(6, AuthorizeThenServeUnary<ListSignoffsRequest, ListSignoffsResponse>(
+                            authorize, [this](auto* c, auto* q, auto* r) {
+                              return ListSignoffs(c, q, r);
+                            }));
+}
 
-grpc::Status QueryService::Authorize(grpc::ServerContext* context, std::string* token_name) {
-  grpc::Status status = auth_->Authorize(context, Permission::kQuery, token_name);
+grpc::Status QueryService::Authorize(grpc::ServerContext* context, Principal* principal) {
+  grpc::Status status = auth_->Authorize(context, Permission::kQuery, principal);
   if (!status.ok()) metrics_->auth_failures.fetch_add(1, std::memory_order_relaxed);
   return status;
 }
@@ -314,12 +359,12 @@ absl::Status ValidateSignoff(const opmap::v1::Signoff& s) {
 grpc::Status QueryService::RecordSignoff(grpc::ServerContext* context,
                                          const opmap::v1::Signoff* request,
                                          opmap::v1::RecordSignoffResponse* response) {
-  std::string principal;
+  Principal principal;
   if (grpc::Status s = Authorize(context, &principal); !s.ok()) return s;
   if (absl::Status s = ValidateSignoff(*request); !s.ok()) return Reply(s);
   opmap::v1::Signoff signoff = *request;
   signoff.set_signed_ns(absl::ToUnixNanos(absl::Now()));
-  signoff.set_principal(principal);
+  signoff.set_principal(principal.name);
   absl::StatusOr<Store::SignoffOutcome> stored = store_->RecordSignoff(signoff);
   if (!stored.ok()) return Reply(stored.status());
   response->set_already_recorded(stored->already);

@@ -12,6 +12,7 @@
 #include "collector/auth.h"
 #include "collector/metrics.h"
 #include "collector/store/store.h"
+#include "collector/store_health.h"
 #include "opmap/v1/query.grpc.pb.h"
 
 namespace opmap::collector {
@@ -20,6 +21,7 @@ struct QueryOptions {
   uint64_t default_max_events = 1'000'000;  // ExportTrace max_events == 0
   uint64_t max_events_limit = 50'000'000;   // larger requests are refused
   size_t chunk_bytes = 1 << 20;             // TraceChunk.data at most
+  StoreHealth* health = nullptr;            // damaged: every query answers DATA_LOSS
 };
 
 // Checks a request's time range: unset (0/0) means everything; otherwise end > start.
@@ -56,7 +58,7 @@ class QueryService final : public opmap::v1::Query::Service {
                             opmap::v1::ListSignoffsResponse* response) override;
 
  private:
-  grpc::Status Authorize(grpc::ServerContext* context, std::string* token_name = nullptr);
+  grpc::Status Authorize(grpc::ServerContext* context, Principal* principal = nullptr);
 
   Store* store_;
   const Authenticator* auth_;

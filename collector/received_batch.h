@@ -21,7 +21,8 @@ namespace opmap::collector {
 
 struct ReceivedBatch {
   opmap::v1::Batch batch;
-  std::string bytes;  // what `batch` was parsed from
+  std::string bytes;    // what `batch` was parsed from
+  bool parsed = false;  // false: `bytes` is not a Batch (the handler answers the error)
 };
 
 }  // namespace opmap::collector
@@ -52,10 +53,10 @@ class SerializationTraits<opmap::collector::ReceivedBatch, void> {
     for (const Slice& s : slices) {
       msg->bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
     }
-    // As gRPC's own protobuf traits answer a message that does not parse.
-    if (!msg->batch.ParseFromString(msg->bytes)) {
-      return Status(StatusCode::INTERNAL, "Batch: the message does not parse");
-    }
+    // A message that does not parse is handed to the handler flagged, not refused here:
+    // a refusal here would end the stream as if the client had closed it (status OK).
+    msg->parsed = msg->batch.ParseFromString(msg->bytes);
+    if (!msg->parsed) msg->batch.Clear();
     return Status::OK;
   }
 };

@@ -17,6 +17,7 @@
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
 #include "collector/store/sqlite_schema.h"
+#include "collector/store/sqlite_wal_check.h"
 
 namespace opmap::collector {
 namespace {
@@ -64,10 +65,30 @@ std::string LabelsJson(const opmap::v1::Resource& resource) {
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                                const SqliteStoreOptions& options) {
+  // Before SQLite reads the log (and would silently cut it at a damaged frame).
+  if (path != ":memory:") RETURN_IF_ERROR(CheckWalFile(path));
   ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(path));
   ASSIGN_OR_RETURN(const int64_t bucket_ns, SetUpSchema(*db, options));
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), bucket_ns));
+  {
+    absl::MutexLock lock(&store->mu_);
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     store->db_->Prepare("SELECT value FROM meta WHERE key = 'commits'"));
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    store->commits_ = row ? st.Int(0) : 0;
+  }
   if (path == ":memory:") return store;  // a second connection would be another database
+  {
+    absl::MutexLock lock(&store->mu_);
+    ASSIGN_OR_RETURN(store->mark_, CommitMark::Open(path));
+    if (store->mark_->acknowledged() > store->commits_) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s: the database holds %d batch commits but %d were acknowledged (%s): "
+          "acknowledged data was lost, most likely with a damaged write-ahead log; it is not "
+          "opened (docs/operations.md, \"A damaged store\")",
+          path, store->commits_, store->mark_->acknowledged(), store->mark_->path()));
+    }
+  }
 
   ASSIGN_OR_RETURN(store->reader_, sqlite::Database::Open(path));
   RETURN_IF_ERROR(ConfigureConnection(*store->reader_, options));
@@ -92,6 +113,19 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
     if (self->checkpointer_->OnCommit(wal_pages)) (void)writer->Checkpoint();
   });
   return store;
+}
+
+absl::Status SqliteStore::CheckIntegrity() {
+  if (reader_ == nullptr) return absl::OkStatus();  // ":memory:" has no file to damage
+  // A connection of its own: the query connection's page cache could hide damage done
+  // to the file since those pages were read. Ingest and queries go on meanwhile.
+  ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(reader_->path()));
+  absl::StatusOr<std::string> check = db->PragmaValue("PRAGMA quick_check");
+  if (check.ok() && *check == "ok") return absl::OkStatus();
+  return absl::DataLossError(absl::StrFormat(
+      "%s: the store failed PRAGMA quick_check (%s): move it aside and restore the last "
+      "backup (docs/operations.md, \"A damaged store\")",
+      db->path(), check.ok() ? *check : std::string(check.status().message())));
 }
 
 SqliteStore::~SqliteStore() {
@@ -203,7 +237,18 @@ absl::StatusOr<CommitOutcome> SqliteStore::CommitBatch(const BatchCommit& commit
       RETURN_IF_ERROR(InsertTelemetry(session_rowid, *commit.telemetry));
     }
   }
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("INSERT INTO meta(key, value) VALUES('commits', ?1) "
+                                  "ON CONFLICT(key) DO UPDATE SET value = ?1"));
+    st.BindInt(1, commits_ + 1);
+    RETURN_IF_ERROR(st.Run());
+  }
   RETURN_IF_ERROR(tx.Commit());
+  ++commits_;
+  // After the commit returned: the mark never claims a commit the database may lack.
+  // A failed write only weakens the check at the next open; the batch is stored.
+  if (mark_ != nullptr) (void)mark_->Write(commits_);
   return CommitOutcome::kStored;
 }
 

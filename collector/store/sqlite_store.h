@@ -66,6 +66,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "collector/store/sqlite_commit_mark.h"
 #include "collector/store/query_common.h"
 #include "collector/store/sqlite_db.h"
 #include "collector/store/store.h"
@@ -120,6 +121,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<opmap::v1::Signoff>> ListSignoffs(
       const opmap::v1::ListSignoffsRequest& request) override;
   StoreStats Stats() override;
+  absl::Status CheckIntegrity() override;
 
   ~SqliteStore() override;
   int64_t rollup_bucket_ns() const { return bucket_ns_; }
@@ -160,6 +162,10 @@ class SqliteStore final : public Store {
   // Set at open, then only used under read_mu_ (the pointer itself never changes).
   std::unique_ptr<sqlite::Database> reader_;
   std::unique_ptr<WalCheckpointer> checkpointer_;
+  // Batch commits in the database and acknowledged beside it (sqlite_commit_mark.h);
+  // null mark for ":memory:".
+  int64_t commits_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<CommitMark> mark_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace opmap::collector

@@ -123,6 +123,11 @@ class Store {
   virtual absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) = 0;
 
   virtual StoreStats Stats() = 0;
+
+  // Checks the stored files for damage (SQLite: PRAGMA quick_check, on the query
+  // connection, so ingest goes on meanwhile). DataLoss naming what is damaged; OK where
+  // the engine checks itself (ClickHouse verifies its parts' checksums on read).
+  virtual absl::Status CheckIntegrity() { return absl::OkStatus(); }
 };
 
 // "sqlite:PATH" (PATH created if missing) or

@@ -72,9 +72,15 @@ TEST(AuthTest, TokensFileErrorsNameTheLine) {
   };
   EXPECT_EQ(error("# c\nagent-token-0123456789 root\n"),
             "t.txt:2: unknown role 'root' (expected agent, analyst or admin)");
-  EXPECT_EQ(error("agent-token-0123456789\n"), "t.txt:1: expected `TOKEN ROLE [NAME]`, found one field");
+  EXPECT_EQ(error("agent-token-0123456789\n"),
+            "t.txt:1: expected `TOKEN ROLE [NAME] [agents=ID,...] [cert=CN]`, found one field");
   EXPECT_EQ(error("agent-token-0123456789 agent a b\n"),
-            "t.txt:1: expected `TOKEN ROLE [NAME]`, found 4 fields");
+            "t.txt:1: expected `TOKEN ROLE [NAME] [agents=ID,...] [cert=CN]`, found 4 fields");
+  EXPECT_EQ(error("agent-token-0123456789 agent a agents=\n"), "t.txt:1: agents=: an empty agent id");
+  EXPECT_EQ(error("agent-token-0123456789 agent a agents=*x\n"),
+            "t.txt:1: agents=: '*x': '*' may only end a pattern");
+  EXPECT_EQ(error("agent-token-0123456789 agent a color=red\n"),
+            "t.txt:1: unknown option 'color' (expected agents= or cert=)");
   EXPECT_EQ(error("short agent\n"), "t.txt:1: token is 5 characters; at least 16 are required");
   EXPECT_EQ(error("agent-token-0123456789 agent a\nagent-token-0123456789 admin b\n"),
             "t.txt:2: token repeats the one of 'a'");
@@ -82,6 +88,38 @@ TEST(AuthTest, TokensFileErrorsNameTheLine) {
             "t.txt:2: name 'a' is used twice");
   EXPECT_EQ(error("# nothing\n\n"), "t.txt: no tokens");
   EXPECT_FALSE(Authenticator::FromFile("/nonexistent/tokens").ok());
+}
+
+// Identity: a token names the agent ids it may write; `cert=` binds it to an mTLS client
+// certificate's common name.
+TEST(AuthTest, TokensNameTheAgentsTheyMayWrite) {
+  Authenticator auth = *Authenticator::FromText(
+      "agent-token-0123456789 agent fleet agents=fleet-*,canary\n"
+      "other-token-0123456789 agent any\n"
+      "bound-token-0123456789 agent bound agents=b cert=host-b\n",
+      "t.txt");
+  Principal p;
+  ASSERT_TRUE(auth.Check("Bearer agent-token-0123456789", Permission::kIngest, &p).ok());
+  EXPECT_EQ(p.name, "fleet");
+  EXPECT_TRUE(p.MayWriteAgent("fleet-a").ok());
+  EXPECT_TRUE(p.MayWriteAgent("canary").ok());
+  absl::Status denied = p.MayWriteAgent("opmap-import@host");
+  EXPECT_EQ(denied.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(denied.message(),
+            "token 'fleet' may not write agent 'opmap-import@host' (its agents= allows "
+            "fleet-*,canary)");
+  EXPECT_FALSE(p.MayWriteAgent("canary2").ok());
+  EXPECT_FALSE(p.MayWriteAgent("fleet").ok());
+  ASSERT_TRUE(auth.Check("Bearer other-token-0123456789", Permission::kIngest, &p).ok());
+  EXPECT_TRUE(p.MayWriteAgent("anything").ok());
+  EXPECT_EQ(auth.UnboundWriters(), std::vector<std::string>{"any"});
+  // cert=: only with that client certificate.
+  absl::Status s = auth.Check("Bearer bound-token-0123456789", Permission::kIngest, &p);
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(s.message(),
+            "token 'bound' is bound to client certificate 'host-b'; the call came with none");
+  EXPECT_FALSE(auth.Check("Bearer bound-token-0123456789", Permission::kIngest, &p, "host-c").ok());
+  EXPECT_TRUE(auth.Check("Bearer bound-token-0123456789", Permission::kIngest, &p, "host-b").ok());
 }
 
 TEST(AuthTest, ConstantTimeEquals) {

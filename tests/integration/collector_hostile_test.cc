@@ -1,0 +1,455 @@
+// The collector against hostile and broken peers, each test an attack from the
+// trust-boundaries review performed against the real `opmap-collector` binary on
+// 127.0.0.1: forged sessions, unparseable and overflowing batches, unauthenticated
+// bodies, too many streams, incomplete sessions past the memory budget, slow metrics
+// clients and a damaged store. Each asserts the service stays up, keeps serving the
+// well-behaved peer, and stores nothing forged or changed.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/client_unary_call.h>
+#include <grpcpp/support/sync_stream.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "analysis/import/kineto_importer.h"
+#include "collector/received_batch.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "opmap/v1/ingest.grpc.pb.h"
+#include "opmap/v1/query.grpc.pb.h"
+#include "tests/integration/collector_fixture.h"
+#include "tests/integration/collector_test_util.h"
+#include "tests/testing/shared_data.h"
+
+namespace opmap::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using opmap::v1::Ack;
+using opmap::v1::Batch;
+
+constexpr char kFleetToken[] = "fleet-token-0123456789abcdef";
+
+double PeakRssMiB(pid_t pid) {
+  for (absl::string_view line :
+       absl::StrSplit(ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/status")), '\n')) {
+    if (absl::ConsumePrefix(&line, "VmHWM:")) {
+      int64_t kb = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(line, "kB")), &kb)) {
+        return kb / 1024.0;
+      }
+    }
+  }
+  return -1;
+}
+
+// One session's batch of `kernels` kernels named "k".
+Batch KernelBatch(const std::string& agent, const std::string& session, uint64_t seq,
+                  int kernels, bool last, int64_t dur_ns = 1000) {
+  Batch b;
+  b.set_agent_id(agent);
+  b.set_session_id(session);
+  b.set_seq(seq);
+  b.mutable_resource()->set_host("hostile-test");
+  if (seq == 1) {
+    b.mutable_strings()->add_strings("");
+    b.mutable_strings()->add_strings("k");
+  } else {
+    b.mutable_strings()->set_base_index(2);
+  }
+  for (int i = 0; i < kernels; ++i) {
+    b.mutable_kernels()->add_start_ns(1'700'000'000'000'000'000 + seq * 1'000'000'000 + i * 10);
+    b.mutable_kernels()->add_dur_ns(dur_ns);
+    b.mutable_kernels()->add_name_id(1);
+    b.mutable_kernels()->add_device(0);
+    b.mutable_kernels()->add_stream(7);
+  }
+  b.set_window_start_ns(1'700'000'000'000'000'000);
+  b.set_last_in_session(last);
+  return b;
+}
+
+// An Ingest stream with its token; Send writes one batch and reads its ack.
+class Stream {
+ public:
+  Stream(const std::shared_ptr<grpc::Channel>& channel, const std::string& token)
+      : stub_(opmap::v1::Ingest::NewStub(channel)) {
+    ctx_.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    stream_ = stub_->Ingest(&ctx_);
+  }
+  // The ack, or nullopt when the stream ended (then Finish() says why).
+  std::optional<Ack> Send(const Batch& b) {
+    if (!stream_->Write(b)) return std::nullopt;
+    Ack ack;
+    if (!stream_->Read(&ack)) return std::nullopt;
+    return ack;
+  }
+  grpc::Status Finish() {
+    stream_->WritesDone();
+    Ack ack;
+    while (stream_->Read(&ack)) {
+    }
+    return stream_->Finish();
+  }
+
+ private:
+  std::unique_ptr<opmap::v1::Ingest::Stub> stub_;
+  grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::ClientReaderWriter<Batch, Ack>> stream_;
+};
+
+class CollectorHostileTest : public ::testing::Test {
+ protected:
+  void StartCollector(std::vector<std::string> extra = {}) {
+    CollectorProcess::Options options;
+    options.dir = dir_.path();
+    options.extra = std::move(extra);
+    collector_ = std::make_unique<CollectorProcess>(options);
+    // The fixture's tokens plus one bound to the fleet's agent ids.
+    WriteFileOrDie(collector_->tokens_file(),
+                   absl::StrCat(kAgentToken, " agent importer\n", kAnalystToken,
+                                " analyst alice\n", kAdminToken, " admin root\n", kFleetToken,
+                                " agent fleet agents=fleet-*\n"));
+    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
+  }
+  void TearDown() override {
+    if (HasFailure() && collector_) std::cerr << "collector stderr:\n" << collector_->Log();
+  }
+  std::shared_ptr<grpc::Channel> Channel() {
+    grpc::ChannelArguments args;
+    args.SetMaxSendMessageSize(-1);
+    return grpc::CreateCustomChannel(collector_->address(), grpc::InsecureChannelCredentials(),
+                                     args);
+  }
+  // GPU events stored for `session` (0 when it has none), through the real CLI.
+  int64_t StoredKernels(const std::string& session) {
+    RunResult r = Opmap({"export", "--collector", collector_->address(), "--token", kAdminToken,
+                         "--session", session, "--out", dir_.File("export.json")},
+                        dir_.path());
+    if (r.exit_code != 0) return 0;
+    absl::StatusOr<analysis::Trace> back =
+        analysis::ImportKinetoBytes(ReadFileOrEmpty(dir_.File("export.json")));
+    // An export of no session holds no event (the importer refuses it as empty).
+    return back.ok() ? static_cast<int64_t>(back->gpu_events.size()) : 0;
+  }
+  // The well-behaved peer: one complete session through a fresh stream.
+  void WellBehavedSessionIsStored(const std::string& session) {
+    Stream s(Channel(), kAgentToken);
+    std::optional<Ack> ack = s.Send(KernelBatch("good-agent", session, 1, 3, true));
+    ASSERT_TRUE(ack.has_value()) << s.Finish().error_message();
+    EXPECT_EQ(ack->durable_seq(), 1u);
+    EXPECT_TRUE(s.Finish().ok());
+    EXPECT_EQ(StoredKernels(session), 3);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CollectorProcess> collector_;
+};
+
+// Finding 6: any agent token could write any agent's session. A token bound with
+// agents=fleet-* is refused PERMISSION_DENIED for another agent id: counted, logged with
+// the principal, nothing stored.
+TEST_F(CollectorHostileTest, BoundTokenCannotWriteAnotherAgentsSessions) {
+  StartCollector();
+  Stream forged(Channel(), kFleetToken);
+  EXPECT_FALSE(forged.Send(KernelBatch("opmap-import@victim", "import-0001", 1, 3, true)));
+  grpc::Status st = forged.Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(st.error_message(),
+            "token 'fleet' may not write agent 'opmap-import@victim' (its agents= allows fleet-*)");
+  EXPECT_EQ(collector_->Metric("opmap_collector_permission_denied_total"), 1);
+  EXPECT_THAT(collector_->Log(), HasSubstr("ingest refused: token 'fleet' may not write agent"));
+  EXPECT_EQ(StoredKernels("import-0001"), 0);
+  // Its own agent ids it may write.
+  Stream own(Channel(), kFleetToken);
+  std::optional<Ack> ack = own.Send(KernelBatch("fleet-host-1", "w1", 1, 2, true));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->durable_seq(), 1u);
+  EXPECT_TRUE(own.Finish().ok());
+  EXPECT_EQ(StoredKernels("w1"), 2);
+  // The collector warned at start about the tokens that are not bound.
+  EXPECT_THAT(collector_->Log(), HasSubstr("token 'importer' has no agents= binding"));
+}
+
+// Finding 6, the import: its session id was deterministic from the file, so another
+// token's holder could write it first and the real import printed "61 GPU events" while
+// the store held 3 forged kernels. Now the id includes the token's fingerprint.
+TEST_F(CollectorHostileTest, ImportSessionsAreNamespacedByToken) {
+  const std::string trace = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
+  OPMAP_REQUIRE_SHARED(trace);
+  StartCollector();
+  auto import = [&](const char* token) {
+    RunResult r = Opmap({"import", SharedPath(trace), "--collector", collector_->address(),
+                         "--token", token, "--format", "json"},
+                        dir_.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const size_t at = r.out.find("\"session_id\":\"");
+    return at == std::string::npos ? std::string()
+                                   : r.out.substr(at + 14, r.out.find('"', at + 14) - at - 14);
+  };
+  const std::string attacker = import(kAdminToken);  // another principal, first
+  const std::string victim = import(kAgentToken);
+  ASSERT_FALSE(victim.empty());
+  EXPECT_NE(attacker, victim);
+  EXPECT_EQ(StoredKernels(victim), 61);
+  EXPECT_EQ(import(kAgentToken), victim);  // the same principal: deduplicated
+  EXPECT_EQ(StoredKernels(victim), 61);
+}
+
+// Finding 11: an unparseable Batch ended the stream with status OK, no ack, no message.
+TEST_F(CollectorHostileTest, UnparseableBatchEndsTheStreamInvalidArgument) {
+  StartCollector();
+  std::shared_ptr<grpc::Channel> channel = Channel();
+  const grpc::internal::RpcMethod method("/opmap.v1.Ingest/Ingest",
+                                         grpc::internal::RpcMethod::BIDI_STREAMING, channel);
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAgentToken));
+  // ReceivedBatch's traits send `bytes` as they are: here, not a Batch at all.
+  std::unique_ptr<grpc::ClientReaderWriter<collector::ReceivedBatch, Ack>> stream(
+      grpc::internal::ClientReaderWriterFactory<collector::ReceivedBatch, Ack>::Create(
+          channel.get(), method, &ctx));
+  collector::ReceivedBatch garbage;
+  garbage.bytes = std::string("\xff\xff\xff\xff\x0f", 5);
+  ASSERT_TRUE(stream->Write(garbage));
+  stream->WritesDone();
+  Ack ack;
+  EXPECT_FALSE(stream->Read(&ack));
+  grpc::Status st = stream->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(),
+            "message 1 of this stream (5 bytes) does not parse as opmap.v1.Batch; nothing of "
+            "it was stored");
+  EXPECT_EQ(collector_->Metric("opmap_collector_malformed_messages_total"), 1);
+  WellBehavedSessionIsStored("after-garbage");
+}
+
+// Finding 7: durations up to INT64_MAX were accepted and sums overflowed (a layer type's
+// total came out at −9.2e15 µs). Now a duration over 2^52 ns, or a session whose
+// durations would sum past 2^62 ns, is rejected naming the row.
+TEST_F(CollectorHostileTest, OverflowingDurationsAreRefusedNamingTheField) {
+  StartCollector();
+  Stream s(Channel(), kAgentToken);
+  std::optional<Ack> ack =
+      s.Send(KernelBatch("agent-x", "overflow", 1, 2, true, int64_t{1} << 62));
+  ASSERT_TRUE(ack.has_value());
+  ASSERT_EQ(ack->rejected_size(), 1);
+  EXPECT_EQ(ack->rejected(0).field(), "kernels.dur_ns[0]");
+  EXPECT_EQ(ack->rejected(0).code(), opmap::v1::REJECTION_CODE_INVALID_VALUE);
+  EXPECT_THAT(ack->rejected(0).message(), HasSubstr("over the limit of 2^52 ns"));
+  // 1,025 kernels of 2^52 ns each: the running sum passes 2^62 at row 1024.
+  ack = s.Send(KernelBatch("agent-x", "sum-overflow", 1, 1025, true, int64_t{1} << 52));
+  ASSERT_TRUE(ack.has_value());
+  ASSERT_EQ(ack->rejected_size(), 1);
+  EXPECT_EQ(ack->rejected(0).field(), "kernels.dur_ns[1024]");
+  EXPECT_THAT(ack->rejected(0).message(), HasSubstr("would sum past 2^62 ns"));
+  EXPECT_TRUE(s.Finish().ok());
+  EXPECT_EQ(StoredKernels("overflow"), 0);
+  EXPECT_EQ(StoredKernels("sum-overflow"), 0);
+  WellBehavedSessionIsStored("after-overflow");
+}
+
+// Finding 9: eight unauthenticated 60 MB calls took the collector from 20 MB to a 1 GB
+// peak. Now the token is checked before the body is read.
+TEST_F(CollectorHostileTest, UnauthenticatedBodiesAreNotBuffered) {
+  StartCollector();
+  const double before = PeakRssMiB(collector_->pid());
+  std::vector<std::thread> callers;
+  std::vector<grpc::StatusCode> codes(8, grpc::StatusCode::OK);
+  for (int i = 0; i < 8; ++i) {
+    callers.emplace_back([&, i] {
+      auto stub = opmap::v1::Query::NewStub(Channel());
+      grpc::ClientContext ctx;  // no token
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+      opmap::v1::LatencyRequest req;
+      req.mutable_filter()->set_host(std::string(60 << 20, 'x'));
+      opmap::v1::LatencyResponse resp;
+      codes[i] = stub->LatencyPercentiles(&ctx, req, &resp).error_code();
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (grpc::StatusCode c : codes) EXPECT_EQ(c, grpc::StatusCode::UNAUTHENTICATED);
+  const double after = PeakRssMiB(collector_->pid());
+  std::printf("unauthenticated 8 x 60 MB: collector peak RSS %.1f -> %.1f MiB\n", before, after);
+  EXPECT_LT(after - before, 150) << "peak RSS " << before << " -> " << after << " MiB";
+  WellBehavedSessionIsStored("after-unauthenticated");
+}
+
+// Limits on streams, per token and in all: more are refused RESOURCE_EXHAUSTED (the agent
+// retries with backoff) and the streams already open keep working.
+TEST_F(CollectorHostileTest, StreamsOverTheLimitsAreRefused) {
+  StartCollector({"--max-streams", "3", "--max-streams-per-token", "2"});
+  std::vector<std::unique_ptr<Stream>> open;
+  for (int i = 0; i < 2; ++i) {
+    open.push_back(std::make_unique<Stream>(Channel(), kAgentToken));
+    ASSERT_TRUE(open.back()->Send(KernelBatch("a", absl::StrCat("s", i), 1, 1, false)));
+  }
+  Stream third(Channel(), kAgentToken);
+  EXPECT_FALSE(third.Send(KernelBatch("a", "s2", 1, 1, false)));
+  grpc::Status st = third.Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(st.error_message(),
+            "token 'importer' has 2 ingest streams open, the limit per token; retry later");
+  open.push_back(std::make_unique<Stream>(Channel(), kAdminToken));
+  ASSERT_TRUE(open.back()->Send(KernelBatch("a", "s3", 1, 1, false)));
+  Stream fourth(Channel(), kAdminToken);
+  EXPECT_FALSE(fourth.Send(KernelBatch("a", "s4", 1, 1, false)));
+  st = fourth.Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(st.error_message(), HasSubstr("3 ingest streams open, its limit"));
+  EXPECT_EQ(collector_->Metric("opmap_collector_streams_refused_total"), 2);
+  // The open ones still work.
+  std::optional<Ack> ack = open[0]->Send(KernelBatch("a", "s0", 2, 1, true));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->durable_seq(), 2u);
+  for (auto& s : open) EXPECT_TRUE(s->Finish().ok());
+}
+
+// Finding 10: incomplete sessions had no memory bound (6 × 999k records added 740 MB).
+// Past --max-held-records a batch ends its stream RESOURCE_EXHAUSTED, nothing of it is
+// stored, and the same batch is accepted once the held sessions complete.
+TEST_F(CollectorHostileTest, IncompleteSessionsOverTheBudgetAreRefusedUntilRoom) {
+  StartCollector({"--max-held-records", "1000"});
+  Stream holder(Channel(), kAgentToken);
+  ASSERT_TRUE(holder.Send(KernelBatch("a", "held", 1, 800, false)));
+  Stream over(Channel(), kAgentToken);
+  EXPECT_FALSE(over.Send(KernelBatch("a", "second", 1, 300, false)));
+  grpc::Status st = over.Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(st.error_message(),
+              HasSubstr("the collector holds 800 records of incomplete sessions (limit 1000"));
+  EXPECT_EQ(collector_->Metric("opmap_collector_budget_refusals_total"), 1);
+  // The holder completes: its records leave memory, and the refused batch now fits.
+  std::optional<Ack> ack = holder.Send(KernelBatch("a", "held", 2, 0, true));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->durable_seq(), 2u);
+  EXPECT_TRUE(holder.Finish().ok());
+  Stream retry(Channel(), kAgentToken);
+  ack = retry.Send(KernelBatch("a", "second", 1, 300, true));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->durable_seq(), 1u);
+  EXPECT_TRUE(retry.Finish().ok());
+  EXPECT_EQ(StoredKernels("held"), 800);
+  EXPECT_EQ(StoredKernels("second"), 300);
+}
+
+// Finding 13: one client dripping a byte a second blocked /metrics (8 of 9 scrapes
+// failed). Now 16 such clients are held at once and every scrape still answers.
+TEST_F(CollectorHostileTest, SlowMetricsClientsDoNotBlockScrapes) {
+  StartCollector();
+  const std::string address = collector_->metrics_address();
+  const int port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
+  std::vector<int> slow;
+  for (int i = 0; i < 16; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(port));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+    ASSERT_EQ(write(fd, "G", 1), 1);
+    slow.push_back(fd);
+  }
+  int answered = 0;
+  for (int i = 0; i < 9; ++i) {
+    for (int fd : slow) (void)!write(fd, "E", 1);  // keep dripping
+    if (absl::StrContains(HttpGet(address, "/metrics"), "opmap_collector_batches_total")) {
+      ++answered;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(answered, 9);
+  for (int fd : slow) close(fd);
+}
+
+// Finding 15: a damaged WAL after a kill made the collector start silently and answer
+// changed data. Now a store that lost acknowledged commits is refused at start, naming
+// the file; a store without damage reopens as before.
+TEST_F(CollectorHostileTest, LostAcknowledgedCommitsAreRefusedAtStart) {
+  StartCollector();
+  {
+    Stream s(Channel(), kAgentToken);
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(s.Send(KernelBatch("a", absl::StrCat("w", i), 1, 50, true)));
+    }
+    EXPECT_TRUE(s.Finish().ok());
+  }
+  collector_->Kill();  // the WAL stays behind, as after a crash
+  const std::string wal = collector_->db() + "-wal";
+  struct stat st{};
+  ASSERT_EQ(stat(wal.c_str(), &st), 0) << "no WAL after the kill";
+  // An intact store restarts with everything.
+  ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
+  EXPECT_EQ(StoredKernels("w4"), 50);
+  {
+    Stream s(Channel(), kAgentToken);
+    ASSERT_TRUE(s.Send(KernelBatch("a", "w5", 1, 50, true)));
+    EXPECT_TRUE(s.Finish().ok());
+  }
+  collector_->Kill();
+  ASSERT_EQ(stat(wal.c_str(), &st), 0);
+  // Damage the log's tail: the last frames (the last commit) become unreadable.
+  const int fd = open(wal.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string junk(4096, '\x5a');
+  ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), st.st_size - 4096), 4096);
+  close(fd);
+  absl::Status restarted = collector_->Restart();
+  EXPECT_FALSE(restarted.ok());
+  EXPECT_THAT(collector_->Log(), HasSubstr("were acknowledged"));
+  EXPECT_THAT(collector_->Log(), HasSubstr("it is not opened"));
+}
+
+// Finding 15, while running: damage found by the periodic check stops ingest (agents keep
+// their batches) and refuses queries, instead of answering from changed data.
+TEST_F(CollectorHostileTest, DamageFoundWhileRunningStopsIngestAndQueries) {
+  StartCollector({"--integrity-check-every", "1s"});
+  WellBehavedSessionIsStored("before-damage");
+  {
+    // The pages are in the write-ahead log so far (not checkpointed yet): overwrite each
+    // frame's page bytes, leaving the frame headers, as a failing disk would.
+    const std::string wal = collector_->db() + "-wal";
+    const int fd = open(wal.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0) << wal;
+    struct stat st{};
+    ASSERT_EQ(fstat(fd, &st), 0);
+    const off_t frame = 24 + 4096;  // the collector's page size is SQLite's default
+    const std::string junk(2048, '\xff');
+    for (off_t at = 32; at + frame <= st.st_size; at += frame) {
+      ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), at + 24 + 1024), 2048);
+    }
+    close(fd);
+  }
+  bool damaged = false;
+  for (int i = 0; i < 100 && !damaged; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    damaged = collector_->Metric("opmap_collector_store_damaged") == 1;
+  }
+  ASSERT_TRUE(damaged) << collector_->Log();
+  Stream s(Channel(), kAgentToken);
+  EXPECT_FALSE(s.Send(KernelBatch("a", "after-damage", 1, 3, true)));
+  grpc::Status st = s.Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(st.error_message(), HasSubstr("the store is damaged"));
+  RunResult q = Opmap({"query", "latency", "--collector", collector_->address(), "--token",
+                       kAnalystToken},
+                      dir_.path());
+  EXPECT_NE(q.exit_code, 0);
+  EXPECT_THAT(q.err, HasSubstr("DATA_LOSS"));
+  EXPECT_THAT(collector_->Log(), HasSubstr("integrity check:"));
+}
+
+}  // namespace
+}  // namespace opmap::testing
