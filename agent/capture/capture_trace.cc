@@ -23,13 +23,22 @@ T Fixed(std::string_view record) {
 
 int64_t OrNone(uint64_t v) { return v == 0 ? kNone : static_cast<int64_t>(v); }
 
+// Producer-written timestamps are hostile: within ±2^62 ns and end >= start, so that
+// end - start (and anything summed from it downstream) cannot overflow.
+constexpr int64_t kMaxTimestampNs = int64_t{1} << 62;
+bool ValidSpan(int64_t start_ns, int64_t end_ns) {
+  return start_ns >= -kMaxTimestampNs && start_ns <= kMaxTimestampNs &&
+         end_ns >= start_ns && end_ns <= kMaxTimestampNs;
+}
+
 // MemcpyRecord and MemsetRecord share their leading fields (ring_layout.h).
 template <typename R>
 analysis::GpuEvent MemoryEvent(const R& r, analysis::GpuEventKind kind) {
   analysis::GpuEvent e;
   e.kind = kind;
   e.start_ns = r.start_ns;
-  e.dur_ns = r.end_ns - r.start_ns;
+  // -1 marks a span that is not valid (the caller refuses it) without overflowing.
+  e.dur_ns = ValidSpan(r.start_ns, r.end_ns) ? r.end_ns - r.start_ns : -1;
   e.bytes = static_cast<int64_t>(r.bytes);
   e.correlation = OrNone(r.correlation_id);
   e.graph_id = OrNone(r.graph_id);
@@ -100,8 +109,9 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     case kRange: {
       const auto r = Fixed<RangeRecord>(record);
       if (!Inline(record, fixed, 0, r.name_len, &name)) return;
-      if (r.end_ns < r.start_ns) {
-        Bad(absl::StrFormat("record %d: NVTX range ends before it starts", result_.records));
+      if (!ValidSpan(r.start_ns, r.end_ns)) {
+        Bad(absl::StrFormat("record %d: NVTX range ends before it starts or out of range",
+                            result_.records));
         return;
       }
       analysis::Range range;
@@ -117,6 +127,11 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     case kRangeStart: {
       const auto r = Fixed<RangeStartRecord>(record);
       if (!Inline(record, fixed, 0, r.name_len, &name)) return;
+      if (starts_.size() >= kMaxOpenRanges && !starts_.contains(r.range_id)) {
+        Bad(absl::StrFormat("record %d: more than %d NVTX ranges open at once",
+                            result_.records, kMaxOpenRanges));
+        return;
+      }
       PendingStart p{r.start_ns, r.tid, 0, kNone, kNone};
       p.name = NvtxRangeName(name, &p.flops, &p.bytes);
       starts_[r.range_id] = p;
@@ -131,7 +146,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       }
       const PendingStart p = it->second;
       starts_.erase(it);
-      if (r.end_ns < p.start_ns) {
+      if (!ValidSpan(p.start_ns, r.end_ns)) {
         Bad(absl::StrFormat("record %d: NVTX range %d ends before it starts", result_.records,
                             r.range_id));
         return;
@@ -151,14 +166,19 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     case kDomain: {
       const auto r = Fixed<DomainRecord>(record);
       if (!Inline(record, fixed, 0, r.name_len, &name)) return;
+      if (result_.domains.size() >= kMaxDomains && !result_.domains.contains(r.domain_id)) {
+        Bad(absl::StrFormat("record %d: more than %d NVTX domains", result_.records, kMaxDomains));
+        return;
+      }
       result_.domains[r.domain_id] = std::string(name);
       return;
     }
     case kKernel: {
       const auto r = Fixed<KernelRecord>(record);
       if (!Inline(record, fixed, 0, r.name_len, &name)) return;
-      if (r.end_ns < r.start_ns) {
-        Bad(absl::StrFormat("record %d: kernel ends before it starts", result_.records));
+      if (!ValidSpan(r.start_ns, r.end_ns)) {
+        Bad(absl::StrFormat("record %d: kernel ends before it starts or out of range",
+                            result_.records));
         return;
       }
       analysis::GpuEvent e;
@@ -194,7 +214,8 @@ void CaptureTraceBuilder::Add(std::string_view record) {
         label = analysis::MemsetName(r.memory_kind);
       }
       if (e.dur_ns < 0) {
-        Bad(absl::StrFormat("record %d: memory operation ends before it starts",
+        Bad(absl::StrFormat("record %d: memory operation ends before it starts or out of "
+                            "range",
                             result_.records));
         return;
       }
@@ -206,8 +227,9 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     case kApi: {
       const auto r = Fixed<ApiRecord>(record);
       if (!Inline(record, fixed, 0, r.name_len, &name)) return;
-      if (r.end_ns < r.start_ns) {
-        Bad(absl::StrFormat("record %d: API call ends before it starts", result_.records));
+      if (!ValidSpan(r.start_ns, r.end_ns)) {
+        Bad(absl::StrFormat("record %d: API call ends before it starts or out of range",
+                            result_.records));
         return;
       }
       analysis::ApiCall a;
@@ -224,6 +246,11 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     case kExternalCorrelation: {
       const auto r = Fixed<ExternalCorrelationRecord>(record);
       if (r.correlation_id != 0) {
+        if (external_ids_.size() >= kMaxExternalIds && !external_ids_.contains(r.correlation_id)) {
+          Bad(absl::StrFormat("record %d: more than %d external correlations in one window",
+                              result_.records, kMaxExternalIds));
+          return;
+        }
         external_ids_[r.correlation_id] = static_cast<int64_t>(r.external_id);
       }
       return;
@@ -244,20 +271,29 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     case kStatus: {
       const auto r = Fixed<StatusRecord>(record);
       if (!Inline(record, fixed, 0, r.message_len, &name)) return;
+      if (result_.statuses.size() >= kMaxStatuses) {
+        Bad(absl::StrFormat("record %d: more than %d status records", result_.records,
+                            kMaxStatuses));
+        return;
+      }
       result_.statuses.push_back(CaptureStatus{r.component, r.code, r.time_ns, std::string(name)});
       return;
     }
     case kWindow: {
       const auto r = Fixed<WindowRecord>(record);
-      CaptureWindow* w = nullptr;
-      for (CaptureWindow& existing : result_.windows) {
-        if (existing.window_id == r.window_id) w = &existing;
+      // Indexed, not searched: a producer writing 100k marks cost 2 s of a linear scan.
+      auto [it, added] = window_index_.try_emplace(r.window_id, result_.windows.size());
+      if (added) {
+        if (result_.windows.size() >= kMaxWindows) {
+          window_index_.erase(it);
+          Bad(absl::StrFormat("record %d: more than %d capture windows", result_.records,
+                              kMaxWindows));
+          return;
+        }
+        result_.windows.emplace_back().window_id = r.window_id;
       }
-      if (w == nullptr) {
-        w = &result_.windows.emplace_back();
-        w->window_id = r.window_id;
-      }
-      (r.mark == kWindowEnd ? w->end_ns : w->begin_ns) = r.time_ns;
+      CaptureWindow& w = result_.windows[it->second];
+      (r.mark == kWindowEnd ? w.end_ns : w.begin_ns) = r.time_ns;
       return;
     }
     default:

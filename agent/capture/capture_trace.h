@@ -52,6 +52,14 @@ struct CaptureResult {
 
 class CaptureTraceBuilder {
  public:
+  // Bounds on what a producer's records may make this builder keep besides events (a
+  // record past one is counted bad): the producer is not trusted to be sane.
+  static constexpr size_t kMaxWindows = 4096;
+  static constexpr size_t kMaxOpenRanges = 1 << 20;
+  static constexpr size_t kMaxExternalIds = 1 << 22;
+  static constexpr size_t kMaxDomains = 4096;
+  static constexpr size_t kMaxStatuses = 1024;
+
   explicit CaptureTraceBuilder(int64_t pid);
 
   // One whole record (header included). Padding and unknown types are skipped.
@@ -94,6 +102,7 @@ class CaptureTraceBuilder {
   CaptureResult result_;
   absl::flat_hash_map<uint64_t, PendingStart> starts_;
   absl::flat_hash_map<uint64_t, int64_t> external_ids_;  // correlation → external id
+  absl::flat_hash_map<uint64_t, size_t> window_index_;   // window id → result_.windows[i]
 };
 
 }  // namespace opmap::capture

@@ -15,7 +15,7 @@ namespace opmap::capture {
 
 uint64_t RingCounters::TotalDrops() const {
   uint64_t sum = 0;
-  for (uint64_t d : drops) sum += d;
+  for (uint64_t d : drops) sum = d > UINT64_MAX - sum ? UINT64_MAX : sum + d;  // saturates
   return sum;
 }
 

@@ -38,6 +38,20 @@ struct RingCounters {
   uint64_t TotalDrops() const;
 };
 
+// How far a producer-written counter moved between two reads, believed only when it moved
+// forward by at most kMaxCounterDelta (else 0): the producer is not trusted.
+inline constexpr uint64_t kMaxCounterDelta = uint64_t{1} << 40;
+inline int64_t CounterDelta(uint64_t after, uint64_t before) {
+  return after >= before && after - before <= kMaxCounterDelta
+             ? static_cast<int64_t>(after - before)
+             : 0;
+}
+// a + b for counts >= 0, stopping at INT64_MAX.
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t out;
+  return __builtin_add_overflow(a, b, &out) ? INT64_MAX : out;
+}
+
 class RingReader {
  public:
   // Takes ownership of `memfd` (closed on failure too) and maps it.

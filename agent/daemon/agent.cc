@@ -400,9 +400,9 @@ void Agent::DrainWindow(RegisteredProcess& p, bool final) {
     }
     return true;
   }, final ? ~uint64_t{0} : kMaxRecordsPerTick);
-  if (!n.ok()) {
-    std::fprintf(stderr, "opmap-agent: pid %d: ring: %s\n", p.pid,
-                 std::string(n.status().message()).c_str());
+  if (!n.ok() && !std::exchange(p.ring_error_logged, true)) {
+    std::fprintf(stderr, "opmap-agent: pid %d: ring: %s (logged once; its records are no "
+                 "longer read)\n", p.pid, std::string(n.status().message()).c_str());
   }
   // Hand completed records on while the window is open: memory stays one chunk deep.
   absl::StatusOr<std::vector<opmap::v1::Batch>> chunk = p.converter->TakeChunk();
@@ -422,7 +422,9 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
   int64_t drops = 0;
   for (int c = 0; c < static_cast<int>(ring::kDropCauseCount); ++c) {
     if (const char* name = capture::DropCounterName(c)) {
-      const int64_t n = static_cast<int64_t>(after.drops[c] - p.ring_before.drops[c]);
+      // The producer writes these counters: a hostile one may move them backwards or by
+      // 2^63. Only a forward move within kMaxDropsPerWindow is believed.
+      const int64_t n = capture::CounterDelta(after.drops[c], p.ring_before.drops[c]);
       tail.ring_drops.emplace_back(name, n);
       // A pop whose push came before the window is the window's edge, not a loss: it is
       // reported by cause but not added to the drops a user is told about.
@@ -442,12 +444,12 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
   const double seconds = absl::ToDoubleSeconds(now - p.window_started);
   p.windows += 1;
   p.records_total += records;
-  p.drops_total += drops;
+  p.drops_total = capture::SaturatingAdd(p.drops_total, drops);
   p.last_records_per_s = seconds > 0 ? records / seconds : 0;
   p.last_window_end = now;
   windows_total_ += 1;
   records_total_ += records;
-  drops_total_ += drops;
+  drops_total_ = capture::SaturatingAdd(drops_total_, drops);
   ScheduleNext(p, now);
 
   if (p.attach_done) {
@@ -455,7 +457,7 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
     r.pid = p.pid;
     r.window = now - p.window_started;
     r.records = records;
-    r.drops = drops + p.budget_drops;
+    r.drops = capture::SaturatingAdd(drops, p.budget_drops);
     r.counters = CountersTable(tail.counters, tail.unavailable, r.window);
     absl::StatusOr<std::string> bytes =
         EncodeCapture(p.pid, p.ring->capacity(), p.metadata_text, p.records, after);

@@ -41,6 +41,7 @@ struct RegisteredProcess {
   std::unique_ptr<WindowConverter> converter;  // the window's records → batches, as they come
   RecordBuffer records;  // raw records, kept only for an attach (its capture bytes)
   int64_t budget_drops = 0;     // records discarded over the agent's memory budget
+  bool ring_error_logged = false;  // a poisoned ring is logged once, not on every tick
   capture::RingCounters ring_before;
   std::function<void(AttachResult)> attach_done;  // set when an attach opened the window
 

@@ -36,7 +36,25 @@ Uploader::~Uploader() {
   if (outbox_ != nullptr) (void)outbox_->Close();
 }
 
+void Uploader::AttachUnreportedDrops(opmap::v1::Batch& batch) {
+  const OutboxStats stats = outbox_->stats();
+  for (int c = 0; c < kDropCauseCount; ++c) {
+    const uint64_t n = stats.dropped_by_cause[c] - reported_drops_[c];
+    if (n == 0) continue;
+    reported_drops_[c] = stats.dropped_by_cause[c];
+    const auto cause = static_cast<DropCause>(c);
+    opmap::v1::DropCount* d = batch.mutable_drops()->add_counts();
+    d->set_stage(cause == DropCause::kQueueFull ? opmap::v1::DROP_STAGE_QUEUE
+                                                : opmap::v1::DROP_STAGE_SPOOL);
+    d->set_kind(opmap::v1::EVENT_KIND_BATCH);
+    d->set_count(n);
+    d->set_reason(absl::StrCat("agent outbox: ", DropCauseName(cause),
+                               " (batches of earlier windows)"));
+  }
+}
+
 void Uploader::Push(std::vector<opmap::v1::Batch> batches) {
+  if (!batches.empty()) AttachUnreportedDrops(batches.front());
   for (opmap::v1::Batch& b : batches) {
     OutboxKey key{b.session_id(), b.seq()};
     if (absl::Status s = outbox_->Push(std::move(key), b.SerializeAsString()); !s.ok()) {

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/agent_config.h"
+#include "agent/spool/outbox_types.h"
 #include "opmap/v1/telemetry.pb.h"
 
 namespace opmap::agent {
@@ -36,6 +37,10 @@ class Uploader {
  private:
   Uploader() = default;
   void Loop();
+  // Adds the outbox's drops not yet reported to `batch` as DropCount records
+  // (DROP_STAGE_SPOOL or _QUEUE, EVENT_KIND_BATCH): a dropped batch cannot carry its
+  // own drop, so the next batch that goes out does.
+  void AttachUnreportedDrops(opmap::v1::Batch& batch);
 
   AgentConfig config_;
   std::unique_ptr<Outbox> outbox_;
@@ -44,6 +49,7 @@ class Uploader {
   std::string state_ = "none configured";  // guarded by mu_
   std::atomic<int64_t> sent_{0};
   std::atomic<int64_t> push_errors_{0};
+  uint64_t reported_drops_[kDropCauseCount] = {};  // by DropCause, already attached to a batch (supervisor)
   std::thread thread_;
 };
 

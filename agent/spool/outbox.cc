@@ -24,6 +24,17 @@ Outbox::Session& Outbox::SessionLocked(std::string_view id) {
   return it->second;
 }
 
+const char* DropCauseName(DropCause cause) {
+  switch (cause) {
+    case DropCause::kQueueFull: return "queue full";
+    case DropCause::kTooLarge: return "too large";
+    case DropCause::kSpoolFull: return "spool full";
+    case DropCause::kWriteError: return "spool write error";
+    case DropCause::kSessionLost: return "session lost";
+  }
+  return "?";
+}
+
 absl::Status Outbox::Push(OutboxKey key, std::string batch) {
   if (key.session_id.empty() || key.session_id.size() > kMaxSessionIdBytes) {
     return absl::InvalidArgumentError(absl::StrCat("outbox push: session id of ",
@@ -37,8 +48,7 @@ absl::Status Outbox::Push(OutboxKey key, std::string batch) {
   absl::MutexLock lock(&mu_);
   if (closed_) return absl::FailedPreconditionError("outbox push: closed");
   if (poisoned_.contains(key.session_id)) {
-    ++stats_.dropped_batches;
-    stats_.dropped_bytes += batch.size();
+    CountDropLocked(DropCause::kSessionLost, batch.size());
     return absl::ResourceExhaustedError(absl::StrCat(
         "outbox: session ", key.session_id, " already lost a batch to the spool cap; its batch ",
         key.seq, " could never be stored: dropped"));
@@ -55,8 +65,7 @@ absl::Status Outbox::Push(OutboxKey key, std::string batch) {
   stats_.pushed_bytes += bytes;
   if (!disk_ && bytes > options_.memory_bytes) {
     // It can never be kept; making room for it would only drop others as well.
-    ++stats_.dropped_batches;
-    stats_.dropped_bytes += bytes;
+    CountDropLocked(DropCause::kTooLarge, bytes);
     MaybePruneLocked(key.session_id);
     return absl::ResourceExhaustedError(absl::StrCat(
         "outbox: batch ", key.session_id, "/", key.seq, " of ", bytes,
@@ -95,14 +104,14 @@ absl::Status Outbox::EvictOldestMemoryLocked(bool keep_on_error) {
   }
   const uint64_t ord = mem_front_;
   if (!disk_) {
-    DropLocked(ord);
+    DropLocked(ord, DropCause::kQueueFull);
     return absl::OkStatus();
   }
   absl::Status s = WriteToDiskLocked(ord);
   // Still in memory after a failed write: drop it, or memory would grow past its bound.
   // (It may already be gone: dropped as larger than the spool, and popped.)
   if (!s.ok() && !keep_on_error && ord >= base_ && At(ord).live && !At(ord).on_disk) {
-    DropLocked(ord);
+    DropLocked(ord, DropCause::kWriteError);
   }
   return s;
 }
@@ -114,7 +123,7 @@ absl::Status Outbox::WriteToDiskLocked(uint64_t ord) {
     const std::string what = absl::StrCat("outbox: batch ", e.session->id, "/", e.seq, " of ",
                                           e.bytes, " bytes does not fit in spool_bytes ",
                                           options_.spool_bytes, "; dropped");
-    DropLocked(ord);
+    DropLocked(ord, DropCause::kTooLarge);
     return absl::ResourceExhaustedError(what);
   }
   // A failed state write or unlink while dropping is counted and reported, but the
@@ -157,8 +166,7 @@ absl::Status Outbox::DropOldestSegmentLocked() {
     Entry& e = At(ord);
     if (!e.live) continue;
     if (!e.on_disk || e.ref.segment != *id) break;
-    ++stats_.dropped_batches;
-    stats_.dropped_bytes += e.bytes;
+    CountDropLocked(DropCause::kSpoolFull, e.bytes);
     touched.push_back(e.session->id);
     lost.emplace_back(e.session->id, e.seq);
     KillLocked(ord);
@@ -176,10 +184,15 @@ absl::Status Outbox::DropOldestSegmentLocked() {
   return status;
 }
 
-void Outbox::DropLocked(uint64_t ord) {
-  Entry& e = At(ord);
+void Outbox::CountDropLocked(DropCause cause, uint64_t bytes) {
   ++stats_.dropped_batches;
-  stats_.dropped_bytes += e.bytes;
+  stats_.dropped_bytes += bytes;
+  ++stats_.dropped_by_cause[static_cast<int>(cause)];
+}
+
+void Outbox::DropLocked(uint64_t ord, DropCause cause) {
+  Entry& e = At(ord);
+  CountDropLocked(cause, e.bytes);
   const std::string session = e.session->id;
   const uint64_t seq = e.seq;
   KillLocked(ord);
@@ -207,8 +220,7 @@ void Outbox::DropRestOfSessionLocked(const std::string& id, uint64_t lost_seq) {
   }
   for (uint64_t ord : after) {
     Entry& e = At(ord);
-    ++stats_.dropped_batches;
-    stats_.dropped_bytes += e.bytes;
+    CountDropLocked(DropCause::kSessionLost, e.bytes);
     const bool on_disk = e.on_disk;
     const RecordRef ref = e.ref;
     KillLocked(ord);

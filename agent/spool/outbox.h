@@ -120,7 +120,8 @@ class Outbox {
   absl::Status EvictOldestMemoryLocked(bool keep_on_error) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteToDiskLocked(uint64_t ord) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status DropOldestSegmentLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DropLocked(uint64_t ord) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DropLocked(uint64_t ord, DropCause cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CountDropLocked(DropCause cause, uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After batch `lost_seq` of session `id` was lost: drops its later batches (counted)
   // and remembers the session so later pushes of it are dropped too.
   void DropRestOfSessionLocked(const std::string& id, uint64_t lost_seq)

@@ -40,6 +40,18 @@ struct OutboxOptions {
   absl::Duration state_write_interval = absl::Seconds(1);
 };
 
+// Why the outbox dropped a batch.
+enum class DropCause {
+  kQueueFull = 0,    // no spool dir and the memory queue was full
+  kTooLarge = 1,     // larger than the memory queue (no spool) or the spool
+  kSpoolFull = 2,    // the spool's oldest segment made room for newer batches
+  kWriteError = 3,   // writing it to the spool failed (ENOSPC, EIO)
+  kSessionLost = 4,  // an earlier batch of its session was dropped: it can never be stored
+};
+inline constexpr int kDropCauseCount = 5;
+// "queue full", "too large", "spool full", "spool write error", "session lost".
+const char* DropCauseName(DropCause cause);
+
 struct OutboxStats {
   // Now: unacked batches and their payload bytes, by tier. The index costs another
   // ~100 bytes per unacked batch in memory on top of memory_bytes.
@@ -60,6 +72,8 @@ struct OutboxStats {
   // dir, since Open. Payload bytes.
   uint64_t dropped_batches = 0;
   uint64_t dropped_bytes = 0;
+  // The drops since Open, by cause (DropCause): what the agent reports to the collector.
+  uint64_t dropped_by_cause[kDropCauseCount] = {};
   // Found by Open's recovery: unacked batches taken back, and records skipped because
   // their ack had been recorded.
   uint64_t recovered_batches = 0;
@@ -77,7 +91,6 @@ struct OutboxStats {
   bool state_file_discarded = false;
 };
 
-// One batch handed to the sender.
 struct OutboxItem {
   OutboxKey key;
   std::string bytes;

@@ -37,6 +37,7 @@ class AgentProcess {
   // Waits until status lists `pid` with at least `windows` finished windows.
   bool WaitForProcess(pid_t pid, int windows, absl::Duration timeout) const;
   std::string Log() const;
+  pid_t pid() const { return child_.pid(); }
 
  private:
   std::string dir_;
