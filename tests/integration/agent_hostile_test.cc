@@ -147,5 +147,62 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
+// Finding 8: batches the agent's outbox dropped (here: the spool is full while the
+// collector is away) were counted only in `opmap-agent status`. Now each drop reaches the
+// collector as a drop record in the next batch and shows in `opmap query counters`.
+TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
+  // A port for the collector, free now; the agent starts first and finds nobody there.
+  CollectorProcess::Options options;
+  options.dir = dir_.path();
+  CollectorProcess probe(options);
+  ASSERT_TRUE(probe.Start().ok()) << probe.Log();
+  const int port = probe.port();
+  probe.Kill();
+  WriteFileOrDie(dir_.File("agent.token"), absl::StrCat(kAgentToken, "\n"));
+  AgentProcess agent(dir_.path(),
+                     {"--capture-every", "500ms", "--capture-window", "300ms", "--capture-jitter",
+                      "0", "--collector", absl::StrCat("127.0.0.1:", port), "--insecure",
+                      "--token-file", dir_.File("agent.token"), "--memory-queue", "1KiB",
+                      "--spool-size", "64KiB"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child demo;
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "12", "--rate", "200", "--json"},
+                         dir_.File("demo.out"), dir_.File("demo.err"),
+                         InjectEnv(agent.socket()))
+                  .ok());
+  // Until the agent has dropped batches for a full spool.
+  int64_t dropped = 0;
+  for (int i = 0; i < 60 && dropped == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    const std::string json = agent.StatusJson();
+    if (!json.empty() && parser.parse(json).get(doc) == simdjson::SUCCESS) {
+      if (doc["upload"]["dropped_batches"].get_int64().get(dropped) != simdjson::SUCCESS) {
+        dropped = 0;
+      }
+    }
+  }
+  ASSERT_GT(dropped, 0) << agent.StatusJson();
+  // The collector comes (on the port the agent was told), and later windows go out.
+  CollectorProcess::Options later = options;
+  later.listen = absl::StrCat("127.0.0.1:", port);
+  CollectorProcess collector(later);
+  ASSERT_TRUE(collector.Start().ok()) << collector.Log();
+  bool reported = false;
+  std::string out;
+  for (int i = 0; i < 60 && !reported; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    RunResult q = opmap::testing::Run({OpmapBin(), "query", "counters", "--format", "json", "--collector",
+                       collector.address(), "--token", kAnalystToken},
+                      dir_.path());
+    out = q.out;
+    reported = absl::StrContains(q.out, "agent outbox: spool full");
+  }
+  EXPECT_TRUE(reported) << out << "\n" << agent.StatusJson();
+  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
+  EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+}
+
 }  // namespace
 }  // namespace opmap::testing
