@@ -5,6 +5,7 @@
 // migration.
 #include "collector/store/rollup_buckets.h"
 
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -321,6 +322,8 @@ TEST_F(BucketSplitTest, VersionOneFileIsMigrated) {
       ASSERT_EQ(raw.Exec(sql), "") << sql;
     }
   }
+  // A v1 collector wrote no commit mark (sqlite_commit_mark.h) beside its file either.
+  std::remove((path + "-acked").c_str());
   std::unique_ptr<SqliteStore> migrated = OpenWithWidth(path, kWidth);
   ASSERT_NE(migrated, nullptr);
   EXPECT_EQ(migrated->rollup_bucket_ns(), kWidth);
