@@ -120,8 +120,9 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
       << "the flood never registered: the test would prove nothing";
   EXPECT_GE(shrink_runs, 3);
 
-  // Liveness bounds, not timing targets: a stalled supervisor took 10 s and more.
-  EXPECT_LT(slowest_status_ms, 2500) << "status took " << slowest_status_ms << " ms";
+  // A liveness bound, not a timing target (the status client is a process of its own, on
+  // a loaded 2-core machine): a stalled supervisor took 10 s and more, up to 74 s.
+  EXPECT_LT(slowest_status_ms, 5000) << "status took " << slowest_status_ms << " ms";
   // The well-behaved workload kept being captured (1 s cadence over 8 s).
   EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 3, absl::Seconds(10))) << agent.StatusJson();
   const StatusFacts f = ReadStatus(agent, demo.pid());
