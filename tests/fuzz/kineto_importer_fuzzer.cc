@@ -5,41 +5,22 @@
 // DataLoss status is the expected answer to garbage. The JSON report is parsed back, so
 // an escaping bug in the writer counts as a crash too.
 //
-// Build and run: tests/fuzz/run_fuzz.sh [SECONDS]   (docs/fuzzing.md)
-#include <simdjson.h>
-
+// Build and run: tests/fuzz/run_fuzz.sh [SECONDS] or tests/fuzz/run_all.sh (docs/fuzzing.md)
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "analysis/import/kineto_importer.h"
-#include "analysis/mapping/kernel_mapper.h"
-#include "analysis/report/analyze_report.h"
-#include "analysis/summary/trace_summary.h"
+#include "tests/fuzz/fuzz_analyze.h"
+#include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace opmap::analysis;
-  absl::StatusOr<Trace> trace =
-      ImportKinetoBytes(std::string(reinterpret_cast<const char*>(data), size));
+  absl::StatusOr<opmap::analysis::Trace> trace =
+      opmap::analysis::ImportKinetoBytes(std::string(opmap::fuzz::AsText(data, size)));
   if (!trace.ok()) {
-    // Errors must say something (the CLI prints them as the whole diagnosis).
-    if (trace.status().message().empty()) std::abort();
+    opmap::fuzz::CheckErrorSaysWhy(trace.status(), "ImportKinetoBytes");
     return 0;
   }
-  MappingResult mapping = MapGpuEvents(*trace);
-  if (mapping.events.size() != trace->gpu_events.size()) std::abort();
-  TraceSummary summary = Summarize(*trace, mapping);
-  const ReportOptions report{"fuzz.json", 0};
-  std::string json = RenderAnalyzeJson(summary, report);
-  if (json.empty() || json.front() != '{' || json.back() != '}') std::abort();
-  // The report must be valid JSON (UTF-8, escapes) whatever names the trace held.
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(json).get(root)) std::abort();
-  // --top 3 takes the truncating paths of the text renderers.
-  const ReportOptions top{"fuzz.json", 3};
-  if (RenderAnalyzeTable(summary, top).empty()) std::abort();
-  if (RenderAnalyzeCsv(summary, top, /*with_header=*/true).empty()) std::abort();
+  opmap::fuzz::AnalyzeTrace(*trace);
   return 0;
 }

@@ -1,0 +1,17 @@
+model = tiny
+parameters = 7.5B
+layers = 2
+heads = 4
+head_dim = 32
+hidden = 128
+kv_heads = 2
+precision = bf16
+prefill_tokens = 32
+decode_tokens = 8
+batch = 2
+phase_mix = prefill=0.3,decode=0.7
+sla_p99_ms = 50
+quality_metric = acc
+quality.r1 = 0.9
+precision.r2 = fp8
+sparsity.r2 = 2:4
