@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds kineto_importer_fuzzer (clang, -DOPMAP_FUZZ=ON, in build-fuzz/) and fuzzes the
 # Kineto importer -> mapping -> summary -> JSON report pipeline for SECONDS (default 60).
-# It first replays tests/fuzz/regressions/ (inputs of bugs found before; each must pass)
-# and stops there if one fails.
+# It first replays tests/fuzz/regressions/kineto_importer_fuzzer/ (inputs of bugs found
+# before; each must pass) and stops there if one fails. All targets: run_all.sh.
 # Exit status: 0 when the run ended with no crash, leak, timeout or OOM; non-zero (the
 # fuzzer's own status) otherwise, with the input saved under $OPMAP_FUZZ_WORK/artifacts/.
 #
@@ -37,7 +37,7 @@ fuzzer="$build/fuzz/kineto_importer_fuzzer"
 mkdir -p "$work/corpus" "$work/artifacts"
 # Replay the inputs of earlier bugs (files, not a corpus folder: each runs once).
 shopt -s nullglob
-regressions=("$here"/regressions/*)
+regressions=("$here"/regressions/kineto_importer_fuzzer/*)
 if (( ${#regressions[@]} )) && [[ "${OPMAP_FUZZ_SKIP_REGRESSIONS:-0}" != 1 ]]; then
   if ! "$fuzzer" -rss_limit_mb=2048 -timeout=10 "${regressions[@]}" \
        > "$work/regressions.log" 2>&1; then
