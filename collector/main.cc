@@ -25,6 +25,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "collector/auth.h"
+#include "collector/clickhouse/http_client.h"
 #include "collector/collector_config.h"
 #include "collector/ingest_service.h"
 #include "collector/metrics.h"
@@ -181,12 +182,7 @@ int Run(const CollectorConfig& config) {
   if (metrics_server != nullptr) std::printf("metrics on %s\n", metrics_server->address().c_str());
   std::fflush(stdout);
   // A clickhouse:// URL may carry password=...: never into the log.
-  std::string shown_store = config.store;
-  if (size_t at = shown_store.find("password="); at != std::string::npos) {
-    const size_t end = shown_store.find('&', at);
-    shown_store.replace(at + 9, (end == std::string::npos ? shown_store.size() : end) - at - 9,
-                        "***");
-  }
+  const std::string shown_store = clickhouse::RedactPasswords(config.store);
   Log(absl::StrFormat("store %s, raw retention %s, auth %s, tls %s", shown_store,
                       absl::FormatDuration(config.raw_retention),
                       config.insecure_no_auth ? "OFF" : absl::StrFormat("%d tokens", auth.size()),

@@ -23,12 +23,13 @@ T Fixed(std::string_view record) {
 
 int64_t OrNone(uint64_t v) { return v == 0 ? kNone : static_cast<int64_t>(v); }
 
-// Producer-written timestamps are hostile: within ±2^62 ns and end >= start, so that
-// end - start (and anything summed from it downstream) cannot overflow.
-constexpr int64_t kMaxTimestampNs = int64_t{1} << 62;
+// Producer-written timestamps are hostile: within ±2^62 ns, end >= start and at most
+// 2^52 ns apart (analysis/model/trace.h), so that end - start cannot overflow and the
+// collector never rejects a whole batch for one event the agent could have refused.
 bool ValidSpan(int64_t start_ns, int64_t end_ns) {
-  return start_ns >= -kMaxTimestampNs && start_ns <= kMaxTimestampNs &&
-         end_ns >= start_ns && end_ns <= kMaxTimestampNs;
+  return start_ns >= -analysis::kMaxTimestampNs && start_ns <= analysis::kMaxTimestampNs &&
+         end_ns >= start_ns && end_ns <= analysis::kMaxTimestampNs &&
+         end_ns - start_ns <= analysis::kMaxDurationNs;
 }
 
 // MemcpyRecord and MemsetRecord share their leading fields (ring_layout.h).

@@ -53,7 +53,9 @@ DrainResult DrainRing(RingHeader* header, uint8_t* data, uint64_t capacity, Fn&&
   const uint64_t mask = capacity - 1;
   uint64_t read = header->read_pos.load(std::memory_order_relaxed);
   const uint64_t write = header->write_pos.load(std::memory_order_acquire);
-  if (read > write || write - read > capacity) {
+  // Records are 8-aligned, so positions are too: an unaligned one is a broken producer
+  // (and would make the next header load misaligned).
+  if (read > write || write - read > capacity || read % 8 != 0 || write % 8 != 0) {
     r.error = DrainError::kBadPositions;
     r.error_pos = read;
     return r;

@@ -22,6 +22,12 @@ namespace opmap::analysis {
 
 inline constexpr int64_t kNone = -1;  // "not present" for ids, counts and sizes
 
+// Bounds on event times from any untrusted source (the wire, a target's ring), so that no
+// end - start or sum over a session can overflow int64 (docs/security.md): one duration
+// at most 2^52 ns (52 days), a timestamp within ±2^62 ns.
+inline constexpr int64_t kMaxDurationNs = int64_t{1} << 52;
+inline constexpr int64_t kMaxTimestampNs = int64_t{1} << 62;
+
 enum class GpuEventKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
 
 // One interval of GPU activity on one device and stream.

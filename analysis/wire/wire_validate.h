@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "analysis/model/trace.h"
 #include "analysis/wire/batch_codec.h"
 #include "opmap/v1/ingest.pb.h"
 #include "opmap/v1/telemetry.pb.h"
@@ -17,8 +18,8 @@ namespace opmap::analysis::wire_internal {
 // Bounds on values from the wire, so that no sum the collector or the reports compute
 // can overflow int64: one duration <= 2^52 ns (52 days), a timestamp within ±2^62 ns,
 // and a session's durations of one kind sum to at most 2^62 ns.
-inline constexpr int64_t kMaxDurationNs = int64_t{1} << 52;
-inline constexpr int64_t kMaxTimestampNs = int64_t{1} << 62;
+using analysis::kMaxDurationNs;   // analysis/model/trace.h
+using analysis::kMaxTimestampNs;
 inline constexpr int64_t kMaxSessionDurationSumNs = int64_t{1} << 62;
 
 // Adds the batch's (validated) durations to `sums`; over kMaxSessionDurationSumNs in any

@@ -21,7 +21,8 @@ absl::Status CheckStoreUrl(std::string_view url) {
   if (url.starts_with(kSqlite)) {
     if (url.size() == kSqlite.size()) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("store URL \"%s\": no path after \"sqlite:\"", url));
+          absl::StrFormat("store URL \"%s\": no path after \"sqlite:\"",
+                          clickhouse::RedactPasswords(url)));
     }
     return absl::OkStatus();
   }
@@ -32,7 +33,7 @@ absl::Status CheckStoreUrl(std::string_view url) {
   return absl::InvalidArgumentError(absl::StrFormat(
       "store URL \"%s\": unknown store scheme (expected \"sqlite:PATH\" or "
       "\"clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&cluster=NAME\")",
-      url));
+      clickhouse::RedactPasswords(url)));
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url) {
