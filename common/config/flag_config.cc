@@ -49,7 +49,7 @@ absl::StatusOr<absl::Duration> ParseDuration(std::string_view text) {
       case 's': total += absl::Seconds(n); break;
       case 'm': total += absl::Minutes(n); break;
       case 'h': total += absl::Hours(n); break;
-      case 'd': total += absl::Hours(24 * n); break;
+      case 'd': total += absl::Hours(n) * 24; break;  // saturates: no int64 overflow
       default: return bad();
     }
   }

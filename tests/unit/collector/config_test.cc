@@ -124,6 +124,10 @@ TEST(ConfigTest, FlagErrors) {
   EXPECT_EQ(ErrorOf({"--insecure-no-auth", "--raw-retention", "0h"}),
             "--raw-retention: invalid duration '0h' (expected a positive duration such as "
             "24h, 90m, 7d, 1h30m)");
+  // 24 × this many days overflows int64 (it once wrapped to 8 hours): too long, refused.
+  EXPECT_EQ(ErrorOf({"--insecure-no-auth", "--raw-retention", "768614336404564651d"}),
+            "--raw-retention: invalid duration '768614336404564651d' (expected a positive "
+            "duration such as 24h, 90m, 7d, 1h30m)");
   EXPECT_EQ(ErrorOf({}),
             "--tokens FILE is required (lines `TOKEN ROLE [NAME]`); pass --insecure-no-auth to "
             "run without authentication");
