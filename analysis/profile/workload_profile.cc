@@ -231,6 +231,11 @@ absl::StatusOr<WorkloadProfile> ParseWorkloadProfileText(std::string_view text) 
     return absl::InvalidArgumentError(
         absl::StrCat("missing required keys ", absl::StrJoin(missing, ", ")));
   }
+  // d_attn = heads × head_dim is an int64 (AttentionDim): refuse a product that overflows.
+  if (int64_t d_attn = 0; __builtin_mul_overflow(p.heads, p.head_dim, &d_attn)) {
+    return absl::InvalidArgumentError(absl::StrCat("heads × head_dim (", p.heads, " × ",
+                                                   p.head_dim, ") is too large"));
+  }
   if (kv_heads_line == 0) {
     p.kv_heads = p.heads;
   } else if (p.kv_heads > p.heads) {
@@ -272,8 +277,13 @@ std::optional<double> ModelFlopsPerRequest(const WorkloadProfile& p, std::string
   }
   const int64_t prompt = *p.prefill_tokens;
   const int64_t generated = p.decode_tokens.value_or(0);
-  double per_sequence = PrefillFlops(p, prompt);
-  for (int64_t k = 0; k < generated; ++k) per_sequence += DecodeStepFlops(p, prompt + k);
+  // Σ over the decode steps k = 0 .. D-1 of DecodeStepFlops(P + k) = D·2N + 4·L·d_attn·Σ(P+k),
+  // Σ(P+k) = D·P + D(D-1)/2, in closed form: decode_tokens may be any int64 (no loop).
+  const double d = static_cast<double>(std::max<int64_t>(generated, 0));
+  const double contexts = d * static_cast<double>(std::max<int64_t>(prompt, 0)) + d * (d - 1) / 2;
+  const double per_sequence =
+      PrefillFlops(p, prompt) + d * 2.0 * p.parameters +
+      4.0 * static_cast<double>(p.layers) * static_cast<double>(p.AttentionDim()) * contexts;
   const double flops = per_sequence * static_cast<double>(p.batch);
   if (basis != nullptr) {
     *basis = absl::StrFormat(

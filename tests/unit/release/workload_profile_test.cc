@@ -2,6 +2,7 @@
 // the docs/metrics.md formulas checked by hand on a 7B-shaped profile.
 #include "analysis/profile/workload_profile.h"
 
+#include <cmath>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -176,6 +177,28 @@ TEST(WorkloadProfile, FormulasByHand) {
   q.precision = Precision::kFp8;
   q.weight_bytes.reset();
   EXPECT_DOUBLE_EQ(DecodeStepBytes(q, 1024), 7e9 + 4 * 134217728.0 / 2);
+}
+
+// Found by profile_fuzzer: decode_tokens = 5e17 made ModelFlopsPerRequest loop over every
+// step (a hang), and heads × head_dim overflowed int64 (UBSan).
+TEST(WorkloadProfile, FlopsPerRequestInClosedForm) {
+  absl::StatusOr<WorkloadProfile> p = ParseWorkloadProfileText(kProfile);
+  ASSERT_TRUE(p.ok()) << p.status();
+  double by_steps = PrefillFlops(*p, 512);
+  for (int64_t k = 0; k < 128; ++k) by_steps += DecodeStepFlops(*p, 512 + k);
+  EXPECT_DOUBLE_EQ(ModelFlopsPerRequest(*p, nullptr).value(), 4 * by_steps);
+  WorkloadProfile q = *p;
+  q.decode_tokens = 500'000'000'000'000'000;
+  const double huge = ModelFlopsPerRequest(q, nullptr).value();  // at once, not 5e17 steps
+  EXPECT_TRUE(std::isfinite(huge));
+  EXPECT_GT(huge, 1e40);
+}
+
+TEST(WorkloadProfile, AttentionDimOverflowIsRefused) {
+  EXPECT_EQ(Status(ParseWorkloadProfileText(
+                "model = m\nparameters = 1\nlayers = 1\nheads = 4611686018427387904\n"
+                "head_dim = 4\nhidden = 1\nprecision = bf16\n")),
+            "heads × head_dim (4611686018427387904 × 4) is too large");
 }
 
 TEST(WorkloadProfile, PrecisionNamesAndBytes) {
