@@ -346,7 +346,6 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     metrics_->store_errors.fetch_add(1, std::memory_order_relaxed);
     if (outcome.status().code() == absl::StatusCode::kDataLoss && options_.health != nullptr) {
       options_.health->MarkDamaged(outcome.status());
-      metrics_->store_damaged.store(1);
       Log(absl::StrFormat("store damaged, ingest stopped: %s", outcome.status().message()));
     }
     Reset(s);  // the assembler holds the uncommitted batch: rebuild from the store

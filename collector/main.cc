@@ -29,6 +29,7 @@
 #include "collector/collector_config.h"
 #include "collector/ingest_service.h"
 #include "collector/metrics.h"
+#include "collector/metrics_server.h"
 #include "collector/query_service.h"
 #include "collector/store/store.h"
 #include "collector/store_health.h"
@@ -136,6 +137,7 @@ int Run(const CollectorConfig& config) {
 
   CollectorMetrics metrics;
   StoreHealth health;
+  metrics.health = &health;
   IngestOptions ingest_options;
   ingest_options.health = &health;
   ingest_options.max_session_records = config.max_session_records;
@@ -203,7 +205,6 @@ int Run(const CollectorConfig& config) {
         last_check = absl::Now();
         if (absl::Status st = (*store)->CheckIntegrity(); !st.ok()) {
           health.MarkDamaged(st);
-          metrics.store_damaged.store(1);
           Log(absl::StrFormat("integrity check: %s; ingest stopped, queries refused",
                               st.message()));
         }

@@ -67,8 +67,11 @@ std::string CollectorMetrics::RenderPrometheus() const {
   metric("opmap_collector_malformed_messages_total", "counter",
          "Ingest messages that did not parse as a Batch (the stream ended INVALID_ARGUMENT).",
          malformed_messages);
-  metric("opmap_collector_store_damaged", "gauge",
-         "1 when an integrity check found the store damaged (ingest stopped).", store_damaged);
+  absl::StrAppend(&out,
+                  "# HELP opmap_collector_store_damaged 1 when an integrity check found the store "
+                  "damaged (ingest stopped).\n# TYPE opmap_collector_store_damaged gauge\n"
+                  "opmap_collector_store_damaged ",
+                  health != nullptr && health->damaged() ? 1 : 0, "\n");
   metric("opmap_collector_ingest_streams", "gauge", "Open Ingest streams.", ingest_streams);
   metric("opmap_collector_active_sessions", "gauge", "Sessions held in memory.",
          active_sessions);

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "collector/metrics_server.h"
+#include "collector/store_health.h"
 #include "opmap/v1/ingest.pb.h"
 
 namespace opmap::collector {
@@ -31,7 +31,6 @@ class CollectorMetrics {
   std::atomic<int64_t> streams_refused{0};    // streams over the overall or per-token limit
   std::atomic<int64_t> budget_refusals{0};    // batches refused: incomplete-session budget spent
   std::atomic<int64_t> malformed_messages{0}; // stream messages that do not parse as a Batch
-  std::atomic<int64_t> store_damaged{0};      // 1 once an integrity check failed (gauge)
   std::atomic<int64_t> ingest_streams{0};     // open Ingest streams (gauge)
   std::atomic<int64_t> active_sessions{0};    // sessions held in memory (gauge)
 
@@ -40,6 +39,9 @@ class CollectorMetrics {
   void ObserveCommit(double seconds);
 
   std::string RenderPrometheus() const;
+
+  // Rendered as opmap_collector_store_damaged (null: never damaged).
+  const StoreHealth* health = nullptr;
 
  private:
   std::array<std::atomic<int64_t>, kRejectionCodes> rejected_{};

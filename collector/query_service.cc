@@ -64,6 +64,15 @@ std::string SessionLabel(const BatchHeader& h) {
 
 grpc::Status Reply(const absl::Status& status) { return ToGrpcStatus(status); }
 
+// The request and response types of a unary service method.
+template <typename M>
+struct MethodTraits;
+template <typename C, typename Req, typename Resp>
+struct MethodTraits<grpc::Status (C::*)(grpc::ServerContext*, const Req*, Resp*)> {
+  using Request = Req;
+  using Response = Resp;
+};
+
 }  // namespace
 
 absl::Status ValidateTimeRange(const opmap::v1::TimeRange& range, bool has_range) {
@@ -205,22 +214,18 @@ QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMet
     }
     return status;
   };
-  MarkMethodStreamed(0, AuthorizeThenServeUnary<LatencyRequest, LatencyResponse>(
-                            authorize, [this](auto* c, auto* q, auto* r) {
-                              return LatencyPercentiles(c, q, r);
-                            }));
-  MarkMethodStreamed(1, AuthorizeThenServeUnary<TimeBreakdownRequest, TimeBreakdownResponse>(
-                            authorize, [this](auto* c, auto* q, auto* r) {
-                              return TimeBreakdown(c, q, r);
-                            }));
-  MarkMethodStreamed(2, AuthorizeThenServeUnary<TopKernelsRequest, TopKernelsResponse>(
-                            authorize, [this](auto* c, auto* q, auto* r) {
-                              return TopKernels(c, q, r);
-                            }));
-  MarkMethodStreamed(3, AuthorizeThenServeUnary<CountersRequest, CountersResponse>(
-                            authorize, [this](auto* c, auto* q, auto* r) {
-                              return Counters(c, q, r);
-                            }));
+  auto unary = [&](int index, auto method) {
+    using Traits = MethodTraits<decltype(method)>;
+    MarkMethodStreamed(index, AuthorizeThenServeUnary<typename Traits::Request,
+                                                      typename Traits::Response>(
+                                  authorize, [this, method](auto* c, auto* q, auto* r) {
+                                    return (this->*method)(c, q, r);
+                                  }));
+  };
+  unary(0, &QueryService::LatencyPercentiles);
+  unary(1, &QueryService::TimeBreakdown);
+  unary(2, &QueryService::TopKernels);
+  unary(3, &QueryService::Counters);
   MarkMethodStreamed(
       4, AuthorizeThenServeStream<ExportTraceRequest, TraceChunk>(
              authorize, [this](grpc::ServerContext* c, const ExportTraceRequest* q,
@@ -229,14 +234,8 @@ QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMet
                  return !c->IsCancelled() && write(chunk);
                }));
              }));
-  MarkMethodStreamed(5, AuthorizeThenServeUnary<Signoff, RecordSignoffResponse>(
-                            authorize, [this](auto* c, auto* q, auto* r) {
-                              return RecordSignoff(c, q, r);
-                            }));
-  MarkMethodStreamed(6, AuthorizeThenServeUnary<ListSignoffsRequest, ListSignoffsResponse>(
-                            authorize, [this](auto* c, auto* q, auto* r) {
-                              return ListSignoffs(c, q, r);
-                            }));
+  unary(5, &QueryService::RecordSignoff);
+  unary(6, &QueryService::ListSignoffs);
 }
 
 grpc::Status QueryService::Authorize(grpc::ServerContext* context, Principal* principal) {

@@ -22,8 +22,10 @@ absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.
 std::string_view SV(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
 absl::Status Bad(std::string_view url, std::string_view what) {
+  // `what` quotes pieces of the URL (a database name that swallowed "&password=..."):
+  // redacted as well.
   return absl::InvalidArgumentError(
-      absl::StrCat("clickhouse URL '", RedactPasswords(url), "': ", AV(what),
+      absl::StrCat("clickhouse URL '", RedactPasswords(url), "': ", RedactPasswords(what),
                    " (expected clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&password=P"
                    "&cluster=NAME)"));
 }

@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/agent_fixture.h"
 
@@ -24,20 +25,6 @@ namespace opmap::testing {
 namespace {
 
 std::string HostileBin() { return BinDir() + "/../tests/hostile_registrant"; }
-
-// VmHWM (peak resident set) of `pid` in MiB, -1 when unreadable.
-double PeakRssMiB(pid_t pid) {
-  for (absl::string_view line :
-       absl::StrSplit(ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/status")), '\n')) {
-    if (absl::ConsumePrefix(&line, "VmHWM:")) {
-      int64_t kb = 0;
-      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(line, "kB")), &kb)) {
-        return kb / 1024.0;
-      }
-    }
-  }
-  return -1;
-}
 
 struct StatusFacts {
   bool answered = false;
@@ -190,17 +177,57 @@ TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
   later.listen = absl::StrCat("127.0.0.1:", port);
   CollectorProcess collector(later);
   ASSERT_TRUE(collector.Start().ok()) << collector.Log();
-  bool reported = false;
-  std::string out;
-  for (int i = 0; i < 60 && !reported; ++i) {
+  // Every batch the outbox dropped reaches the collector as a count: the collector's sum
+  // of "agent outbox: ..." drops equals the agent's dropped_batches (no more are dropped
+  // once the collector is there; the last ones ride with the next window's batch).
+  auto agent_dropped = [&] {
+    int64_t n = -1;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    const std::string json = agent.StatusJson();
+    if (json.empty() || parser.parse(json).get(doc) != simdjson::SUCCESS ||
+        doc["upload"]["dropped_batches"].get_int64().get(n) != simdjson::SUCCESS) {
+      return int64_t{-1};
+    }
+    return n;
+  };
+  auto collector_dropped = [&](std::string* reasons) {
+    RunResult q = opmap::testing::Run({OpmapBin(), "query", "counters", "--format", "json",
+                                       "--collector", collector.address(), "--token",
+                                       kAnalystToken},
+                                      dir_.path());
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    int64_t sum = 0;
+    if (parser.parse(q.out).get(doc) != simdjson::SUCCESS) return int64_t{-1};
+    simdjson::dom::array drops;
+    if (doc["drops"].get_array().get(drops) != simdjson::SUCCESS) return int64_t{0};
+    for (simdjson::dom::element d : drops) {
+      std::string_view reason;
+      int64_t count = 0;
+      if (d["reason"].get_string().get(reason) != simdjson::SUCCESS ||
+          d["count"].get_int64().get(count) != simdjson::SUCCESS) {
+        continue;
+      }
+      if (reason.starts_with("agent outbox: ")) {
+        sum += count;
+        absl::StrAppend(reasons, std::string(reason), "=", count, "; ");
+      }
+    }
+    return sum;
+  };
+  int64_t at_agent = -1, at_collector = -1;
+  std::string reasons;
+  for (int i = 0; i < 80; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    RunResult q = opmap::testing::Run({OpmapBin(), "query", "counters", "--format", "json", "--collector",
-                       collector.address(), "--token", kAnalystToken},
-                      dir_.path());
-    out = q.out;
-    reported = absl::StrContains(q.out, "agent outbox: spool full");
+    at_agent = agent_dropped();
+    reasons.clear();
+    at_collector = collector_dropped(&reasons);
+    if (at_agent > 0 && at_collector == at_agent) break;
   }
-  EXPECT_TRUE(reported) << out << "\n" << agent.StatusJson();
+  EXPECT_GT(at_agent, 0);
+  EXPECT_EQ(at_collector, at_agent) << reasons << "\n" << agent.StatusJson();
+  EXPECT_THAT(reasons, ::testing::HasSubstr("agent outbox: spool full"));
   ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }

@@ -21,6 +21,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 
@@ -225,6 +227,19 @@ int64_t CollectorProcess::Metric(const std::string& name) const {
     if (!absl::ConsumePrefix(&line, name) || !absl::ConsumePrefix(&line, " ")) continue;
     double v;
     if (absl::SimpleAtod(line, &v)) return static_cast<int64_t>(v);
+  }
+  return -1;
+}
+
+double PeakRssMiB(pid_t pid) {
+  for (absl::string_view line :
+       absl::StrSplit(ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/status")), '\n')) {
+    if (absl::ConsumePrefix(&line, "VmHWM:")) {
+      int64_t kb = 0;
+      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(line, "kB")), &kb)) {
+        return kb / 1024.0;
+      }
+    }
   }
   return -1;
 }

@@ -124,6 +124,9 @@ class CollectorProcess {
 // GET http://ADDRESS/PATH over loopback; "" on any failure.
 std::string HttpGet(const std::string& address, const std::string& path);
 
+// Peak resident set (VmHWM) of `pid` in MiB; -1 when unreadable.
+double PeakRssMiB(pid_t pid);
+
 }  // namespace opmap::testing
 
 #endif  // OPMAP_TESTS_INTEGRATION_COLLECTOR_FIXTURE_H_

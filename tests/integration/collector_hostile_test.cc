@@ -43,19 +43,6 @@ using opmap::v1::Batch;
 
 constexpr char kFleetToken[] = "fleet-token-0123456789abcdef";
 
-double PeakRssMiB(pid_t pid) {
-  for (absl::string_view line :
-       absl::StrSplit(ReadFileOrEmpty(absl::StrCat("/proc/", pid, "/status")), '\n')) {
-    if (absl::ConsumePrefix(&line, "VmHWM:")) {
-      int64_t kb = 0;
-      if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(line, "kB")), &kb)) {
-        return kb / 1024.0;
-      }
-    }
-  }
-  return -1;
-}
-
 // One session's batch of `kernels` kernels named "k".
 Batch KernelBatch(const std::string& agent, const std::string& session, uint64_t seq,
                   int kernels, bool last, int64_t dur_ns = 1000) {
@@ -410,6 +397,35 @@ TEST_F(CollectorHostileTest, LostAcknowledgedCommitsAreRefusedAtStart) {
   EXPECT_FALSE(restarted.ok());
   EXPECT_THAT(collector_->Log(), HasSubstr("were acknowledged"));
   EXPECT_THAT(collector_->Log(), HasSubstr("it is not opened"));
+}
+
+// Finding 15, the log's middle: a frame that fails its checksum with the log going on
+// after it means SQLite would drop every commit from there on. Refused naming the frame.
+TEST_F(CollectorHostileTest, WalDamagedMidLogIsRefusedAtStart) {
+  StartCollector();
+  {
+    Stream s(Channel(), kAgentToken);
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(s.Send(KernelBatch("a", absl::StrCat("w", i), 1, 50, true)));
+    }
+    EXPECT_TRUE(s.Finish().ok());
+  }
+  collector_->Kill();
+  const std::string wal = collector_->db() + "-wal";
+  const int fd = open(wal.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0) << wal;
+  struct stat st{};
+  ASSERT_EQ(fstat(fd, &st), 0);
+  const off_t frame = 24 + 4096;
+  ASSERT_GT(st.st_size, 32 + 4 * frame) << "too few frames to damage one in the middle";
+  // The page bytes of frame 2 (its header and salts intact): frames 3.. follow it.
+  const std::string junk(512, '\x5a');
+  ASSERT_EQ(pwrite(fd, junk.data(), junk.size(), 32 + frame + 24 + 1024), 512);
+  close(fd);
+  EXPECT_FALSE(collector_->Restart().ok());
+  EXPECT_THAT(collector_->Log(),
+              HasSubstr("-wal: frame 2 (offset 4152, page "));
+  EXPECT_THAT(collector_->Log(), HasSubstr("fails its checksum and the log continues after it"));
 }
 
 // Finding 15, while running: damage found by the periodic check stops ingest (agents keep

@@ -1,4 +1,5 @@
 #include "collector/metrics.h"
+#include "collector/metrics_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
