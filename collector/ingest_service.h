@@ -100,7 +100,6 @@ class IngestService final : public opmap::v1::Ingest::Service {
   size_t EvictIdle(absl::Time cutoff);
 
   size_t sessions_in_memory();
-  int64_t held_records() const { return held_records_.load(); }
 
  private:
   struct Session;
