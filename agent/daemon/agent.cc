@@ -287,7 +287,9 @@ void Agent::Tick(absl::Time now) {
   UpdateCpuBudget(now);
   std::vector<pid_t> gone;
   for (auto& [pid, p] : processes_) {
-    ReadChannel(*p, now);
+    // A process forgotten since the last tick (its kStartWindow could not be sent, in the
+    // scheduling loop below) has no channel left to read: it only goes now.
+    if (p->channel != nullptr) ReadChannel(*p, now);
     if (p->channel == nullptr) {
       gone.push_back(pid);
       continue;

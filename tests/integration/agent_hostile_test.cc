@@ -135,6 +135,37 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
+// A registrant whose socket refuses the agent's commands (read side shut: kStartWindow
+// fails with EPIPE) while reads still see it alive. The agent forgot it in the scheduling
+// loop and, on the next tick, read its released channel: SIGSEGV (found by the combined
+// test above under load). Now it is forgotten, and the agent keeps serving the demo.
+TEST_F(AgentHostileTest, ARegistrantThatCannotBeSentToIsForgottenNotACrash) {
+  AgentProcess agent(dir_.path(), {"--capture-every", "500ms", "--capture-window", "200ms",
+                                   "--capture-jitter", "0"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child demo;
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "5", "--rate", "100", "--json"},
+                         dir_.File("demo.out"), dir_.File("demo.err"),
+                         InjectEnv(agent.socket()))
+                  .ok());
+  std::vector<std::unique_ptr<Child>> deaf;
+  for (int i = 0; i < 3; ++i) {
+    auto c = std::make_unique<Child>();
+    ASSERT_TRUE(c->Start({HostileBin(), agent.socket(), "deaf", "4"},
+                         dir_.File(absl::StrCat("deaf", i, ".out")),
+                         dir_.File(absl::StrCat("deaf", i, ".err")))
+                    .ok());
+    deaf.push_back(std::move(c));
+  }
+  for (auto& c : deaf) EXPECT_EQ(c->Wait(absl::Seconds(20)), 0);
+  EXPECT_TRUE(ReadFileOrEmpty(dir_.File("deaf0.out")).starts_with("registered"));
+  const StatusFacts f = ReadStatus(agent, demo.pid());
+  EXPECT_TRUE(f.answered) << "the agent died\n" << agent.Log();
+  EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 3, absl::Seconds(10))) << agent.StatusJson();
+  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
+  EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+}
+
 // Finding 8: batches the agent's outbox dropped (here: the spool is full while the
 // collector is away) were counted only in `opmap-agent status`. Now each drop reaches the
 // collector as a drop record in the next batch and shows in `opmap query counters`.

@@ -11,9 +11,12 @@
 //   counters  a well-formed ring whose producer-written counters jump to random values
 //   windows   100,000 distinct window marks per window (a linear window lookup is slow)
 //   garbage   random bytes over the ring's records and positions (poisons the reader)
+//   deaf      shuts its socket's read side after the welcome: the agent's next command
+//             fails to send (EPIPE) while reads still see a live peer
 // Prints "registered" once the agent welcomed it; answers the agent's window commands.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -131,6 +134,12 @@ int main(int argc, char** argv) {
       inject::ReadMessage(fd, 5000, &h, &body) == inject::ReadResult::kMessage && h.type == kWelcome;
   std::printf("%s\n", welcomed ? "registered" : "refused");
   std::fflush(stdout);
+  if (mode == "deaf") {
+    shutdown(fd, SHUT_RD);
+    std::this_thread::sleep_until(until);
+    close(fd);
+    return 0;
+  }
 
   if (ring.base != nullptr && mode != "shrink") {
     mischief = std::thread([&] {
