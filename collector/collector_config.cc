@@ -116,10 +116,11 @@ absl::StatusOr<ParsedArgs> ParseCollectorArgs(const std::vector<std::string>& ar
   ParsedArgs out;
   absl::StatusOr<bool> help =
       config::ParseArgsInto(args, Keys(), &out.config, &out.config.config_file);
-  if (!help.ok()) return help.status();
+  // Errors quote the values they refuse: never a password from a store URL.
+  if (!help.ok()) return config::Redacted(help.status());
   out.help = *help;
   if (out.help) return out;
-  if (absl::Status s = ValidateConfig(out.config); !s.ok()) return s;
+  if (absl::Status s = ValidateConfig(out.config); !s.ok()) return config::Redacted(s);
   return out;
 }
 

@@ -24,8 +24,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "common/config/text_util.h"
 #include "collector/auth.h"
-#include "collector/clickhouse/http_client.h"
 #include "collector/collector_config.h"
 #include "collector/ingest_service.h"
 #include "collector/metrics.h"
@@ -184,7 +184,7 @@ int Run(const CollectorConfig& config) {
   if (metrics_server != nullptr) std::printf("metrics on %s\n", metrics_server->address().c_str());
   std::fflush(stdout);
   // A clickhouse:// URL may carry password=...: never into the log.
-  const std::string shown_store = clickhouse::RedactPasswords(config.store);
+  const std::string shown_store = text::RedactPasswords(config.store);
   Log(absl::StrFormat("store %s, raw retention %s, auth %s, tls %s", shown_store,
                       absl::FormatDuration(config.raw_retention),
                       config.insecure_no_auth ? "OFF" : absl::StrFormat("%d tokens", auth.size()),

@@ -114,10 +114,11 @@ absl::StatusOr<ParsedAgentArgs> ParseAgentArgs(const std::vector<std::string>& a
   ParsedAgentArgs out;
   absl::StatusOr<bool> help =
       config::ParseArgsInto(args, Keys(), &out.config, &out.config.config_file);
-  if (!help.ok()) return help.status();
+  // Errors quote the values they refuse: never a password from a store URL.
+  if (!help.ok()) return config::Redacted(help.status());
   out.help = *help;
   if (out.help) return out;
-  if (absl::Status s = ValidateAgentConfig(out.config); !s.ok()) return s;
+  if (absl::Status s = ValidateAgentConfig(out.config); !s.ok()) return config::Redacted(s);
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "collector/clickhouse/http_client.h"
+#include "common/config/text_util.h"
 
 namespace opmap::collector::clickhouse {
 namespace {
@@ -25,7 +26,8 @@ absl::Status Bad(std::string_view url, std::string_view what) {
   // `what` quotes pieces of the URL (a database name that swallowed "&password=..."):
   // redacted as well.
   return absl::InvalidArgumentError(
-      absl::StrCat("clickhouse URL '", RedactPasswords(url), "': ", RedactPasswords(what),
+      absl::StrCat("clickhouse URL '", text::RedactPasswords(url), "': ",
+                   text::RedactPasswords(what),
                    " (expected clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&password=P"
                    "&cluster=NAME)"));
 }
@@ -108,18 +110,6 @@ absl::StatusOr<absl::Duration> ParseMs(std::string_view url, std::string_view ke
 }
 
 }  // namespace
-
-std::string RedactPasswords(std::string_view url) {
-  std::string out(url);
-  // Every occurrence: a URL may repeat the key (the fuzzer found the second one shown).
-  for (size_t at = out.find("password="); at != std::string::npos;
-       at = out.find("password=", at + 9)) {
-    const size_t start = at + 9;
-    const size_t end = out.find('&', start);
-    out.replace(start, end == std::string::npos ? std::string::npos : end - start, "***");
-  }
-  return out;
-}
 
 absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
   if (url.substr(0, kScheme.size()) != kScheme) return Bad(url, "scheme is not clickhouse://");

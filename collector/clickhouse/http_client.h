@@ -97,9 +97,6 @@ struct ClickHouseUrl {
 };
 absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url);
 
-// `url` with the value of every `password=` replaced by "***": what logs and errors show.
-std::string RedactPasswords(std::string_view url);
-
 // The ClickHouse error code ("Code: N") carried by a status from this client; -1 if none.
 int ClickHouseErrorCode(const absl::Status& status);
 

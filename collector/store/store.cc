@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
+#include "common/config/text_util.h"
 #include "collector/clickhouse/http_client.h"
 #include "collector/store/clickhouse_store.h"
 #include "collector/store/sqlite_store.h"
@@ -22,7 +23,7 @@ absl::Status CheckStoreUrl(std::string_view url) {
     if (url.size() == kSqlite.size()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("store URL \"%s\": no path after \"sqlite:\"",
-                          clickhouse::RedactPasswords(url)));
+                          text::RedactPasswords(url)));
     }
     return absl::OkStatus();
   }
@@ -33,7 +34,7 @@ absl::Status CheckStoreUrl(std::string_view url) {
   return absl::InvalidArgumentError(absl::StrFormat(
       "store URL \"%s\": unknown store scheme (expected \"sqlite:PATH\" or "
       "\"clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&cluster=NAME\")",
-      clickhouse::RedactPasswords(url)));
+      text::RedactPasswords(url)));
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(std::string_view url) {

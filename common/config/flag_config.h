@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/config/text_util.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 
@@ -91,6 +92,14 @@ const ConfigKey<Config>* FindKey(const std::vector<ConfigKey<Config>>& keys,
     if (k.name == name) return &k;
   }
   return nullptr;
+}
+
+// `status` with every `password=` value in its message replaced by "***": flag and
+// config errors quote the values they refuse, and a value may be a URL with a password.
+inline absl::Status Redacted(const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), text::RedactPasswords(std::string_view(
+                                          status.message().data(), status.message().size())));
 }
 
 // Applies a config file's text to `config`. `source` names the file in errors.

@@ -56,6 +56,19 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && Lower(a) == Lower(b);
 }
 
+// `s` with the value of every `password=` (up to the next '&') replaced by "***": what
+// errors and logs show of a URL or an argument that may carry one.
+inline std::string RedactPasswords(std::string_view s) {
+  std::string out(s);
+  for (size_t at = out.find("password="); at != std::string::npos;
+       at = out.find("password=", at + 9)) {
+    const size_t start = at + 9;
+    const size_t end = out.find('&', start);
+    out.replace(start, end == std::string::npos ? std::string::npos : end - start, "***");
+  }
+  return out;
+}
+
 }  // namespace opmap::text
 
 #endif  // OPMAP_COMMON_CONFIG_TEXT_UTIL_H_

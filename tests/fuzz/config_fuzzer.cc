@@ -37,20 +37,28 @@ using fuzz::Check;
 using fuzz::CheckErrorSaysWhy;
 using fuzz::Fail;
 
-// A password given in `url` (raw, as it appears) must not show up in `message` unless
-// the same bytes appear in the URL elsewhere too.
-void CheckPasswordHidden(std::string_view url, const absl::Status& status) {
+// Passwords must never show up in an error. Checked with a marker: every `password=`
+// value of the input is replaced by kSecret (bytes no error of ours contains) and the
+// error for that input must not hold it. (Looking for the fuzzed value itself found the
+// errors' own words: "password=assword, cluster" matches the list of known keys.)
+constexpr std::string_view kSecret = "Zq7SeCrEt7qZ";
+
+std::string WithSecret(std::string_view text) {
+  std::string out(text);
+  for (size_t at = out.find("password="); at != std::string::npos;
+       at = out.find("password=", at + 9 + kSecret.size())) {
+    const size_t start = at + 9;
+    const size_t end = out.find('&', start);
+    out.replace(start, end == std::string::npos ? std::string::npos : end - start, kSecret);
+  }
+  return out;
+}
+
+void CheckPasswordHidden(const absl::Status& status) {
   if (status.ok() || fuzz::KnownOpen("store-url-password")) return;
   const std::string_view message(status.message().data(), status.message().size());
-  for (size_t at = url.find("password="); at != std::string_view::npos;
-       at = url.find("password=", at + 1)) {
-    std::string_view value = url.substr(at + 9);
-    value = value.substr(0, value.find('&'));
-    if (value.size() < 6) continue;
-    if (url.find(value) != at + 9 || url.find(value, at + 10) != std::string_view::npos) continue;
-    if (message.find(value) != std::string_view::npos) {
-      Fail("a store URL's password appears in an error", message);
-    }
+  if (message.find(kSecret) != std::string_view::npos) {
+    Fail("a password appears in an error", message);
   }
 }
 
@@ -61,7 +69,11 @@ void CollectorConfigText(std::string_view text) {
   if (!s.ok()) return;
   absl::Status valid = collector::ValidateConfig(config);
   CheckErrorSaysWhy(valid, "collector ValidateConfig");
-  CheckPasswordHidden(config.store, valid);
+  if (config.store.find("password=") != std::string::npos) {
+    collector::CollectorConfig secret = config;
+    secret.store = WithSecret(config.store);
+    CheckPasswordHidden(collector::ValidateConfig(secret));
+  }
   if (valid.ok()) Check(collector::CheckStoreUrl(config.store).ok(), "a valid config's store URL");
 }
 
@@ -110,7 +122,9 @@ void Tokens(std::string_view text) {
 void StoreUrl(std::string_view url) {
   absl::Status s = collector::CheckStoreUrl(url);
   CheckErrorSaysWhy(s, "CheckStoreUrl");
-  CheckPasswordHidden(url, s);
+  if (url.find("password=") != std::string_view::npos) {
+    CheckPasswordHidden(collector::CheckStoreUrl(WithSecret(url)));
+  }
   if (url.starts_with("clickhouse://")) {
     absl::StatusOr<collector::clickhouse::ClickHouseUrl> parsed =
         collector::clickhouse::ParseClickHouseUrl(url);
@@ -131,13 +145,10 @@ void CommandLines(std::string_view text) {
   absl::StatusOr<collector::ParsedArgs> c = collector::ParseCollectorArgs(args);
   CheckErrorSaysWhy(c.status(), "ParseCollectorArgs");
   if (c.ok() && !c->help) Check(collector::ValidateConfig(c->config).ok(), "collector args validate");
-  if (!c.ok()) {
-    std::string store;
-    for (size_t i = 0; i + 1 < args.size(); ++i) {
-      if (args[i] == "--store") store = args[i + 1];
-    }
-    CheckPasswordHidden(store, c.status());
-  }
+  std::vector<std::string> secret_args;
+  for (const std::string& arg : args) secret_args.push_back(WithSecret(arg));
+  CheckPasswordHidden(collector::ParseCollectorArgs(secret_args).status());
+  CheckPasswordHidden(agent::ParseAgentArgs(secret_args).status());
   absl::StatusOr<agent::ParsedAgentArgs> a = agent::ParseAgentArgs(args);
   CheckErrorSaysWhy(a.status(), "ParseAgentArgs");
 }
@@ -168,6 +179,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Reader in(data, size);
   const uint8_t mode = in.U8() % 6;
   const std::string_view text = in.Rest();
+  // libFuzzer learns the marker from the comparisons and writes it into inputs: such an
+  // input cannot tell a leaked password from its own bytes.
+  if (text.find(kSecret) != std::string_view::npos) return 0;
   switch (mode) {
     case 0: CollectorConfigText(text); break;
     case 1: AgentConfigFile(text); break;
