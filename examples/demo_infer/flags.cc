@@ -91,6 +91,8 @@ other:
   --device cpu|cuda  where the operators run (cuda needs a build with OPMAP_DEMO_CUDA=ON
                      and a GPU; otherwise exits 2 with "unavailable: <reason>")
   --json           print a one-line JSON summary on stdout (fields: examples/README.md)
+  --request-log F  write one line per completed request to F: id and CLOCK_REALTIME ns
+                   just before and after its range's NVTX start and end calls
   --help           this text
   --version        print this build's version and exit (as the first argument)
 
@@ -179,6 +181,13 @@ ParseResult ParseFlags(const std::vector<std::string>& args) {
         r.error = "--seed: expected an unsigned 64-bit integer, got '" + value + "'";
         return r;
       }
+    } else if (flag == "--request-log") {
+      if (!need_value()) return r;
+      if (value.empty()) {
+        r.error = "--request-log: expected a file name";
+        return r;
+      }
+      c.request_log = value;
     } else if (flag == "--device") {
       if (!need_value()) return r;
       if (value == "cpu") {

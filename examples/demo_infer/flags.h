@@ -33,6 +33,9 @@ struct Config {
   int slow_repeat = 4;
   Device device = Device::kCpu;
   bool json = false;
+  // Non-empty: write one line per completed request to this file (RequestTimes,
+  // server.h) for tests that match captured ranges to requests.
+  std::string request_log;
 };
 
 struct ParseResult {

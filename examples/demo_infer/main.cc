@@ -70,6 +70,13 @@ int Main(int argc, char** argv) {
   report.serve = Serve(config, model, marks, make_backend);
   report.ranges = marks.Counts();
 
+  if (!config.request_log.empty()) {
+    if (std::string error = WriteRequestLog(config.request_log, report.serve.times);
+        !error.empty()) {
+      std::fprintf(stderr, "opmap-demo-infer: --request-log: %s\n", error.c_str());
+      return 1;
+    }
+  }
   const std::string text = config.json ? JsonReport(report) : TextReport(report);
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);

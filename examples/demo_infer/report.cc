@@ -201,4 +201,19 @@ std::string JsonReport(const ReportInput& in) {
   return o;
 }
 
+std::string WriteRequestLog(const std::string& path, std::vector<RequestTimes> times) {
+  std::sort(times.begin(), times.end(),
+            [](const RequestTimes& a, const RequestTimes& b) { return a.id < b.id; });
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return "cannot write '" + path + "'";
+  std::fputs("# id start_before_ns start_after_ns end_before_ns end_after_ns (CLOCK_REALTIME)\n",
+             f);
+  for (const RequestTimes& t : times) {
+    std::fprintf(f, "%" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\n", t.id,
+                 t.start_before, t.start_after, t.end_before, t.end_after);
+  }
+  if (std::fclose(f) != 0) return "cannot write '" + path + "'";
+  return "";
+}
+
 }  // namespace opmap::demo

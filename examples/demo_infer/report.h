@@ -30,6 +30,10 @@ struct ReportInput {
 std::string TextReport(const ReportInput& in);
 std::string JsonReport(const ReportInput& in);
 
+// Writes `times` to `path`, sorted by id, one "id start_before start_after end_before
+// end_after" line each after a "# " header line. Returns an error text or "".
+std::string WriteRequestLog(const std::string& path, std::vector<RequestTimes> times);
+
 }  // namespace opmap::demo
 
 #endif  // OPMAP_EXAMPLES_DEMO_INFER_REPORT_H_

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -24,7 +25,14 @@ struct Request {
   Clock::time_point arrival;
   RangeId range = 0;
   std::vector<int32_t> tokens;
+  RequestTimes times;
 };
+
+int64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 // Exponential inter-arrival gaps from a per-client SplitMix64 stream: platform-independent,
 // so the arrival schedule depends only on --seed, --rate and --clients.
@@ -55,6 +63,7 @@ uint64_t Digest(uint64_t id, const std::vector<int32_t>& next) {
 
 struct WorkerTotals {
   std::vector<int64_t> latencies_ns;
+  std::vector<RequestTimes> times;
   Clock::time_point last_completion{};
   uint64_t checksum = 0;
   uint64_t failed = 0;
@@ -97,7 +106,10 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
       r.id = uint64_t(c) + uint64_t(k) * uint64_t(config.clients);
       r.tokens = model.RequestTokens(r.id);
       r.arrival = Clock::now();
+      r.times.id = r.id;
+      r.times.start_before = RealtimeNs();
       r.range = marks.Start(request_mark, r.id);
+      r.times.start_after = RealtimeNs();
       if (queue.Push(std::move(r))) full_waits.fetch_add(1, std::memory_order_relaxed);
     }
   };
@@ -108,7 +120,10 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
     while (std::optional<Request> r = queue.Pop()) {
       std::vector<int32_t> next = model.Forward(*backends[w], workspaces[w], r->tokens, r->id);
       const Clock::time_point done = Clock::now();
+      r->times.end_before = RealtimeNs();
       marks.End(r->range);
+      r->times.end_after = RealtimeNs();
+      if (!config.request_log.empty()) t.times.push_back(r->times);
       t.latencies_ns.push_back(
           std::chrono::duration_cast<std::chrono::nanoseconds>(done - r->arrival).count());
       t.last_completion = done;
@@ -131,6 +146,7 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
   for (WorkerTotals& t : totals) {
     result.latencies_ns.insert(result.latencies_ns.end(), t.latencies_ns.begin(),
                                t.latencies_ns.end());
+    result.times.insert(result.times.end(), t.times.begin(), t.times.end());
     if (!t.latencies_ns.empty() && t.last_completion > last) last = t.last_completion;
     result.output_checksum += t.checksum;
     result.failed += t.failed;

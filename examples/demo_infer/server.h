@@ -19,8 +19,19 @@
 
 namespace opmap::demo {
 
+// When a request's NVTX range started and ended, each bracketed by CLOCK_REALTIME reads
+// taken just before and just after the NVTX call, so a tool that timestamps inside the
+// call (libopmap_inject does) puts its start in [start_before, start_after]: the soak test
+// (tests/soak/) matches what the collector stored against these, request by request.
+struct RequestTimes {
+  uint64_t id = 0;
+  int64_t start_before = 0, start_after = 0;
+  int64_t end_before = 0, end_after = 0;
+};
+
 struct ServeResult {
   std::vector<int64_t> latencies_ns;  // one per completed request, unordered
+  std::vector<RequestTimes> times;    // with Config::request_log only; unordered
   int64_t wall_ns = 0;                // first client start to last completion
   uint64_t queue_full_waits = 0;      // arrivals that found the queue full
   // Order-independent digest of (request id, next tokens): equal across runs with the

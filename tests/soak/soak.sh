@@ -8,6 +8,9 @@
 # At the end it checks:
 #   - every batch the agent produced was stored exactly once (none pending, none dropped,
 #     the agent's acked count equals what the collector stored from it);
+#   - every demo request that ran inside a capture window is stored exactly once, and
+#     every stored request range is one the demo served (match_requests.py: the demo's
+#     --request-log against `opmap export` of the agent's sessions);
 #   - neither daemon restarted or died;
 #   - both peak RSS stayed under the bounds below.
 # It prints the figures.
@@ -58,7 +61,8 @@ agent=$!; pids+=("$agent")
 for _ in $(seq 100); do grep -q 'agent ready' "$work/agent.out" 2>/dev/null && break; sleep 0.1; done
 
 NVTX_INJECTION64_PATH="$build/lib/libopmap_inject.so" OPMAP_AGENT_SOCKET="$work/agent.sock" \
-  "$build/bin/opmap-demo-infer" --duration "$seconds" --rate 100 --json >"$work/demo.out" 2>"$work/demo.err" &
+  "$build/bin/opmap-demo-infer" --duration "$seconds" --rate 100 --json \
+  --request-log "$work/requests.log" >"$work/demo.out" 2>"$work/demo.err" &
 demo=$!; pids+=("$demo")
 
 for mode in flood counters windows garbage; do
@@ -106,14 +110,21 @@ from_agent=$((stored - noise))
 alive_agent=yes; kill -0 "$agent" 2>/dev/null || alive_agent=no
 alive_collector=yes; kill -0 "$collector" 2>/dev/null || alive_collector=no
 kill -TERM "$agent"; agent_rc=0; wait "$agent" || agent_rc=$?
+"$build/bin/opmap" export --collector "$addr" --token "$analyst_token" --agent soak-agent \
+  --out "$work/export.json" --quiet 2>"$work/export.err" || { echo "soak: export failed"; cat "$work/export.err"; exit 1; }
+requests_rc=0
+python3 "$repo/tests/soak/match_requests.py" "$work/requests.log" "$work/export.json" "$demo" \
+  >"$work/requests.out" || requests_rc=$?
 
 echo "soak: ${seconds}s, $(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$work/demo.out") demo requests"
 echo "  agent: acked $acked batches, queued $queued, dropped $dropped, peak RSS ${max_agent} MiB (bound $agent_bound), slowest status ${slowest_status_ms} ms, exit $agent_rc, $shrinks shrinking rings"
 echo "  collector: stored $stored batches ($from_agent from the agent, $noise malformed noise), peak RSS ${max_collector} MiB (bound $collector_bound), $denied forged refused, $refused streams refused, $malformed unparseable, /metrics $((scrapes - scrape_fail))/$scrapes answered"
 for f in "$work"/client-*.out; do echo "  $(cat "$f")"; done
+sed 's/^/  /' "$work/requests.out"
 fail=0
 [[ "$alive_agent" == yes && "$alive_collector" == yes && "$agent_rc" == 0 ]] || { echo "FAIL: a daemon died or restarted"; fail=1; }
 [[ "$queued" == 0 && "$dropped" == 0 && "$from_agent" == "$acked" ]] || { echo "FAIL: not exactly once ($from_agent stored vs $acked acked)"; fail=1; }
+(( requests_rc == 0 )) || { echo "FAIL: demo requests not stored exactly once"; fail=1; }
 (( max_agent < agent_bound && max_collector < collector_bound )) || { echo "FAIL: RSS over its bound"; fail=1; }
 (( scrape_fail == 0 )) || { echo "FAIL: $scrape_fail scrapes failed"; fail=1; }
 (( denied > 0 && refused > 0 && malformed > 0 )) || { echo "FAIL: the hostile peers did not reach the collector"; fail=1; }
