@@ -31,15 +31,14 @@ static_assert(kPadding >= kSplitterReadAhead);
 class EventStream {
  public:
   EventStream(KinetoEventSink& sink, const KinetoProgressFn& progress)
-      : sink_(sink), progress_(progress), splitter_(kBatchBytes) {
-    // Batches are about the same size: allocate once, not at each new largest one.
-    const simdjson::error_code ignored = parser_.allocate(kParserBytes);  // retried if need be
-    (void)ignored;
-  }
+      : sink_(sink), progress_(progress), splitter_(kBatchBytes) {}
 
   absl::Status RunPlain(std::string& json) {
     plain_ = true;
     const size_t size = json.size();
+    // No batch of a document is larger than the document: a small file gets a small
+    // parser (its allocation, not the parse, was most of the cost of a 10 KB trace).
+    Reserve(std::min(kParserBytes, size + kPadding));
     // The padding is part of the string while it is parsed: ParseMany may write there.
     json.resize(size + kPadding, ' ');
     char* data = json.data();
@@ -55,6 +54,7 @@ class EventStream {
   absl::Status RunGzip(std::string_view compressed) {
     GzipChunkReader reader(compressed);
     hint_ = reader.size_hint();
+    Reserve(kParserBytes);
     cap_ = 2 * kReadBytes;
     buf_.reset(new char[cap_ + kPadding]);
     char* data = buf_.get();
@@ -301,6 +301,12 @@ class EventStream {
   KinetoEventSink& sink_;
   const KinetoProgressFn& progress_;
   JsonEventSplitter splitter_;
+  // Batches are about the same size: allocate once, not at each new largest one.
+  void Reserve(size_t bytes) {
+    const simdjson::error_code ignored = parser_.allocate(bytes);  // iterate() retries
+    (void)ignored;
+  }
+
   od::parser parser_;      // batches
   od::parser one_parser_;  // single events, on the error path
   std::unique_ptr<char[]> buf_;
