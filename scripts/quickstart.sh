@@ -34,7 +34,7 @@ step() { echo; echo "== $*"; }
 
 step "setup and build"
 scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target opmap opmap-collector opmap-agent opmap-demo-infer \
   opmap_inject
 LIB="$PWD/build/lib/libopmap_inject.so"

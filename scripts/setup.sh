@@ -11,11 +11,8 @@ PACKAGES=(
   zlib1g-dev libbenchmark-dev libre2-dev chromium
   clickhouse-server clickhouse-client zookeeper
   dpkg-dev lintian
+  clang libclang-rt-14-dev
 )
-# Optional extras: clang's fuzzing runtime for the fuzz target (OPMAP_SETUP_FUZZ=1).
-if [[ "${OPMAP_SETUP_FUZZ:-0}" == "1" ]]; then
-  PACKAGES+=(clang libclang-rt-14-dev)
-fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

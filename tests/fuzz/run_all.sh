@@ -71,7 +71,7 @@ done
 if (( need_build )); then
   if [[ ! -f "$build/build.ninja" ]]; then
     CC=clang CXX=clang++ nice -n "$nice_n" cmake -S "$repo" -B "$build" -G Ninja \
-      -DOPMAP_FUZZ=ON -DOPMAP_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DOPMAP_FUZZ=ON -DOPMAP_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Release \
       -DOPMAP_SHARED_DIR="$OPMAP_SHARED_DIR" > /dev/null || exit 2
   fi
   start=$SECONDS

@@ -26,7 +26,7 @@ if [[ "${OPMAP_FUZZ_NO_BUILD:-0}" == 1 ]]; then
   :
 elif [[ ! -f "$build/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -G Ninja \
-    -DOPMAP_FUZZ=ON -DOPMAP_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DOPMAP_FUZZ=ON -DOPMAP_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Release \
     -DOPMAP_SHARED_DIR="$OPMAP_SHARED_DIR"
 fi
 if [[ "${OPMAP_FUZZ_NO_BUILD:-0}" != 1 ]]; then
