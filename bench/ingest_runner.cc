@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "cli/grpc_client.h"
-#include "cli/ingest_sender.h"
+#include "client/collector_channel.h"
+#include "client/ingest_sender.h"
 #include "collector/clickhouse/http_client.h"
 #include "opmap/v1/query.grpc.pb.h"
 
@@ -57,12 +57,12 @@ double SelfCpuSeconds() {
 absl::StatusOr<IngestResult> RunIngest(
     const IngestPlan& plan, const std::vector<opmap::testing::CollectorProcess*>& collectors) {
   const std::vector<opmap::v1::Batch>& tmpl = *plan.batches;
-  std::vector<std::unique_ptr<opmap::cli::CollectorClient>> clients;
+  std::vector<std::unique_ptr<opmap::client::CollectorChannel>> clients;
   for (auto* c : collectors) {
-    opmap::cli::ConnectionFlags flags;
+    opmap::client::ChannelOptions flags;
     flags.collectors = {c->address()};
     flags.token = opmap::testing::kAgentToken;
-    auto client = opmap::cli::CollectorClient::Create(flags);
+    auto client = opmap::client::CollectorChannel::Create(flags);
     if (!client.ok()) return client.status();
     clients.push_back(std::move(*client));
   }
@@ -77,19 +77,19 @@ absl::StatusOr<IngestResult> RunIngest(
   const absl::Time start = absl::Now();
   for (int s = 0; s < plan.streams; ++s) {
     threads.emplace_back([&, s] {
-      opmap::cli::SenderOptions so;
+      opmap::client::SenderOptions so;
       so.window = plan.window;
       so.progress_interval = absl::Milliseconds(200);
       int64_t last = 0;
-      so.progress = [&](const opmap::cli::SenderProgress& p) {
+      so.progress = [&](const opmap::client::SenderProgress& p) {
         settled_batches += p.settled - last;
         last = p.settled;
       };
       so.log = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
-      opmap::cli::IngestSender sender(clients[s % clients.size()].get(), so);
+      opmap::client::IngestSender sender(clients[s % clients.size()].get(), so);
       int64_t current = -1;
       size_t index = 0;
-      opmap::cli::SenderResult r = sender.Run([&](opmap::v1::Batch* out) {
+      opmap::client::SenderResult r = sender.Run([&](opmap::v1::Batch* out) {
         if (current < 0 || index == tmpl.size()) {
           current = next_session.fetch_add(1);
           index = 0;
@@ -128,7 +128,7 @@ absl::StatusOr<IngestResult> RunIngest(
     if (!s.ok()) {
       std::string logs;
       for (auto* c : collectors) logs += c->Log();
-      return absl::InternalError(absl::StrCat("ingest failed: ", opmap::cli::StatusLine(s),
+      return absl::InternalError(absl::StrCat("ingest failed: ", opmap::client::StatusLine(s),
                                               "\ncollector log:\n", logs));
     }
   }
@@ -138,10 +138,10 @@ absl::StatusOr<IngestResult> RunIngest(
 absl::StatusOr<QueryResult> RunLatencyQuery(opmap::testing::CollectorProcess& collector,
                                             int runs, bool range_cut, int64_t range_start_ns,
                                             uint64_t expect_kernels, double settle_seconds) {
-  opmap::cli::ConnectionFlags flags;
+  opmap::client::ChannelOptions flags;
   flags.collectors = {collector.address()};
   flags.token = opmap::testing::kAnalystToken;
-  auto analyst = opmap::cli::CollectorClient::Create(flags);
+  auto analyst = opmap::client::CollectorChannel::Create(flags);
   if (!analyst.ok()) return analyst.status();
   auto stub = opmap::v1::Query::NewStub((*analyst)->NewChannel(0));
   opmap::v1::LatencyRequest req;
@@ -159,7 +159,7 @@ absl::StatusOr<QueryResult> RunLatencyQuery(opmap::testing::CollectorProcess& co
     absl::Time t = absl::Now();
     grpc::Status s = stub->LatencyPercentiles(&ctx, req, resp);
     *ms = absl::ToDoubleMilliseconds(absl::Now() - t);
-    if (!s.ok()) return absl::InternalError("query failed: " + opmap::cli::StatusLine(s));
+    if (!s.ok()) return absl::InternalError("query failed: " + opmap::client::StatusLine(s));
     return absl::OkStatus();
   };
   // Warm-up (the connection, caches) until the answer counts every kernel stored.

@@ -16,7 +16,7 @@
 #include "analysis/stalls/ncu_summary.h"
 #include "analysis/summary/trace_summary.h"
 #include "cli/handoff_output.h"
-#include "cli/read_file.h"
+#include "common/io/read_file.h"
 #include "cli/trace_loader.h"
 
 namespace opmap::cli {
@@ -178,7 +178,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   // Nsight Compute exports first: bad input fails before anything is printed.
   std::vector<analysis::NcuProfile> profiles;
   for (const std::string& path : args.ncu) {
-    absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+    absl::StatusOr<std::string> bytes = io::ReadFileBytes(path);
     if (!bytes.ok()) {
       std::cerr << "opmap analyze: " << path << ": " << bytes.status().message() << "\n";
       return 2;
@@ -194,7 +194,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
 
   bool first = true;
   for (const std::string& path : args.traces) {
-    absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+    absl::StatusOr<std::string> bytes = io::ReadFileBytes(path);
     if (!bytes.ok()) {
       std::cerr << "opmap analyze: " << path << ": " << bytes.status().message() << "\n";
       return 2;

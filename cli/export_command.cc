@@ -157,7 +157,7 @@ int RunExport(const std::vector<std::string>& argv) {
   req.set_session_id(session);
   req.set_max_events(max_events);
   if (!connection.timeout_given) connection.timeout = absl::Minutes(10);
-  absl::StatusOr<std::unique_ptr<CollectorClient>> client = CollectorClient::Create(connection);
+  absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(connection);
   if (!client.ok()) return UsageError(std::string(client.status().message()));
 
   AtomicFile file(out);

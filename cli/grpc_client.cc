@@ -1,14 +1,8 @@
 #include "cli/grpc_client.h"
 
-#include <array>
-#include <cstdlib>
-
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "cli/read_file.h"
-#include "cli/sha256.h"
+#include "common/config/flag_config.h"
 
 namespace opmap::cli {
 
@@ -24,18 +18,9 @@ const char kConnectionUsage[] = R"(connection:
 )";
 
 bool ParseDurationFlag(const std::string& text, absl::Duration* out) {
-  absl::string_view s(text.data(), text.size());
-  if (absl::ConsumeSuffix(&s, "d")) {
-    double days;
-    if (!absl::SimpleAtod(s, &days) || !(days >= 0)) return false;
-    *out = absl::Hours(24) * days;
-    return true;
-  }
-  absl::Duration d;
-  if (!absl::ParseDuration(s, &d) || d < absl::ZeroDuration() || d == absl::InfiniteDuration()) {
-    return false;
-  }
-  *out = d;
+  absl::StatusOr<absl::Duration> d = config::ParseDurationOrZero(text);
+  if (!d.ok()) return false;
+  *out = *d;
   return true;
 }
 
@@ -84,167 +69,6 @@ bool ParseConnectionFlag(const std::vector<std::string>& argv, size_t* i,
   return false;
 }
 
-namespace {
-
-// Token bytes go into an HTTP/2 header: printable ASCII without spaces.
-bool ValidToken(const std::string& t) {
-  for (unsigned char c : t) {
-    if (c < 0x21 || c > 0x7e) return false;
-  }
-  return true;
-}
-
-absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
-  if (!bytes.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " ", path, ": ", bytes.status().message()));
-  }
-  if (bytes->find("-----BEGIN") == std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": not a PEM file"));
-  }
-  return bytes;
-}
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<CollectorClient>> CollectorClient::Create(
-    const ConnectionFlags& flags) {
-  if (flags.collectors.empty()) {
-    return absl::InvalidArgumentError("--collector HOST:PORT is required");
-  }
-  std::unique_ptr<CollectorClient> c(new CollectorClient());
-  c->endpoints_ = flags.collectors;
-  c->timeout_ = flags.timeout;
-  c->tls_server_name_ = flags.tls_server_name;
-
-  if (!flags.token.empty()) {
-    c->token_ = flags.token;
-  } else if (!flags.token_file.empty()) {
-    absl::StatusOr<std::string> bytes = ReadFileBytes(flags.token_file);
-    if (!bytes.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--token-file ", flags.token_file, ": ", bytes.status().message()));
-    }
-    std::string_view first = *bytes;
-    first = first.substr(0, first.find('\n'));
-    absl::string_view line(first.data(), first.size());
-    c->token_ = std::string(absl::StripAsciiWhitespace(line));
-    if (c->token_.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--token-file ", flags.token_file, ": first line is empty"));
-    }
-  } else if (const char* env = std::getenv("OPMAP_TOKEN"); env && *env) {
-    c->token_ = env;
-  }
-  if (!ValidToken(c->token_)) {
-    return absl::InvalidArgumentError(
-        "the token may hold only printable ASCII characters without spaces");
-  }
-
-  if (!flags.tls_cert.empty() != !flags.tls_key.empty()) {
-    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
-  }
-  if (!flags.tls_cert.empty() && flags.tls_ca.empty()) {
-    return absl::InvalidArgumentError("--tls-cert needs --tls-ca (mutual TLS is TLS first)");
-  }
-  if (!flags.tls_ca.empty()) {
-    c->tls_ = true;
-    absl::StatusOr<std::string> ca = ReadPem("--tls-ca", flags.tls_ca);
-    if (!ca.ok()) return ca.status();
-    c->ssl_.pem_root_certs = std::move(*ca);
-    if (!flags.tls_cert.empty()) {
-      absl::StatusOr<std::string> cert = ReadPem("--tls-cert", flags.tls_cert);
-      if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadPem("--tls-key", flags.tls_key);
-      if (!key.ok()) return key.status();
-      c->ssl_.pem_cert_chain = std::move(*cert);
-      c->ssl_.pem_private_key = std::move(*key);
-    }
-  } else if (!flags.tls_server_name.empty()) {
-    return absl::InvalidArgumentError("--tls-server-name needs --tls-ca");
-  }
-  c->channels_.resize(c->endpoints_.size());
-  return c;
-}
-
-std::shared_ptr<grpc::Channel> CollectorClient::NewChannel(size_t i) const {
-  grpc::ChannelArguments args;
-  // A channel of its own: a shared subchannel would carry gRPC's reconnect backoff
-  // (1 s growing to 120 s) over from an earlier channel to the same address.
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
-  args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
-  args.SetMaxSendMessageSize(64 * 1024 * 1024);
-  std::shared_ptr<grpc::ChannelCredentials> creds;
-  if (tls_) {
-    creds = grpc::SslCredentials(ssl_);
-    if (!tls_server_name_.empty()) args.SetSslTargetNameOverride(tls_server_name_);
-  } else {
-    creds = grpc::InsecureChannelCredentials();
-  }
-  return grpc::CreateCustomChannel(endpoints_[i], creds, args);
-}
-
-void CollectorClient::PrepareContext(grpc::ClientContext* context,
-                                     absl::Duration deadline) const {
-  if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
-  if (deadline != absl::InfiniteDuration()) {
-    context->set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-  }
-}
-
-grpc::Status CollectorClient::CallWithFailover(const UnaryCall& call, std::string* endpoint) {
-  grpc::Status last;
-  for (size_t i = 0; i < endpoints_.size(); ++i) {
-    std::shared_ptr<grpc::Channel> channel;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!channels_[i]) channels_[i] = NewChannel(i);
-      channel = channels_[i];
-    }
-    grpc::ClientContext context;
-    PrepareContext(&context, timeout_);
-    last = call(channel, context);
-    if (endpoint) *endpoint = endpoints_[i];
-    if (last.error_code() != grpc::StatusCode::UNAVAILABLE) return last;
-  }
-  return last;
-}
-
-const char* StatusCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    default: return "UNKNOWN";
-  }
-}
-
-std::string StatusLine(const grpc::Status& status) {
-  std::string msg = status.error_message();
-  for (char& ch : msg) {
-    if (ch == '\n' || ch == '\r') ch = ' ';
-  }
-  return absl::StrCat(StatusCodeName(status.error_code()), ": ", msg);
-}
-
 int ExitCodeFor(const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
@@ -258,21 +82,11 @@ int ExitCodeFor(const grpc::Status& status) {
   }
 }
 
-std::string AuthHint(const grpc::Status& status, const CollectorClient& client) {
+std::string AuthHint(const grpc::Status& status, const CollectorChannel& client) {
   if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED && !client.has_token()) {
     return " (no token given: use --token, --token-file or $OPMAP_TOKEN)";
   }
   return "";
-}
-
-std::string CollectorClient::TokenFingerprint() const {
-  if (token_.empty()) return "";
-  static constexpr char kSep[] = "\0opmap-token\0";
-  const std::array<unsigned char, 32> digest =
-      Sha256({std::string_view(kSep, sizeof(kSep) - 1), token_});
-  std::string hex;
-  for (unsigned char c : digest) absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
-  return hex;
 }
 
 }  // namespace opmap::cli

@@ -14,9 +14,9 @@
 #include "analysis/report/json_writer.h"
 #include "analysis/wire/batch_codec.h"
 #include "cli/grpc_client.h"
-#include "cli/ingest_sender.h"
-#include "cli/sha256.h"
-#include "cli/read_file.h"
+#include "client/ingest_sender.h"
+#include "common/crypto/sha256.h"
+#include "common/io/read_file.h"
 #include "cli/trace_loader.h"
 #include "common/version/version.h"
 
@@ -121,7 +121,7 @@ class Progress {
   Progress(const std::string& file, bool enabled)
       : file_(file), enabled_(enabled), tty_(isatty(2)), start_(absl::Now()) {}
   ~Progress() { Finish(); }
-  void Update(const SenderProgress& p, size_t total) {
+  void Update(const client::SenderProgress& p, size_t total) {
     if (!enabled_) return;
     absl::Time now = absl::Now();
     if (now - start_ < absl::Seconds(1)) return;
@@ -164,17 +164,17 @@ const char* RejectionCodeName(int code) {
 
 // Imports one file; returns the exit code for it.
 // A refusal or an unreachable collector sets *stop: it would apply to every file.
-int ImportOne(const std::string& path, const Args& args, CollectorClient* client,
+int ImportOne(const std::string& path, const Args& args, CollectorChannel* channel,
               const std::string& agent_id, bool* stop) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  absl::StatusOr<std::string> bytes = io::ReadFileBytes(path);
   if (!bytes.ok()) {
     std::cerr << "opmap import: " << path << ": " << bytes.status().message() << "\n";
     return 2;
   }
   // Namespaced by principal: the token's fingerprint is part of the id (docs/security.md).
   const std::string session_id = ImportSessionId(
-      *bytes, absl::StrCat(CanonicalOptions(args), "principal=", client->TokenFingerprint(), "\n"));
+      *bytes, absl::StrCat(CanonicalOptions(args), "principal=", channel->TokenFingerprint(), "\n"));
   absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes));
   if (!trace.ok()) {
     std::cerr << "opmap import: " << path << ": " << trace.status().message() << "\n";
@@ -198,10 +198,10 @@ int ImportOne(const std::string& path, const Args& args, CollectorClient* client
   *trace = analysis::Trace();  // the batches hold everything now
 
   Progress progress(path, !args.quiet);
-  SenderOptions options;
+  client::SenderOptions options;
   options.window = args.window;
   options.retry_for = args.retry_for;
-  options.progress = [&](const SenderProgress& p) { progress.Update(p, total); };
+  options.progress = [&](const client::SenderProgress& p) { progress.Update(p, total); };
   options.on_rejection = [&](const std::string&, const std::string&,
                              const opmap::v1::Rejection& r) {
     progress.Finish();
@@ -216,8 +216,8 @@ int ImportOne(const std::string& path, const Args& args, CollectorClient* client
     };
   }
   size_t next = 0;
-  IngestSender sender(client, options);
-  SenderResult result = sender.Run([&](opmap::v1::Batch* out) {
+  client::IngestSender sender(channel, options);
+  client::SenderResult result = sender.Run([&](opmap::v1::Batch* out) {
     if (next >= batches->size()) return false;
     *out = std::move((*batches)[next++]);
     return true;
@@ -225,11 +225,11 @@ int ImportOne(const std::string& path, const Args& args, CollectorClient* client
   progress.Finish();
   if (!result.status.ok()) {
     std::cerr << "opmap import: " << path << ": " << StatusLine(result.status)
-              << AuthHint(result.status, *client) << "\n";
+              << AuthHint(result.status, *channel) << "\n";
     *stop = true;
     return ExitCodeFor(result.status) == 2 ? 2 : 1;
   }
-  const SenderProgress& p = result.progress;
+  const client::SenderProgress& p = result.progress;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (args.json) {
     analysis::JsonWriter w;
@@ -265,7 +265,7 @@ int ImportOne(const std::string& path, const Args& args, CollectorClient* client
 std::string ImportSessionId(std::string_view file_bytes, std::string_view options) {
   static constexpr char kSep[] = "\0opmap-import\0";
   const std::array<unsigned char, 32> digest =
-      Sha256({file_bytes, std::string_view(kSep, sizeof(kSep) - 1), options});
+      crypto::Sha256({file_bytes, std::string_view(kSep, sizeof(kSep) - 1), options});
   std::string id = "import-";
   for (unsigned int i = 0; i < 16; ++i) absl::StrAppend(&id, absl::Hex(digest[i], absl::kZeroPad2));
   return id;
@@ -322,8 +322,8 @@ int RunImport(const std::vector<std::string>& argv) {
     }
   }
   if (args.traces.empty()) return UsageError("no trace given");
-  absl::StatusOr<std::unique_ptr<CollectorClient>> client =
-      CollectorClient::Create(args.connection);
+  absl::StatusOr<std::unique_ptr<CollectorChannel>> client =
+      CollectorChannel::Create(args.connection);
   if (!client.ok()) return UsageError(std::string(client.status().message()));
 
   const std::string agent_id = "opmap-import@" + Hostname();

@@ -127,7 +127,7 @@ const char* SubjectTitle(opmap::v1::LatencySubject s) {
 }
 
 // "p50", "p95", "p99.9".
-int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range) {
   opmap::v1::LatencyRequest req;
   if (args.has_range) *req.mutable_range() = range;
   *req.mutable_filter() = args.selection.filter;
@@ -242,7 +242,7 @@ int Latency(const Args& args, CollectorClient& client, const opmap::v1::TimeRang
                    resp.unavailable());
 }
 
-int Breakdown(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+int Breakdown(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range) {
   opmap::v1::TimeBreakdownRequest req;
   if (args.has_range) *req.mutable_range() = range;
   *req.mutable_filter() = args.selection.filter;
@@ -297,7 +297,7 @@ int Breakdown(const Args& args, CollectorClient& client, const opmap::v1::TimeRa
                    resp.unavailable());
 }
 
-int Kernels(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+int Kernels(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range) {
   opmap::v1::TopKernelsRequest req;
   if (args.has_range) *req.mutable_range() = range;
   *req.mutable_filter() = args.selection.filter;
@@ -466,8 +466,8 @@ int RunQuery(const std::vector<std::string>& argv) {
   opmap::v1::TimeRange range;
   std::string error;
   if (!MakeTimeRange(args.selection, &range, &args.has_range, &error)) return UsageError(error);
-  absl::StatusOr<std::unique_ptr<CollectorClient>> client =
-      CollectorClient::Create(args.connection);
+  absl::StatusOr<std::unique_ptr<CollectorChannel>> client =
+      CollectorChannel::Create(args.connection);
   if (!client.ok()) return UsageError(std::string(client.status().message()));
 
   if (args.what == "latency") return Latency(args, **client, range);

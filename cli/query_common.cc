@@ -98,7 +98,7 @@ int PrintRows(const Args& args, std::vector<std::string> header, std::vector<boo
   return std::cout.good() ? 0 : 1;
 }
 
-int CallFailed(const grpc::Status& status, const CollectorClient& client,
+int CallFailed(const grpc::Status& status, const CollectorChannel& client,
                const std::string& endpoint, const char* command) {
   std::cerr << command << ": " << StatusLine(status) << AuthHint(status, client)
             << " (collector " << endpoint << ")\n";

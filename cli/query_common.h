@@ -86,11 +86,11 @@ int PrintRows(const Args& args, std::vector<std::string> header, std::vector<boo
               const std::string& title,
               const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& unavailable);
 // Prints "COMMAND: <status> (collector ADDR)" with an auth hint; returns the exit code.
-int CallFailed(const grpc::Status& status, const CollectorClient& client,
+int CallFailed(const grpc::Status& status, const CollectorChannel& client,
                const std::string& endpoint, const char* command = "opmap query");
 
 // `opmap query counters` (query_counters.cc).
-int Counters(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range);
+int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
 
 }  // namespace opmap::cli::query_internal
 

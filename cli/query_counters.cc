@@ -35,7 +35,7 @@ std::string_view KindName(opmap::v1::EventKind kind) {
 
 }  // namespace
 
-int Counters(const Args& args, CollectorClient& client, const opmap::v1::TimeRange& range) {
+int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range) {
   opmap::v1::CountersRequest req;
   if (args.has_range) *req.mutable_range() = range;
   *req.mutable_filter() = args.selection.filter;

@@ -26,7 +26,7 @@ using Stub = opmap::v1::Query::Stub;
 
 // One unary Query call with failover; a failure names the RPC and the collector.
 template <typename Fn>
-absl::Status Call(CollectorClient& client, const char* rpc, Fn fn) {
+absl::Status Call(CollectorChannel& client, const char* rpc, Fn fn) {
   std::string endpoint;
   grpc::Status s = client.CallWithFailover(
       [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
@@ -80,7 +80,7 @@ double Seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 // Per layer: module (or layer type when no module was recorded) → Σ operator time.
 // Operator rows that are module ranges themselves (the demo's decoder_layer.N, forward)
 // are left out: their time is their children's, counted already.
-absl::Status FetchLayers(CollectorClient& client, const ArmQuery& q, Arm& arm) {
+absl::Status FetchLayers(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
   for (opmap::v1::LatencySubject subject :
        {opmap::v1::LATENCY_SUBJECT_OPERATOR_GPU, opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU}) {
     for (opmap::v1::GroupBy layer_key : {opmap::v1::GROUP_BY_MODULE, opmap::v1::GROUP_BY_LAYER_TYPE}) {
@@ -138,7 +138,7 @@ absl::Status FetchLayers(CollectorClient& client, const ArmQuery& q, Arm& arm) {
   return absl::OkStatus();
 }
 
-absl::Status FetchStallShare(CollectorClient& client, const ArmQuery& q, Arm& arm) {
+absl::Status FetchStallShare(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
   opmap::v1::CountersRequest req;
   if (q.has_range) *req.mutable_range() = q.range;
   *req.mutable_filter() = q.filter;
@@ -168,7 +168,7 @@ absl::Status FetchStallShare(CollectorClient& client, const ArmQuery& q, Arm& ar
 // Framework, compiler, CUDA and driver versions of the arm's sessions: the collector's
 // ExportTrace writes each session's Resource as an `opmap_resource` metadata event, so one
 // event per session is enough. Values that differ between sessions are all listed.
-absl::Status FetchResourceInputs(CollectorClient& client, const ArmQuery& q, Arm& arm) {
+absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
   opmap::v1::ExportTraceRequest req;
   if (q.has_range) *req.mutable_range() = q.range;
   *req.mutable_filter() = q.filter;
@@ -229,7 +229,7 @@ std::vector<analysis::WeightedValue> SketchSamples(const opmap::v1::Sketch& sket
   return out;
 }
 
-absl::StatusOr<Arm> FetchArm(CollectorClient& client, const ArmQuery& q) {
+absl::StatusOr<Arm> FetchArm(CollectorChannel& client, const ArmQuery& q) {
   Arm arm;
   arm.revision = q.revision;
 

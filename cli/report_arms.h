@@ -28,7 +28,7 @@ struct ArmQuery {
 
 // The gRPC status of a failed call comes back as an absl::Status with the same code and
 // "<rpc>: <message> (collector ADDR)".
-absl::StatusOr<analysis::Arm> FetchArm(CollectorClient& client, const ArmQuery& query);
+absl::StatusOr<analysis::Arm> FetchArm(CollectorChannel& client, const ArmQuery& query);
 
 // Sketch bins as weighted values (each bin's representative value, its count), plus the
 // zero bin at 0: the samples the Mann–Whitney U test ranks.

@@ -14,7 +14,7 @@
 #include "analysis/report/json_writer.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
-#include "cli/read_file.h"
+#include "common/io/read_file.h"
 #include "cli/report_arms.h"
 #include "cli/report_inputs.h"
 #include "cli/report_output.h"
@@ -187,7 +187,7 @@ int RunReport(const std::vector<std::string>& argv) {
   bool has_range = false;
   std::string error;
   if (!MakeTimeRange(args.selection, &range, &has_range, &error)) return Usage(error);
-  absl::StatusOr<std::unique_ptr<CollectorClient>> client = CollectorClient::Create(args.connection);
+  absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(args.connection);
   if (!client.ok()) return Usage(std::string(client.status().message()));
 
   analysis::ReleaseInputs inputs;

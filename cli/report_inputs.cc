@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/read_file.h"
+#include "common/io/read_file.h"
 
 namespace opmap::cli {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 template <typename T>
 absl::StatusOr<T> Load(const char* flag, const std::string& path,
                        absl::StatusOr<T> (*parse)(std::string_view)) {
-  absl::StatusOr<std::string> text = ReadFileBytes(path);
+  absl::StatusOr<std::string> text = io::ReadFileBytes(path);
   if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, " ", text.status().message()));
   absl::StatusOr<T> parsed = parse(*text);
   if (!parsed.ok()) {

@@ -9,9 +9,9 @@
 #include "analysis/report/json_writer.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
-#include "cli/read_file.h"
+#include "common/io/read_file.h"
 #include "cli/report_marker.h"
-#include "cli/sha256.h"
+#include "common/crypto/sha256.h"
 #include "opmap/v1/query.grpc.pb.h"
 
 namespace opmap::cli {
@@ -75,7 +75,7 @@ int RunSignoff(const std::vector<std::string>& argv) {
                  "' is not a role (ML compiler engineer, runtime systems engineer, "
                  "performance modeling owner)");
   }
-  absl::StatusOr<std::string> bytes = ReadFileBytes(report);
+  absl::StatusOr<std::string> bytes = io::ReadFileBytes(report);
   if (!bytes.ok()) {
     std::cerr << "opmap signoff: " << bytes.status().message() << "\n";
     return 2;
@@ -85,11 +85,11 @@ int RunSignoff(const std::vector<std::string>& argv) {
     std::cerr << "opmap signoff: " << report << ": " << marker.status().message() << "\n";
     return 2;
   }
-  absl::StatusOr<std::unique_ptr<CollectorClient>> client = CollectorClient::Create(connection);
+  absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(connection);
   if (!client.ok()) return Usage(std::string(client.status().message()));
 
   opmap::v1::Signoff req;
-  req.set_report_sha256(Sha256Hex(*bytes));
+  req.set_report_sha256(crypto::Sha256Hex(*bytes));
   req.set_kind(marker->kind);
   req.set_baseline(marker->baseline);
   req.set_candidate(marker->candidate);

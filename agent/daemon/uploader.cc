@@ -3,8 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/spool/outbox.h"
-#include "cli/grpc_client.h"
-#include "cli/ingest_sender.h"
+#include "client/collector_channel.h"
+#include "client/ingest_sender.h"
 #include "common/config/text_util.h"
 
 namespace opmap::agent {
@@ -81,22 +81,22 @@ UploadStats Uploader::Stats() {
 }
 
 void Uploader::Loop() {
-  cli::ConnectionFlags flags;
+  client::ChannelOptions channel_options;
   for (absl::string_view a : absl::StrSplit(config_.collector, ',', absl::SkipEmpty())) {
-    flags.collectors.emplace_back(text::Trim(std::string_view(a.data(), a.size())));
+    channel_options.collectors.emplace_back(text::Trim(std::string_view(a.data(), a.size())));
   }
-  flags.token_file = config_.token_file;
-  flags.tls_ca = config_.tls_ca;
-  flags.tls_cert = config_.tls_cert;
-  flags.tls_key = config_.tls_key;
-  absl::StatusOr<std::unique_ptr<cli::CollectorClient>> client =
-      cli::CollectorClient::Create(flags);
-  if (!client.ok()) {
+  channel_options.token_file = config_.token_file;
+  channel_options.tls_ca = config_.tls_ca;
+  channel_options.tls_cert = config_.tls_cert;
+  channel_options.tls_key = config_.tls_key;
+  absl::StatusOr<std::unique_ptr<client::CollectorChannel>> channel =
+      client::CollectorChannel::Create(channel_options);
+  if (!channel.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    state_ = absl::StrCat("not connecting: ", client.status().message());
+    state_ = absl::StrCat("not connecting: ", channel.status().message());
     return;
   }
-  cli::SenderOptions options;
+  client::SenderOptions options;
   // Short: Run returns soon after a failure, so the loop notices stop_ and the spool
   // takes over; the next round retries.
   options.retry_for = absl::Seconds(10);
@@ -104,19 +104,19 @@ void Uploader::Loop() {
   options.on_settled = [this](const std::string&, const std::string& session, uint64_t seq) {
     (void)outbox_->Ack(session, seq);
   };
+  // The stream broke: what waits in memory goes to disk now, so an agent killed while
+  // the collector is away loses nothing it had queued.
+  options.on_stream_broken = [this] { (void)outbox_->Spill(); };
   options.log = [this](const std::string& line) {
-    // The stream broke: what waits in memory goes to disk now, so an agent killed while
-    // the collector is away loses nothing it had queued.
-    (void)outbox_->Spill();
     std::lock_guard<std::mutex> lock(mu_);
     state_ = absl::StrCat("reconnecting: ", line);
   };
-  cli::IngestSender sender(client->get(), options);
+  client::IngestSender sender(channel->get(), options);
   while (!stop_.load()) {
     if (!outbox_->WaitForUnsent(absl::Milliseconds(200))) continue;
     // One stream per burst of windows: Run returns when everything it pulled is settled.
     outbox_->Rewind();
-    cli::SenderResult r = sender.Run([this](opmap::v1::Batch* batch) {
+    client::SenderResult r = sender.Run([this](opmap::v1::Batch* batch) {
       if (stop_.load()) return false;
       absl::StatusOr<std::optional<OutboxItem>> item = outbox_->NextUnsent();
       if (!item.ok() || !item->has_value()) return false;
@@ -126,9 +126,9 @@ void Uploader::Loop() {
     });
     std::lock_guard<std::mutex> lock(mu_);
     if (r.status.ok()) {
-      state_ = absl::StrCat("connected to ", flags.collectors.front());
+      state_ = absl::StrCat("connected to ", channel_options.collectors.front());
     } else {
-      state_ = absl::StrCat("unreachable: ", cli::StatusLine(r.status),
+      state_ = absl::StrCat("unreachable: ", client::StatusLine(r.status),
                             " (batches kept in the outbox)");
       (void)outbox_->Spill();
     }

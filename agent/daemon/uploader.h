@@ -1,6 +1,6 @@
 // The agent's upload thread: finished windows go into the Outbox (agent/spool: memory,
 // then a bounded disk spool), and one thread streams them to the collector over the
-// Ingest stream (cli/ingest_sender.h: acks, resend after reconnect, exponential backoff
+// Ingest stream (client/ingest_sender.h: acks, resend after reconnect, exponential backoff
 // with jitter, TLS/mTLS + token). A batch leaves the Outbox only when an Ack settles it,
 // so an agent restart resends what was not acknowledged and the collector drops what it
 // already holds: exactly once, end to end.

@@ -1,11 +1,11 @@
-#include "cli/sha256.h"
+#include "common/crypto/sha256.h"
 
 #include <openssl/evp.h>
 
 #include <cstdlib>
 #include <iostream>
 
-namespace opmap::cli {
+namespace opmap::crypto {
 
 std::array<unsigned char, 32> Sha256(std::initializer_list<std::string_view> parts) {
   std::array<unsigned char, 32> out{};
@@ -34,4 +34,4 @@ std::string Sha256Hex(std::string_view bytes) {
   return hex;
 }
 
-}  // namespace opmap::cli
+}  // namespace opmap::crypto

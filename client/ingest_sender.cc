@@ -1,4 +1,4 @@
-#include "cli/ingest_sender.h"
+#include "client/ingest_sender.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -15,7 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "opmap/v1/ingest.grpc.pb.h"
 
-namespace opmap::cli {
+namespace opmap::client {
 namespace {
 
 using opmap::v1::Ack;
@@ -255,6 +255,7 @@ SenderResult IngestSender::Run(const std::function<bool(Batch*)>& next) {
     // Full jitter over the upper half: [backoff/2, backoff].
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     absl::Duration sleep = std::min(backoff * jitter(rng), options_.retry_for - stalled);
+    if (options_.on_stream_broken) options_.on_stream_broken();
     log(absl::StrFormat("stream ended (%s); %d of %d batches settled; reconnecting to %s in %s",
                         StatusLine(status), prog.settled, prog.pulled,
                         client_->endpoint(endpoint),
@@ -265,4 +266,4 @@ SenderResult IngestSender::Run(const std::function<bool(Batch*)>& next) {
   }
 }
 
-}  // namespace opmap::cli
+}  // namespace opmap::client

@@ -14,19 +14,19 @@
 // Rejections (permanent, per batch) are reported through a callback and counted.
 //
 // Thread safety: one Run() at a time per sender; callbacks run on the caller's thread.
-#ifndef OPMAP_CLI_INGEST_SENDER_H_
-#define OPMAP_CLI_INGEST_SENDER_H_
+#ifndef OPMAP_CLIENT_INGEST_SENDER_H_
+#define OPMAP_CLIENT_INGEST_SENDER_H_
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
 #include "absl/time/time.h"
-#include "cli/grpc_client.h"
+#include "client/collector_channel.h"
 #include "opmap/v1/ingest.pb.h"
 #include "opmap/v1/telemetry.pb.h"
 
-namespace opmap::cli {
+namespace opmap::client {
 
 struct SenderProgress {
   int64_t pulled = 0;    // batches taken from the source so far
@@ -56,6 +56,9 @@ struct SenderOptions {
   std::function<void(const std::string& agent_id, const std::string& session_id,
                      uint64_t seq)>
       on_settled;
+  // Called when a stream broke and is about to be reopened (before the backoff sleep),
+  // with batches possibly unsettled: the agent's outbox spills them to disk here.
+  std::function<void()> on_stream_broken;
   // Called with a one-line note on each stream failure and reconnect.
   std::function<void(const std::string&)> log;
 };
@@ -67,7 +70,7 @@ struct SenderResult {
 
 class IngestSender {
  public:
-  IngestSender(CollectorClient* client, SenderOptions options)
+  IngestSender(CollectorChannel* client, SenderOptions options)
       : client_(client), options_(std::move(options)) {}
 
   // Pulls batches from `next` (false = no more) and returns once every batch is settled
@@ -75,10 +78,10 @@ class IngestSender {
   SenderResult Run(const std::function<bool(opmap::v1::Batch*)>& next);
 
  private:
-  CollectorClient* client_;
+  CollectorChannel* client_;
   SenderOptions options_;
 };
 
-}  // namespace opmap::cli
+}  // namespace opmap::client
 
-#endif  // OPMAP_CLI_INGEST_SENDER_H_
+#endif  // OPMAP_CLIENT_INGEST_SENDER_H_

@@ -1,4 +1,4 @@
-#include "cli/read_file.h"
+#include "common/io/read_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace opmap::cli {
+namespace opmap::io {
 
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -43,4 +43,4 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
   return bytes;
 }
 
-}  // namespace opmap::cli
+}  // namespace opmap::io
