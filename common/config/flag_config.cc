@@ -1,5 +1,6 @@
 #include "common/config/flag_config.h"
 
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -24,37 +25,69 @@ absl::StatusOr<int64_t> ParsePositive(std::string_view v) {
   return x;
 }
 
-absl::StatusOr<absl::Duration> ParseDuration(std::string_view text) {
+namespace {
+
+// The one duration grammar (flag_config.h). Sums terms in absl::Duration, which
+// saturates at ±infinity instead of overflowing; an infinite total is refused.
+absl::StatusOr<absl::Duration> ParseDurationText(std::string_view text, bool allow_zero) {
   auto bad = [&] {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "invalid duration '%s' (expected a positive duration such as 24h, 90m, 7d, 1h30m)",
-        text));
+        "invalid duration '%s' (expected a %sduration such as 24h, 90m, 1.5s, 500ms, 7d, 1h30m)",
+        text, allow_zero ? "" : "positive "));
   };
   std::string_view s = text::Trim(text);
   if (s.empty()) return bad();
+  if (allow_zero && s == "0") return absl::ZeroDuration();
   absl::Duration total = absl::ZeroDuration();
   while (!s.empty()) {
-    int64_t n = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec != std::errc() || p == s.data() || p == s.data() + s.size() || n < 0) return bad();
-    s.remove_prefix(p - s.data());
-    if (s.starts_with("ms")) {
-      total += absl::Milliseconds(n);
-      s.remove_prefix(2);
-      continue;
+    // Digits and at most one '.', never a sign, "inf" or an exponent.
+    size_t n = 0;
+    bool dot = false, digit = false;
+    while (n < s.size() && (std::isdigit(static_cast<unsigned char>(s[n])) || (s[n] == '.' && !dot))) {
+      dot |= s[n] == '.';
+      digit |= s[n] != '.';
+      ++n;
     }
-    char unit = s.front();
-    s.remove_prefix(1);
-    switch (unit) {
-      case 's': total += absl::Seconds(n); break;
-      case 'm': total += absl::Minutes(n); break;
-      case 'h': total += absl::Hours(n); break;
-      case 'd': total += absl::Hours(n) * 24; break;  // saturates: no int64 overflow
-      default: return bad();
+    if (!digit) return bad();
+    double v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + n, v);
+    if (ec != std::errc() || p != s.data() + n) return bad();
+    s.remove_prefix(n);
+    static constexpr struct {
+      std::string_view unit;
+      absl::Duration (*make)(double);
+    } kUnits[] = {
+        {"ns", [](double x) { return absl::Nanoseconds(x); }},
+        {"us", [](double x) { return absl::Microseconds(x); }},
+        {"ms", [](double x) { return absl::Milliseconds(x); }},
+        {"s", [](double x) { return absl::Seconds(x); }},
+        {"m", [](double x) { return absl::Minutes(x); }},
+        {"h", [](double x) { return absl::Hours(x); }},
+        {"d", [](double x) { return absl::Hours(x) * 24; }},
+    };
+    bool matched = false;
+    for (const auto& u : kUnits) {  // "ms" before "m", "ns" and "us" before "s"
+      if (!s.starts_with(u.unit)) continue;
+      total += u.make(v);
+      s.remove_prefix(u.unit.size());
+      matched = true;
+      break;
     }
+    if (!matched) return bad();
   }
-  if (total <= absl::ZeroDuration() || total == absl::InfiniteDuration()) return bad();
+  if (total == absl::InfiniteDuration()) return bad();
+  if (allow_zero ? total < absl::ZeroDuration() : total <= absl::ZeroDuration()) return bad();
   return total;
+}
+
+}  // namespace
+
+absl::StatusOr<absl::Duration> ParseDuration(std::string_view text) {
+  return ParseDurationText(text, /*allow_zero=*/false);
+}
+
+absl::StatusOr<absl::Duration> ParseDurationOrZero(std::string_view text) {
+  return ParseDurationText(text, /*allow_zero=*/true);
 }
 
 absl::StatusOr<int64_t> ParseBytes(std::string_view text) {

@@ -36,8 +36,12 @@ struct ConfigKey {
 
 absl::StatusOr<bool> ParseBool(std::string_view v);
 absl::StatusOr<int64_t> ParsePositive(std::string_view v);
-// "24h", "90m", "2s", "500ms", "1h30m", "7d": a sum of integer·unit terms, > 0.
+// The one grammar for every duration opmap reads, in flags and config files, daemons and
+// CLI alike: a sum of NUMBER·UNIT terms, NUMBER decimal (1, 1.5, .5), UNIT ns, us, ms, s,
+// m, h or d: "24h", "90m", "1.5s", "500ms", "1h30m", "7d". ParseDuration wants > 0;
+// ParseDurationOrZero also takes "0" and "0s".
 absl::StatusOr<absl::Duration> ParseDuration(std::string_view text);
+absl::StatusOr<absl::Duration> ParseDurationOrZero(std::string_view text);
 // "1GiB", "64MiB", "512KiB", "1048576" (bytes), > 0.
 absl::StatusOr<int64_t> ParseBytes(std::string_view text);
 // "host:port" / "[v6]:port"; the port must be 0..65535.

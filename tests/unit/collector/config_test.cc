@@ -1,4 +1,5 @@
 #include "collector/collector_config.h"
+#include "common/config/flag_config.h"
 
 #include <unistd.h>
 
@@ -108,7 +109,7 @@ TEST(ConfigTest, FileErrorsNameFileAndLine) {
   EXPECT_EQ(error("\n\nlisten\n"), "c.conf:3: expected `key = value`");
   EXPECT_EQ(error("raw-retention = soon\n"),
             "c.conf:1: raw-retention: invalid duration 'soon' (expected a positive duration "
-            "such as 24h, 90m, 7d, 1h30m)");
+            "such as 24h, 90m, 1.5s, 500ms, 7d, 1h30m)");
   EXPECT_EQ(error("insecure-no-auth = maybe\n"),
             "c.conf:1: insecure-no-auth: 'maybe' is not a boolean (true/false)");
   EXPECT_EQ(error("config = other.conf\n"), "c.conf:1: `config` cannot be set in a config file");
@@ -117,17 +118,45 @@ TEST(ConfigTest, FileErrorsNameFileAndLine) {
   EXPECT_EQ(ErrorOf({"--config", "/nonexistent/c.conf"}), "--config: cannot read /nonexistent/c.conf");
 }
 
+// One grammar for every duration, daemons and CLI alike (common/config/flag_config.h):
+// `opmap-agent --capture-window 1.5s` was refused while `opmap attach --duration 1.5s`
+// worked.
+TEST(ConfigTest, OneDurationGrammar) {
+  auto ok = [](const char* text) {
+    absl::StatusOr<absl::Duration> d = config::ParseDuration(text);
+    EXPECT_TRUE(d.ok()) << text << ": " << d.status();
+    return d.ok() ? *d : absl::ZeroDuration();
+  };
+  EXPECT_EQ(ok("1.5s"), absl::Milliseconds(1500));
+  EXPECT_EQ(ok("250ms"), absl::Milliseconds(250));
+  EXPECT_EQ(ok("1h30m"), absl::Minutes(90));
+  EXPECT_EQ(ok(".5m"), absl::Seconds(30));
+  EXPECT_EQ(ok("7d"), absl::Hours(168));
+  EXPECT_EQ(ok("2us"), absl::Microseconds(2));
+  EXPECT_EQ(ok("10ns"), absl::Nanoseconds(10));
+  EXPECT_EQ(ok(" 1m30s "), absl::Seconds(90));
+  for (const char* bad : {"", "0", "0s", "-1s", "1", "s", "inf", "infs", "1e3s", "1.5.5s", "1 s",
+                          "1x", "nan", "768614336404564651d"}) {
+    EXPECT_FALSE(config::ParseDuration(bad).ok()) << bad;
+  }
+  EXPECT_EQ(*config::ParseDurationOrZero("0"), absl::ZeroDuration());
+  EXPECT_EQ(*config::ParseDurationOrZero("0s"), absl::ZeroDuration());
+  EXPECT_FALSE(config::ParseDurationOrZero("-0.5s").ok());
+  EXPECT_EQ(std::string(config::ParseDurationOrZero("x").status().message()),
+            "invalid duration 'x' (expected a duration such as 24h, 90m, 1.5s, 500ms, 7d, 1h30m)");
+}
+
 TEST(ConfigTest, FlagErrors) {
   EXPECT_EQ(ErrorOf({"--bogus"}), "unknown flag --bogus (see --help)");
   EXPECT_EQ(ErrorOf({"--tokens"}), "--tokens needs a value");
   EXPECT_EQ(ErrorOf({"positional"}), "unexpected argument 'positional'");
   EXPECT_EQ(ErrorOf({"--insecure-no-auth", "--raw-retention", "0h"}),
             "--raw-retention: invalid duration '0h' (expected a positive duration such as "
-            "24h, 90m, 7d, 1h30m)");
+            "24h, 90m, 1.5s, 500ms, 7d, 1h30m)");
   // 24 × this many days overflows int64 (it once wrapped to 8 hours): too long, refused.
   EXPECT_EQ(ErrorOf({"--insecure-no-auth", "--raw-retention", "768614336404564651d"}),
             "--raw-retention: invalid duration '768614336404564651d' (expected a positive "
-            "duration such as 24h, 90m, 7d, 1h30m)");
+            "duration such as 24h, 90m, 1.5s, 500ms, 7d, 1h30m)");
   EXPECT_EQ(ErrorOf({}),
             "--tokens FILE is required (lines `TOKEN ROLE [NAME]`); pass --insecure-no-auth to "
             "run without authentication");
@@ -154,7 +183,9 @@ TEST(ConfigTest, Durations) {
   EXPECT_EQ(*ParseRetention("90m"), absl::Minutes(90));
   EXPECT_EQ(*ParseRetention("3600s"), absl::Hours(1));
   EXPECT_EQ(*ParseRetention("1d12h"), absl::Hours(36));
-  for (const char* bad : {"", "h", "24", "24x", "-1h", "0s", "1.5h"}) {
+  // Decimals too, as every duration opmap reads (OneDurationGrammar).
+  EXPECT_EQ(*ParseRetention("1.5h"), absl::Minutes(90));
+  for (const char* bad : {"", "h", "24", "24x", "-1h", "0s"}) {
     EXPECT_FALSE(ParseRetention(bad).ok()) << bad;
   }
 }
