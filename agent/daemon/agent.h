@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "agent/capture/unix_socket.h"
 #include "agent/daemon/agent_config.h"
+#include "agent/daemon/window_policy.h"
 #include "agent/daemon/window_batches.h"
 #include "opmap/v1/telemetry.pb.h"
 
@@ -114,7 +115,6 @@ class Agent {
   void ScheduleNext(RegisteredProcess& p, absl::Time now);
   void UpdateCpuBudget(absl::Time now);
   void ServePendingAttaches(absl::Time now);
-  absl::Duration ScheduledWindow() const;
   int Capturing() const;
 
   AgentConfig config_;
@@ -158,11 +158,9 @@ class Agent {
   };
   std::vector<PendingAttach> pending_attaches_;  // guarded by mu_
 
-  // CPU budget: the agent's own CPU seconds, sampled each second.
-  absl::Time cpu_sampled_at_;
-  double cpu_seconds_at_ = 0;
-  double cpu_load_ = 0;       // cores, exponentially smoothed over ~60 s
-  double window_scale_ = 1;   // scheduled windows are capture_window × this
+  // When windows open and how long they last (the CPU budget scales them): fed the
+  // agent's own CPU seconds each tick.
+  WindowPolicy policy_;
   int64_t peak_rss_bytes_ = 0;
   // Since start, over every process (exited ones included): for status and the bench.
   int64_t windows_total_ = 0;

@@ -186,8 +186,8 @@ std::string Agent::StatusText(bool json) {
     w.BeginObject();
     w.Field("agent_id", agent_id_).Field("host", host_);
     w.Field("uptime_s", absl::ToDoubleSeconds(now - started_), 1);
-    w.Field("cpu_cores", cpu_load_, 4).Field("cpu_budget_cores", config_.cpu_budget, 4);
-    w.Field("window_scale", window_scale_, 3);
+    w.Field("cpu_cores", policy_.cpu_load(), 4).Field("cpu_budget_cores", config_.cpu_budget, 4);
+    w.Field("window_scale", policy_.window_scale(), 3);
     w.Field("rss_peak_bytes", peak_rss_bytes_);
     w.Field("windows_total", windows_total_).Field("records_drained", records_total_);
     w.Field("drops_total", drops_total_);
@@ -233,7 +233,7 @@ std::string Agent::StatusText(bool json) {
       "since start: %d windows, %d records drained, %d dropped\n"
       "collector: %s; queued %d batches, spool %d bytes, sent %d, acked %d, dropped %d\n\n",
       agent_id_, host_, absl::FormatDuration(absl::Trunc(now - started_, absl::Seconds(1))),
-      cpu_load_, config_.cpu_budget, 100 * window_scale_,
+      policy_.cpu_load(), config_.cpu_budget, 100 * policy_.window_scale(),
       absl::FormatDuration(config_.capture_window), peak_rss_bytes_ / 1048576.0,
       windows_total_, records_total_, drops_total_,
       up.collector_state, up.queued_batches, up.spool_bytes, up.sent_batches,
