@@ -1,7 +1,10 @@
 #include "agent/counters/counter_reading.h"
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/stats/multiplex.h"
 
 namespace opmap::agent {
 
@@ -16,18 +19,14 @@ std::string_view CounterSourceName(CounterSource source) {
 }
 
 absl::StatusOr<double> Scaled(const CounterReading& reading) {
-  if (reading.time_running_ns <= 0) {
+  std::optional<double> scaled = analysis::ScaleMultiplexed(
+      reading.value, reading.time_enabled_ns, reading.time_running_ns);
+  if (!scaled.has_value()) {
     return absl::UnavailableError(absl::StrCat(
         reading.name, ": counter never ran (time_running 0 ns of ", reading.time_enabled_ns,
         " ns enabled; multiplexed out or not yet scheduled)"));
   }
-  if (reading.time_running_ns >= reading.time_enabled_ns) {
-    // Ran the whole time; skip the division so exact counts stay exact.
-    return static_cast<double>(reading.value);
-  }
-  return static_cast<double>(reading.value) *
-         (static_cast<double>(reading.time_enabled_ns) /
-          static_cast<double>(reading.time_running_ns));
+  return *scaled;
 }
 
 }  // namespace opmap::agent

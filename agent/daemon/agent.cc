@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +19,7 @@
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/inject/ring_layout.h"
+#include "analysis/stats/multiplex.h"
 
 namespace opmap::agent {
 namespace {
@@ -27,8 +29,6 @@ constexpr absl::Duration kTickIdle = absl::Milliseconds(100);
 // After its planned end, how long a window may take to send kWindowDone before the agent
 // asks it to stop, and then before the agent closes it with what it has.
 constexpr absl::Duration kWindowGrace = absl::Seconds(2);
-constexpr absl::Duration kFirstWindowDelay = absl::Seconds(1);
-constexpr double kMinWindowScale = 0.05;
 constexpr size_t kMaxExitedShown = 16;
 
 std::string MachineIdOrHost() {
@@ -71,14 +71,14 @@ std::string CountersTable(const std::vector<CounterRow>& rows,
                                     "value", "scaled", "per_second");
   for (const auto& [name, s] : sums) {
     const char* source = s.source == opmap::v1::COUNTER_SOURCE_PAPI ? "papi" : "perf_event";
-    if (s.running <= 0) {
+    const std::optional<double> scaled = analysis::ScaleMultiplexed(s.value, s.enabled, s.running);
+    if (!scaled.has_value()) {
       absl::StrAppendFormat(&out, "%-28s %-10s %16d %16s %14s\n", name, source, s.value,
                             "unavailable: never scheduled on the PMU", "");
       continue;
     }
-    const double scaled = static_cast<double>(s.value) * s.enabled / s.running;
     absl::StrAppendFormat(&out, "%-28s %-10s %16d %16.0f %14.1f\n", name, source, s.value,
-                          scaled, scaled / std::max(1e-9, absl::ToDoubleSeconds(window)));
+                          *scaled, *scaled / std::max(1e-9, absl::ToDoubleSeconds(window)));
   }
   if (sums.empty()) out += "(no counter samples in the window)\n";
   for (const auto& [what, why] : unavailable) {
@@ -90,7 +90,11 @@ std::string CountersTable(const std::vector<CounterRow>& rows,
 }  // namespace
 
 Agent::Agent(AgentConfig config, BatchSink sink, std::function<UploadStats()> upload_stats)
-    : config_(std::move(config)), sink_(std::move(sink)), upload_stats_(std::move(upload_stats)) {
+    : config_(std::move(config)),
+      sink_(std::move(sink)),
+      upload_stats_(std::move(upload_stats)),
+      policy_(WindowPolicyOptions{config_.capture_every, config_.capture_window,
+                                  config_.capture_jitter, config_.cpu_budget}) {
   host_ = HostName();
   agent_id_ = config_.agent_id.empty() ? MachineIdOrHost() : config_.agent_id;
   boot_ns_ = RealtimeNs();
@@ -120,8 +124,7 @@ absl::Status Agent::Start() {
   }
   control_fd_ = *ctl;
   counters_ = std::make_unique<CounterMonitor>(config_.counter_interval);
-  cpu_sampled_at_ = absl::Now();
-  cpu_seconds_at_ = ProcessCpuSeconds();
+  policy_.ObserveCpu(absl::Now(), ProcessCpuSeconds());
   return absl::OkStatus();
 }
 
@@ -254,8 +257,7 @@ void Agent::InstallRegistrations(bool wait) {
     // The first scheduled window comes soon after registration, spread over up to a
     // second so processes started together do not all capture at once.
     p->next_window = schedule_enabled_
-                         ? absl::Now() + kFirstWindowDelay +
-                               absl::Milliseconds(absl::Uniform(rng_, 0, 1000))
+                         ? policy_.FirstWindow(p->registered_at, absl::Uniform(rng_, 0.0, 1.0))
                          : absl::InfiniteFuture();
     counters_->Track(p->pid);
     std::lock_guard<std::mutex> lock(mu_);
@@ -268,18 +270,14 @@ void Agent::ScheduleNext(RegisteredProcess& p, absl::Time from) {
     p.next_window = absl::InfiniteFuture();
     return;
   }
-  const double jitter = absl::Uniform(rng_, -config_.capture_jitter, config_.capture_jitter);
-  p.next_window = from + config_.capture_every * (1.0 + jitter);
+  p.next_window = policy_.NextWindow(
+      from, absl::Uniform(absl::IntervalClosedClosed, rng_, -1.0, 1.0));
 }
 
 int Agent::Capturing() const {
   int n = 0;
   for (const auto& [pid, p] : processes_) n += p->capturing ? 1 : 0;
   return n;
-}
-
-absl::Duration Agent::ScheduledWindow() const {
-  return std::max(absl::Milliseconds(100), config_.capture_window * window_scale_);
 }
 
 void Agent::Tick(absl::Time now) {
@@ -311,7 +309,7 @@ void Agent::Tick(absl::Time now) {
   for (auto& [pid, p] : processes_) {
     if (p->capturing || now < p->next_window) continue;
     if (Capturing() >= config_.max_concurrent_captures) break;
-    StartWindow(*p, ScheduledWindow(), config_.stalls, now);
+    StartWindow(*p, policy_.WindowLength(), config_.stalls, now);
   }
 }
 
@@ -487,19 +485,8 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
 }
 
 void Agent::UpdateCpuBudget(absl::Time now) {
-  const absl::Duration dt = now - cpu_sampled_at_;
-  if (dt < absl::Seconds(1)) return;
-  const double cpu = ProcessCpuSeconds();
-  const double load = (cpu - cpu_seconds_at_) / absl::ToDoubleSeconds(dt);
-  cpu_sampled_at_ = now;
-  cpu_seconds_at_ = cpu;
-  // ~60 s exponential average: one-second samples, weight 1/60.
-  cpu_load_ = cpu_load_ == 0 ? load : cpu_load_ + (load - cpu_load_) / 60.0;
-  if (cpu_load_ > config_.cpu_budget) {
-    window_scale_ = std::max(kMinWindowScale, window_scale_ * 0.9);
-  } else if (cpu_load_ < config_.cpu_budget * 0.5) {
-    window_scale_ = std::min(1.0, window_scale_ * 1.05);
-  }
+  if (!policy_.WantsCpuSample(now)) return;
+  policy_.ObserveCpu(now, ProcessCpuSeconds());
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   peak_rss_bytes_ = int64_t{ru.ru_maxrss} * 1024;

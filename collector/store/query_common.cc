@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/base/status_macros.h"
+#include "analysis/stats/multiplex.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 
 namespace opmap::collector::query_common {
@@ -422,11 +424,11 @@ absl::Status CounterTotals::Finish(const opmap::v1::CountersRequest& request,
     row->set_time_running_ns(g.running);
     row->set_samples(static_cast<uint64_t>(g.samples));
     row->set_sessions(static_cast<uint64_t>(g.sessions));
-    if (g.running > 0) {
-      // long double: value × enabled overflows neither the range nor (much) the precision.
-      const long double scaled = static_cast<long double>(g.value) * g.enabled / g.running;
-      row->set_scaled(static_cast<double>(scaled));
-      if (g.window_ns > 0) row->set_per_second(static_cast<double>(scaled * 1e9L / g.window_ns));
+    if (std::optional<double> scaled = analysis::ScaleMultiplexed(g.value, g.enabled, g.running)) {
+      row->set_scaled(*scaled);
+      if (g.window_ns > 0) {
+        row->set_per_second(static_cast<double>(*scaled * 1e9L / g.window_ns));
+      }
     }
   }
   std::vector<std::pair<std::tuple<int, int, std::string>, int64_t>> sorted_drops(drops_.begin(),
