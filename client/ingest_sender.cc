@@ -56,214 +56,263 @@ bool IsFatal(grpc::StatusCode code) {
          code == grpc::StatusCode::UNIMPLEMENTED;
 }
 
-}  // namespace
+// One Run(): the state of a run as members and its steps as methods. Absorb takes the
+// acks the reader thread collected and prunes what they settle; Fill pulls the next
+// batch while the window has room; Stream writes everything unsettled on one stream and
+// keeps absorbing and filling until it breaks or all is settled; Run reconnects with
+// backoff between streams and decides when to give up.
+class IngestStream {
+ public:
+  IngestStream(CollectorChannel* channel, const SenderOptions& options,
+               const std::function<bool(Batch*)>& next)
+      : channel_(channel), options_(options), next_(next), rng_(std::random_device{}()),
+        backoff_(options.initial_backoff), last_settle_(absl::Now()) {}
 
-SenderResult IngestSender::Run(const std::function<bool(Batch*)>& next) {
-  SenderResult result;
-  SenderProgress& prog = result.progress;
-  AckState shared;
-  std::deque<Pending> queue;  // pulled, not yet settled, in send order
-  std::set<std::pair<std::string, uint64_t>> rejected_seen;
-  std::mt19937_64 rng(std::random_device{}());
+  SenderResult Run();
 
-  absl::Duration backoff = options_.initial_backoff;
-  absl::Time last_settle = absl::Now();
-  absl::Time last_report = absl::InfinitePast();
-  size_t endpoint = 0;
-  bool first_stream = true;
-
-  auto report = [&](bool force) {
-    if (!options_.progress) return;
-    absl::Time now = absl::Now();
-    if (!force && now - last_report < options_.progress_interval) return;
-    last_report = now;
-    options_.progress(prog);
+ private:
+  // How one stream ended.
+  struct StreamEnd {
+    grpc::Status status;
+    bool progressed = false;  // an ack arrived on it
   };
-  auto log = [&](const std::string& line) {
+
+  void Report(bool force);
+  void Log(const std::string& line) {
     if (options_.log) options_.log(line);
-  };
+  }
+  bool AllSettled() const { return progress().source_done && queue_.empty(); }
+  SenderProgress& progress() { return result_.progress; }
+  const SenderProgress& progress() const { return result_.progress; }
 
-  // Under shared.mu: drops settled batches from the front (kept in `settled_now` for
+  // Under shared_.mu: drops settled batches from the front (kept in settled_now_ for
   // on_settled, called outside the lock); returns how many.
-  std::vector<std::pair<std::string, uint64_t>> settled_now;
-  auto prune_locked = [&]() {
-    size_t popped = 0;
-    while (!queue.empty()) {
-      auto it = shared.durable.find(queue.front().key);
-      if (it == shared.durable.end() || it->second < queue.front().seq) break;
-      if (options_.on_settled) settled_now.emplace_back(queue.front().key, queue.front().seq);
-      queue.pop_front();
-      ++popped;
-    }
-    return popped;
-  };
-  auto is_settled_locked = [&](const Pending& p) {
-    auto it = shared.durable.find(p.key);
-    return it != shared.durable.end() && it->second >= p.seq;
-  };
-  // Acks already taken in by absorb(); the writer sleeps only while no newer one came.
-  int64_t absorbed_acks = 0;
-  // Takes acks in: prunes, reports rejections. Adjusts *pos for popped entries.
-  auto absorb = [&](size_t* pos, bool* stream_done) {
-    std::vector<std::pair<std::string, Rejection>> rejections;
-    size_t popped;
-    {
-      std::lock_guard<std::mutex> lock(shared.mu);
-      rejections.swap(shared.new_rejections);
-      popped = prune_locked();
-      *pos -= std::min(*pos, popped);
-      while (*pos < queue.size() && is_settled_locked(queue[*pos])) ++*pos;
-      *stream_done = shared.stream_done;
-      absorbed_acks = shared.acks;
-    }
-    for (auto& [key, seq] : settled_now) {
+  size_t PruneLocked();
+  bool IsSettledLocked(const Pending& p) const {
+    auto it = shared_.durable.find(p.key);
+    return it != shared_.durable.end() && it->second >= p.seq;
+  }
+  // Takes acks in: prunes, reports rejections and settled batches. Moves *pos (the next
+  // batch to write) back by the entries popped and past the ones already settled.
+  void Absorb(size_t* pos, bool* stream_done);
+  // Pulls one batch from the source into the queue; false when the source is done.
+  bool Fill();
+  // One stream to `endpoint`: (re)writes everything unsettled, then new batches.
+  StreamEnd Stream(size_t endpoint);
+
+  CollectorChannel* channel_;
+  const SenderOptions& options_;
+  const std::function<bool(Batch*)>& next_;
+  SenderResult result_;
+  AckState shared_;
+  std::deque<Pending> queue_;  // pulled, not yet settled, in send order
+  std::set<std::pair<std::string, uint64_t>> rejected_seen_;
+  std::vector<std::pair<std::string, uint64_t>> settled_now_;
+  std::mt19937_64 rng_;
+  absl::Duration backoff_;
+  absl::Time last_settle_;
+  absl::Time last_report_ = absl::InfinitePast();
+  int64_t absorbed_acks_ = 0;  // acks already absorbed: the writer sleeps until a newer one
+};
+
+void IngestStream::Report(bool force) {
+  if (!options_.progress) return;
+  absl::Time now = absl::Now();
+  if (!force && now - last_report_ < options_.progress_interval) return;
+  last_report_ = now;
+  options_.progress(progress());
+}
+
+size_t IngestStream::PruneLocked() {
+  size_t popped = 0;
+  while (!queue_.empty() && IsSettledLocked(queue_.front())) {
+    if (options_.on_settled) settled_now_.emplace_back(queue_.front().key, queue_.front().seq);
+    queue_.pop_front();
+    ++popped;
+  }
+  return popped;
+}
+
+void IngestStream::Absorb(size_t* pos, bool* stream_done) {
+  std::vector<std::pair<std::string, Rejection>> rejections;
+  size_t popped;
+  {
+    std::lock_guard<std::mutex> lock(shared_.mu);
+    rejections.swap(shared_.new_rejections);
+    popped = PruneLocked();
+    *pos -= std::min(*pos, popped);
+    while (*pos < queue_.size() && IsSettledLocked(queue_[*pos])) ++*pos;
+    *stream_done = shared_.stream_done;
+    absorbed_acks_ = shared_.acks;
+  }
+  for (auto& [key, seq] : settled_now_) {
+    size_t nul = key.find('\0');
+    options_.on_settled(key.substr(0, nul), key.substr(nul + 1), seq);
+  }
+  settled_now_.clear();
+  for (auto& [key, rej] : rejections) {
+    if (!rejected_seen_.insert({key, rej.seq()}).second) continue;
+    ++progress().rejected;
+    if (options_.on_rejection) {
       size_t nul = key.find('\0');
-      options_.on_settled(key.substr(0, nul), key.substr(nul + 1), seq);
+      options_.on_rejection(key.substr(0, nul), key.substr(nul + 1), rej);
     }
-    settled_now.clear();
-    for (auto& [key, rej] : rejections) {
-      if (!rejected_seen.insert({key, rej.seq()}).second) continue;
-      ++prog.rejected;
-      if (options_.on_rejection) {
-        size_t nul = key.find('\0');
-        options_.on_rejection(key.substr(0, nul), key.substr(nul + 1), rej);
-      }
-    }
-    if (popped > 0) {
-      prog.settled += static_cast<int64_t>(popped);
-      last_settle = absl::Now();
-      backoff = options_.initial_backoff;
-      report(false);
-    }
-  };
+  }
+  if (popped > 0) {
+    progress().settled += static_cast<int64_t>(popped);
+    last_settle_ = absl::Now();
+    backoff_ = options_.initial_backoff;
+    Report(false);
+  }
+}
 
+bool IngestStream::Fill() {
+  Pending p;
+  if (!next_(&p.batch)) {
+    progress().source_done = true;
+    return false;
+  }
+  p.key = SessionKey(p.batch.agent_id(), p.batch.session_id());
+  p.seq = p.batch.seq();
+  queue_.push_back(std::move(p));
+  ++progress().pulled;
+  return true;
+}
+
+IngestStream::StreamEnd IngestStream::Stream(size_t endpoint) {
+  std::shared_ptr<grpc::Channel> channel = channel_->NewChannel(endpoint);
+  std::unique_ptr<opmap::v1::Ingest::Stub> stub = opmap::v1::Ingest::NewStub(channel);
+  grpc::ClientContext context;
+  channel_->PrepareContext(&context, absl::InfiniteDuration());
+  std::unique_ptr<grpc::ClientReaderWriter<Batch, Ack>> stream = stub->Ingest(&context);
+  int64_t acks_at_start;
+  {
+    std::lock_guard<std::mutex> lock(shared_.mu);
+    shared_.stream_done = false;
+    acks_at_start = shared_.acks;
+  }
+  std::thread reader([shared = &shared_, s = stream.get()] {
+    Ack ack;
+    while (s->Read(&ack)) {
+      std::lock_guard<std::mutex> lock(shared->mu);
+      uint64_t& d = shared->durable[SessionKey(ack.agent_id(), ack.session_id())];
+      d = std::max<uint64_t>(d, ack.durable_seq());
+      for (const Rejection& r : ack.rejected()) {
+        shared->new_rejections.emplace_back(SessionKey(ack.agent_id(), ack.session_id()), r);
+      }
+      ++shared->acks;
+      shared->cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(shared->mu);
+    shared->stream_done = true;
+    shared->cv.notify_all();
+  });
+
+  // Everything unsettled is (re)written from the front of the queue.
+  size_t pos = 0;
+  bool stream_done = false;
+  bool write_failed = false;
   for (;;) {
-    if (!first_stream) ++prog.reconnects;
-    first_stream = false;
-    std::shared_ptr<grpc::Channel> channel = client_->NewChannel(endpoint);
-    std::unique_ptr<opmap::v1::Ingest::Stub> stub = opmap::v1::Ingest::NewStub(channel);
-    grpc::ClientContext context;
-    client_->PrepareContext(&context, absl::InfiniteDuration());
-    std::unique_ptr<grpc::ClientReaderWriter<Batch, Ack>> stream = stub->Ingest(&context);
-    int64_t acks_at_start;
-    {
-      std::lock_guard<std::mutex> lock(shared.mu);
-      shared.stream_done = false;
-      acks_at_start = shared.acks;
+    Absorb(&pos, &stream_done);
+    if (stream_done || AllSettled()) break;
+    if (pos < queue_.size()) {
+      Pending& p = queue_[pos];
+      if (p.written) ++progress().resent;
+      p.written = true;
+      if (!stream->Write(p.batch)) {
+        write_failed = true;
+        break;
+      }
+      ++pos;
+      continue;
     }
-    std::thread reader([&shared, s = stream.get()] {
-      Ack ack;
-      while (s->Read(&ack)) {
-        std::lock_guard<std::mutex> lock(shared.mu);
-        uint64_t& d = shared.durable[SessionKey(ack.agent_id(), ack.session_id())];
-        d = std::max<uint64_t>(d, ack.durable_seq());
-        for (const Rejection& r : ack.rejected()) {
-          shared.new_rejections.emplace_back(SessionKey(ack.agent_id(), ack.session_id()), r);
-        }
-        ++shared.acks;
-        shared.cv.notify_all();
-      }
-      std::lock_guard<std::mutex> lock(shared.mu);
-      shared.stream_done = true;
-      shared.cv.notify_all();
-    });
-
-    // Everything unsettled is (re)written from the front of the queue.
-    size_t pos = 0;
-    bool stream_done = false;
-    bool write_failed = false;
-    for (;;) {
-      absorb(&pos, &stream_done);
-      if (stream_done) break;
-      if (prog.source_done && queue.empty()) break;
-      if (pos < queue.size()) {
-        Pending& p = queue[pos];
-        if (p.written) ++prog.resent;
-        p.written = true;
-        if (!stream->Write(p.batch)) {
-          write_failed = true;
-          break;
-        }
-        ++pos;
-        continue;
-      }
-      if (!prog.source_done && queue.size() < options_.window) {
-        Pending p;
-        if (!next(&p.batch)) {
-          prog.source_done = true;
-          continue;
-        }
-        p.key = SessionKey(p.batch.agent_id(), p.batch.session_id());
-        p.seq = p.batch.seq();
-        queue.push_back(std::move(p));
-        ++prog.pulled;
-        continue;
-      }
-      // Window full or everything written: wait for an ack or the end of the stream.
-      std::unique_lock<std::mutex> lock(shared.mu);
-      shared.cv.wait(lock, [&] { return shared.acks != absorbed_acks || shared.stream_done; });
+    if (!progress().source_done && queue_.size() < options_.window) {
+      Fill();
+      continue;
     }
+    // Window full or everything written: wait for an ack or the end of the stream.
+    std::unique_lock<std::mutex> lock(shared_.mu);
+    shared_.cv.wait(lock, [&] { return shared_.acks != absorbed_acks_ || shared_.stream_done; });
+  }
 
-    const bool all_settled = prog.source_done && queue.empty();
-    if (all_settled) {
-      // Half-close and give the collector a moment to end the call cleanly.
-      stream->WritesDone();
-      std::unique_lock<std::mutex> lock(shared.mu);
-      if (!shared.cv.wait_for(lock, std::chrono::seconds(5),
-                              [&] { return shared.stream_done; })) {
-        context.TryCancel();
-      }
-    } else if (write_failed || !stream_done) {
+  // Cancelling replaces whatever status the collector sent with CANCELLED, so the call
+  // is cancelled only when the collector has not ended it within 5 s: after the last
+  // batch (half-closed) or after a failed write (the call ended under it: a refused
+  // token, a store failure; the status is on its way, and a fatal one must end the run).
+  auto wait_for_end_or_cancel = [&] {
+    std::unique_lock<std::mutex> lock(shared_.mu);
+    if (!shared_.cv.wait_for(lock, std::chrono::seconds(5), [&] { return shared_.stream_done; })) {
       context.TryCancel();
     }
-    reader.join();
-    grpc::Status status = stream->Finish();
-    absorb(&pos, &stream_done);
-    if (prog.source_done && queue.empty()) {
-      report(true);
-      result.status = grpc::Status::OK;
-      return result;
-    }
+  };
+  if (AllSettled()) {
+    stream->WritesDone();
+    wait_for_end_or_cancel();
+  } else if (write_failed) {
+    wait_for_end_or_cancel();
+  } else if (!stream_done) {
+    context.TryCancel();
+  }
+  reader.join();
+  StreamEnd end;
+  end.status = stream->Finish();
+  Absorb(&pos, &stream_done);
+  std::lock_guard<std::mutex> lock(shared_.mu);
+  end.progressed = shared_.acks != acks_at_start;
+  return end;
+}
 
+SenderResult IngestStream::Run() {
+  size_t endpoint = 0;
+  for (bool first = true;; first = false) {
+    if (!first) ++progress().reconnects;
+    StreamEnd end = Stream(endpoint);
+    if (AllSettled()) {
+      Report(true);
+      result_.status = grpc::Status::OK;
+      return result_;
+    }
+    grpc::Status status = end.status;
     if (IsFatal(status.error_code())) {
-      report(true);
-      result.status = status;
-      return result;
+      Report(true);
+      result_.status = status;
+      return result_;
     }
     if (status.ok()) {
       status = grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                           "the collector ended the stream with batches unacknowledged");
+                            "the collector ended the stream with batches unacknowledged");
     }
-    bool progressed;
-    {
-      std::lock_guard<std::mutex> lock(shared.mu);
-      progressed = shared.acks != acks_at_start;
-    }
-    absl::Duration stalled = absl::Now() - last_settle;
+    absl::Duration stalled = absl::Now() - last_settle_;
     if (stalled >= options_.retry_for) {
-      report(true);
-      result.status = grpc::Status(
-          status.error_code() == grpc::StatusCode::OK ? grpc::StatusCode::UNAVAILABLE
-                                                      : status.error_code(),
+      Report(true);
+      result_.status = grpc::Status(
+          status.error_code(),
           absl::StrCat("gave up after ", absl::FormatDuration(stalled),
-                       " without progress; last error from ", client_->endpoint(endpoint),
+                       " without progress; last error from ", channel_->endpoint(endpoint),
                        ": ", StatusLine(status)));
-      return result;
+      return result_;
     }
     // A stream that never got an ack moves on to the next address.
-    if (!progressed) endpoint = (endpoint + 1) % client_->endpoint_count();
+    if (!end.progressed) endpoint = (endpoint + 1) % channel_->endpoint_count();
     // Full jitter over the upper half: [backoff/2, backoff].
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
-    absl::Duration sleep = std::min(backoff * jitter(rng), options_.retry_for - stalled);
+    absl::Duration sleep = std::min(backoff_ * jitter(rng_), options_.retry_for - stalled);
     if (options_.on_stream_broken) options_.on_stream_broken();
-    log(absl::StrFormat("stream ended (%s); %d of %d batches settled; reconnecting to %s in %s",
-                        StatusLine(status), prog.settled, prog.pulled,
-                        client_->endpoint(endpoint),
+    Log(absl::StrFormat("stream ended (%s); %d of %d batches settled; reconnecting to %s in %s",
+                        StatusLine(status), progress().settled, progress().pulled,
+                        channel_->endpoint(endpoint),
                         absl::FormatDuration(absl::Trunc(sleep, absl::Milliseconds(1)))));
-    report(true);
+    Report(true);
     absl::SleepFor(sleep);
-    backoff = std::min(backoff * 2, options_.max_backoff);
+    backoff_ = std::min(backoff_ * 2, options_.max_backoff);
   }
+}
+
+}  // namespace
+
+SenderResult IngestSender::Run(const std::function<bool(Batch*)>& next) {
+  IngestStream stream(client_, options_, next);
+  return stream.Run();
 }
 
 }  // namespace opmap::client

@@ -133,6 +133,7 @@ class Collector {
   IngestService& ingest() { return *ingest_; }
   grpc::Server& server() { return *server_; }
   std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
 
  private:
   std::unique_ptr<Store> real_store_;
