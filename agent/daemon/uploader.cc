@@ -1,5 +1,7 @@
 #include "agent/daemon/uploader.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/spool/outbox.h"
@@ -36,12 +38,12 @@ Uploader::~Uploader() {
   if (outbox_ != nullptr) (void)outbox_->Close();
 }
 
-void Uploader::AttachUnreportedDrops(opmap::v1::Batch& batch) {
+void Uploader::AttachUnreportedDrops(opmap::v1::Batch& batch, DropTotals* totals) {
   const OutboxStats stats = outbox_->stats();
   for (int c = 0; c < kDropCauseCount; ++c) {
+    (*totals)[c] = stats.dropped_by_cause[c];
     const uint64_t n = stats.dropped_by_cause[c] - reported_drops_[c];
     if (n == 0) continue;
-    reported_drops_[c] = stats.dropped_by_cause[c];
     const auto cause = static_cast<DropCause>(c);
     opmap::v1::DropCount* d = batch.mutable_drops()->add_counts();
     d->set_stage(cause == DropCause::kQueueFull ? opmap::v1::DROP_STAGE_QUEUE
@@ -54,14 +56,24 @@ void Uploader::AttachUnreportedDrops(opmap::v1::Batch& batch) {
 }
 
 void Uploader::Push(std::vector<opmap::v1::Batch> batches) {
-  if (!batches.empty()) AttachUnreportedDrops(batches.front());
+  // The drop counts ride on the first batch the outbox takes: a carrier that is itself
+  // dropped (a full spool) would lose them, so they count as reported only once one is
+  // taken, and the next batch carries them, its predecessor's drop included.
+  bool reported = false;
   for (opmap::v1::Batch& b : batches) {
+    DropTotals totals{};
+    if (!reported) AttachUnreportedDrops(b, &totals);
     OutboxKey key{b.session_id(), b.seq()};
     if (absl::Status s = outbox_->Push(std::move(key), b.SerializeAsString()); !s.ok()) {
       // Counted by the outbox (dropped_batches); the message says why.
       push_errors_.fetch_add(1);
       std::fprintf(stderr, "opmap-agent: batch %s#%llu: %s\n", b.session_id().c_str(),
                    static_cast<unsigned long long>(b.seq()), std::string(s.message()).c_str());
+      continue;
+    }
+    if (!reported) {
+      std::copy(totals.begin(), totals.end(), reported_drops_);
+      reported = true;
     }
   }
 }

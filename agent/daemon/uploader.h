@@ -7,6 +7,7 @@
 #ifndef OPMAP_AGENT_DAEMON_UPLOADER_H_
 #define OPMAP_AGENT_DAEMON_UPLOADER_H_
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -40,7 +41,11 @@ class Uploader {
   // Adds the outbox's drops not yet reported to `batch` as DropCount records
   // (DROP_STAGE_SPOOL or _QUEUE, EVENT_KIND_BATCH): a dropped batch cannot carry its
   // own drop, so the next batch that goes out does.
-  void AttachUnreportedDrops(opmap::v1::Batch& batch);
+  // The outbox's drops per cause since the last report, as drop records on `batch`;
+  // `*totals` gets the counts they bring the report up to (Push commits them once the
+  // outbox has taken the batch).
+  using DropTotals = std::array<uint64_t, kDropCauseCount>;
+  void AttachUnreportedDrops(opmap::v1::Batch& batch, DropTotals* totals);
 
   AgentConfig config_;
   std::unique_ptr<Outbox> outbox_;
