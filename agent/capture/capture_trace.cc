@@ -261,6 +261,13 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       std::string_view function, reason;
       if (!Inline(record, fixed, 0, r.function_len, &function)) return;
       if (!Inline(record, fixed, r.function_len, r.reason_len, &reason)) return;
+      // A count a double cannot hold exactly (2^53: no PC sampler gets near it) is a
+      // producer's garbage; cast back to the wire's uint64 it would not even round-trip.
+      if (r.samples > (uint64_t{1} << 53)) {
+        Bad(absl::StrFormat("record %d: stall sample count %d is out of range",
+                            result_.records, r.samples));
+        return;
+      }
       analysis::StallSample& st = t.stalls.emplace_back();
       st.function = KernelName(function);
       st.reason = t.strings.Intern(reason);

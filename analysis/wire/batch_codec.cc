@@ -406,7 +406,10 @@ absl::StatusOr<std::vector<opmap::v1::Batch>> SessionBatchEncoder::Encode(const 
     for (const StallSample& st : trace.stalls) {
       out->add_function_id(strings.Encode(st.function, last.mutable_strings()));
       out->add_reason_id(strings.Encode(st.reason, last.mutable_strings()));
-      out->add_samples(static_cast<uint64_t>(st.value));
+      // Samples are counts: a value outside [0, 2^53] (an importer's garbage) is sent as
+      // the nearest count instead of an undefined float-to-integer cast.
+      out->add_samples(static_cast<uint64_t>(std::clamp(std::isnan(st.value) ? 0.0 : st.value,
+                                                        0.0, 9007199254740992.0)));
       out->add_device(static_cast<uint32_t>(st.device));
     }
   }
