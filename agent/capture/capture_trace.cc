@@ -1,6 +1,7 @@
 #include "agent/capture/capture_trace.h"
 
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -261,9 +262,9 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       std::string_view function, reason;
       if (!Inline(record, fixed, 0, r.function_len, &function)) return;
       if (!Inline(record, fixed, r.function_len, r.reason_len, &reason)) return;
-      // A count a double cannot hold exactly (2^53: no PC sampler gets near it) is a
-      // producer's garbage; cast back to the wire's uint64 it would not even round-trip.
-      if (r.samples > (uint64_t{1} << 53)) {
+      // A count a double cannot hold exactly (no PC sampler gets near 2^53) is the
+      // producer's garbage; the batch encoder would refuse the whole window for it.
+      if (r.samples > (uint64_t{1} << std::numeric_limits<double>::digits)) {
         Bad(absl::StrFormat("record %d: stall sample count %d is out of range",
                             result_.records, r.samples));
         return;

@@ -24,9 +24,8 @@ void WindowPolicy::ObserveCpu(absl::Time now, double cpu_seconds) {
     cpu_seconds_at_ = cpu_seconds;
     return;
   }
-  const absl::Duration dt = now - sampled_at_;
-  if (dt < absl::Seconds(1)) return;
-  const double load = (cpu_seconds - cpu_seconds_at_) / absl::ToDoubleSeconds(dt);
+  if (!WantsCpuSample(now)) return;
+  const double load = (cpu_seconds - cpu_seconds_at_) / absl::ToDoubleSeconds(now - sampled_at_);
   sampled_at_ = now;
   cpu_seconds_at_ = cpu_seconds;
   // About 60 s of exponential averaging: one-second samples, weight 1/60.

@@ -66,10 +66,14 @@ absl::Status CheckTrace(const Trace& trace) {
   }
   for (size_t i = 0; i < trace.stalls.size(); ++i) {
     const StallSample& st = trace.stalls[i];
-    if (st.unit != StallUnit::kSamples || st.value < 0 || st.value != std::floor(st.value)) {
+    // Counts a double holds exactly (up to 2^53), so the cast to the wire's uint64 is
+    // defined and exact.
+    constexpr double kMaxCount = double(uint64_t{1} << std::numeric_limits<double>::digits);
+    if (st.unit != StallUnit::kSamples || !(st.value >= 0 && st.value <= kMaxCount) ||
+        st.value != std::floor(st.value)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "stalls[%d].value: %g is not a sample count (the wire carries PC-sampling counts "
-          "as uint64, not per-issue ratios)", i, st.value));
+          "stalls[%d].value: %g is not a sample count of at most 2^53 (the wire carries "
+          "PC-sampling counts as uint64, not per-issue ratios)", i, st.value));
     }
     absl::Status s = CheckFits(st.device, false, 0, kUint32Max, "stalls", i, "device", "uint32");
     if (!s.ok()) return s;
@@ -406,10 +410,7 @@ absl::StatusOr<std::vector<opmap::v1::Batch>> SessionBatchEncoder::Encode(const 
     for (const StallSample& st : trace.stalls) {
       out->add_function_id(strings.Encode(st.function, last.mutable_strings()));
       out->add_reason_id(strings.Encode(st.reason, last.mutable_strings()));
-      // Samples are counts: a value outside [0, 2^53] (an importer's garbage) is sent as
-      // the nearest count instead of an undefined float-to-integer cast.
-      out->add_samples(static_cast<uint64_t>(std::clamp(std::isnan(st.value) ? 0.0 : st.value,
-                                                        0.0, 9007199254740992.0)));
+      out->add_samples(static_cast<uint64_t>(st.value));  // a count: CheckEncodable
       out->add_device(static_cast<uint32_t>(st.device));
     }
   }

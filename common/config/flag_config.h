@@ -19,9 +19,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/config/text_util.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "common/config/text_util.h"
 
 namespace opmap::config {
 

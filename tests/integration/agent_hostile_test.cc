@@ -29,6 +29,7 @@ std::string HostileBin() { return BinDir() + "/../tests/hostile_registrant"; }
 struct StatusFacts {
   bool answered = false;
   int64_t drops_total = -1;
+  int64_t dropped_batches = -1;  // upload.dropped_batches: the outbox's drops
   int64_t demo_windows = 0;
 };
 
@@ -41,6 +42,9 @@ StatusFacts ReadStatus(const AgentProcess& agent, pid_t demo) {
   f.answered = true;
   int64_t drops = -1;
   if (doc["drops_total"].get_int64().get(drops) == simdjson::SUCCESS) f.drops_total = drops;
+  if (doc["upload"]["dropped_batches"].get_int64().get(drops) == simdjson::SUCCESS) {
+    f.dropped_batches = drops;
+  }
   simdjson::dom::array processes;
   if (doc["processes"].get_array().get(processes) != simdjson::SUCCESS) return f;
   for (simdjson::dom::element p : processes) {
@@ -55,6 +59,13 @@ StatusFacts ReadStatus(const AgentProcess& agent, pid_t demo) {
 
 class AgentHostileTest : public ::testing::Test {
  protected:
+  // The demo workload under the library, registered with `agent`, for `seconds`.
+  void StartDemo(Child* demo, const AgentProcess& agent, const char* seconds, const char* rate) {
+    ASSERT_TRUE(demo->Start({DemoBin(), "--duration", seconds, "--rate", rate, "--json"},
+                            dir_.File("demo.out"), dir_.File("demo.err"),
+                            InjectEnv(agent.socket()))
+                    .ok());
+  }
   TempDir dir_;
 };
 
@@ -68,10 +79,7 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
                                    "--capture-jitter", "0"});
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   Child demo;
-  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "10", "--rate", "100", "--json"},
-                         dir_.File("demo.out"), dir_.File("demo.err"),
-                         InjectEnv(agent.socket()))
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "10", "100"));
   std::vector<std::unique_ptr<Child>> hostile;
   for (const char* mode : {"flood", "counters", "windows", "garbage"}) {
     auto c = std::make_unique<Child>();
@@ -144,10 +152,7 @@ TEST_F(AgentHostileTest, ARegistrantThatCannotBeSentToIsForgottenNotACrash) {
                                    "--capture-jitter", "0"});
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   Child demo;
-  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "5", "--rate", "100", "--json"},
-                         dir_.File("demo.out"), dir_.File("demo.err"),
-                         InjectEnv(agent.socket()))
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "5", "100"));
   std::vector<std::unique_ptr<Child>> deaf;
   for (int i = 0; i < 3; ++i) {
     auto c = std::make_unique<Child>();
@@ -185,22 +190,12 @@ TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
                       "--spool-size", "64KiB"});
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   Child demo;
-  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "12", "--rate", "200", "--json"},
-                         dir_.File("demo.out"), dir_.File("demo.err"),
-                         InjectEnv(agent.socket()))
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "12", "200"));
   // Until the agent has dropped batches for a full spool.
   int64_t dropped = 0;
-  for (int i = 0; i < 60 && dropped == 0; ++i) {
+  for (int i = 0; i < 60 && dropped <= 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    simdjson::dom::parser parser;
-    simdjson::dom::element doc;
-    const std::string json = agent.StatusJson();
-    if (!json.empty() && parser.parse(json).get(doc) == simdjson::SUCCESS) {
-      if (doc["upload"]["dropped_batches"].get_int64().get(dropped) != simdjson::SUCCESS) {
-        dropped = 0;
-      }
-    }
+    dropped = ReadStatus(agent, demo.pid()).dropped_batches;
   }
   ASSERT_GT(dropped, 0) << agent.StatusJson();
   // The collector comes (on the port the agent was told), and later windows go out.
@@ -211,17 +206,6 @@ TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
   // Every batch the outbox dropped reaches the collector as a count: the collector's sum
   // of "agent outbox: ..." drops equals the agent's dropped_batches (no more are dropped
   // once the collector is there; the last ones ride with the next window's batch).
-  auto agent_dropped = [&] {
-    int64_t n = -1;
-    simdjson::dom::parser parser;
-    simdjson::dom::element doc;
-    const std::string json = agent.StatusJson();
-    if (json.empty() || parser.parse(json).get(doc) != simdjson::SUCCESS ||
-        doc["upload"]["dropped_batches"].get_int64().get(n) != simdjson::SUCCESS) {
-      return int64_t{-1};
-    }
-    return n;
-  };
   auto collector_dropped = [&](std::string* reasons) {
     RunResult q = opmap::testing::Run({OpmapBin(), "query", "counters", "--format", "json",
                                        "--collector", collector.address(), "--token",
@@ -251,7 +235,7 @@ TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
   std::string reasons;
   for (int i = 0; i < 80; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    at_agent = agent_dropped();
+    at_agent = ReadStatus(agent, demo.pid()).dropped_batches;
     reasons.clear();
     at_collector = collector_dropped(&reasons);
     if (at_agent > 0 && at_collector == at_agent) break;

@@ -121,6 +121,14 @@ class CollectorHostileTest : public ::testing::Test {
     return grpc::CreateCustomChannel(collector_->address(), grpc::InsecureChannelCredentials(),
                                      args);
   }
+  // Sessions w<first>..w<first+n-1> of agent "a", one complete batch of 50 kernels each.
+  void StoreWindows(int first, int n) {
+    Stream s(Channel(), kAgentToken);
+    for (int i = first; i < first + n; ++i) {
+      ASSERT_TRUE(s.Send(KernelBatch("a", absl::StrCat("w", i), 1, 50, true)));
+    }
+    EXPECT_TRUE(s.Finish().ok());
+  }
   // GPU events stored for `session` (0 when it has none), through the real CLI.
   int64_t StoredKernels(const std::string& session) {
     RunResult r = Opmap({"export", "--collector", collector_->address(), "--token", kAdminToken,
@@ -366,13 +374,7 @@ TEST_F(CollectorHostileTest, SlowMetricsClientsDoNotBlockScrapes) {
 // the file; a store without damage reopens as before.
 TEST_F(CollectorHostileTest, LostAcknowledgedCommitsAreRefusedAtStart) {
   StartCollector();
-  {
-    Stream s(Channel(), kAgentToken);
-    for (int i = 0; i < 5; ++i) {
-      ASSERT_TRUE(s.Send(KernelBatch("a", absl::StrCat("w", i), 1, 50, true)));
-    }
-    EXPECT_TRUE(s.Finish().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(StoreWindows(0, 5));
   collector_->Kill();  // the WAL stays behind, as after a crash
   const std::string wal = collector_->db() + "-wal";
   struct stat st{};
@@ -380,11 +382,7 @@ TEST_F(CollectorHostileTest, LostAcknowledgedCommitsAreRefusedAtStart) {
   // An intact store restarts with everything.
   ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
   EXPECT_EQ(StoredKernels("w4"), 50);
-  {
-    Stream s(Channel(), kAgentToken);
-    ASSERT_TRUE(s.Send(KernelBatch("a", "w5", 1, 50, true)));
-    EXPECT_TRUE(s.Finish().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(StoreWindows(5, 1));
   collector_->Kill();
   ASSERT_EQ(stat(wal.c_str(), &st), 0);
   // Damage the log's tail: the last frames (the last commit) become unreadable.
@@ -403,13 +401,7 @@ TEST_F(CollectorHostileTest, LostAcknowledgedCommitsAreRefusedAtStart) {
 // after it means SQLite would drop every commit from there on. Refused naming the frame.
 TEST_F(CollectorHostileTest, WalDamagedMidLogIsRefusedAtStart) {
   StartCollector();
-  {
-    Stream s(Channel(), kAgentToken);
-    for (int i = 0; i < 5; ++i) {
-      ASSERT_TRUE(s.Send(KernelBatch("a", absl::StrCat("w", i), 1, 50, true)));
-    }
-    EXPECT_TRUE(s.Finish().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(StoreWindows(0, 5));
   collector_->Kill();
   const std::string wal = collector_->db() + "-wal";
   const int fd = open(wal.c_str(), O_WRONLY);

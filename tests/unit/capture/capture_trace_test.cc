@@ -228,8 +228,19 @@ TEST(CaptureTrace, BadRecordsAreCountedNotTrusted) {
   b.Add(Kernel(20, 10, 1, "x"));     // ends before it starts
   b.Add(std::string(4, '\0'));       // shorter than a header
   b.Add(Range(1, 2, 1, 0, "ok"));
+  // Fuzz finding 12: a sample count no double holds exactly (the encoder refuses those,
+  // and with them the whole window) is one bad record; a count of 2^53 is kept.
+  StallRecord sr{};
+  sr.samples = ~uint64_t{0};
+  sr.function_len = 4;
+  sr.reason_len = 15;
+  b.Add(Record(kStall, sr, "gemmlong_scoreboard"));
+  sr.samples = uint64_t{1} << 53;
+  b.Add(Record(kStall, sr, "gemmlong_scoreboard"));
   CaptureResult r = std::move(b).Finish();
-  EXPECT_EQ(r.bad_records, 3);
+  EXPECT_EQ(r.bad_records, 4);
+  ASSERT_EQ(r.trace.stalls.size(), 1u);
+  EXPECT_EQ(r.trace.stalls[0].value, 9007199254740992.0);
   EXPECT_NE(r.first_bad_record.find("overruns"), std::string::npos) << r.first_bad_record;
   EXPECT_EQ(r.trace.gpu_events.size(), 0u);
   EXPECT_EQ(r.trace.ranges.size(), 1u);

@@ -2,6 +2,7 @@
 // per-kernel and per-layer-type sums, the analyze JSON fields, and the wire round trip.
 #include "analysis/stalls/stall_summary.h"
 
+#include <cmath>
 #include <string>
 
 #include "analysis/mapping/kernel_mapper.h"
@@ -261,6 +262,17 @@ TEST(StallSummary, SamplesSurviveTheWire) {
   auto refused = TraceToBatches(t, options);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("stalls[0].value"), std::string::npos);
+  // Counts a double cannot hold exactly (fuzz finding 12: 2^64 - 1 from a ring), negative
+  // or NaN ones are refused too: their cast to the wire's uint64 would be undefined.
+  t.stalls[0].unit = StallUnit::kSamples;
+  t.stalls[0].value = 9007199254740992.0;  // 2^53: the largest accepted
+  EXPECT_TRUE(TraceToBatches(t, options).ok());
+  for (double bad : {18446744073709551615.0, 9007199254740994.0, -1.0, std::nan("")}) {
+    t.stalls[0].value = bad;
+    auto out = TraceToBatches(t, options);
+    ASSERT_FALSE(out.ok()) << bad;
+    EXPECT_NE(out.status().message().find("at most 2^53"), std::string::npos) << out.status();
+  }
 }
 
 }  // namespace
