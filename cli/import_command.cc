@@ -11,7 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/wire/batch_codec.h"
 #include "cli/grpc_client.h"
 #include "client/ingest_sender.h"
@@ -232,7 +232,7 @@ int ImportOne(const std::string& path, const Args& args, CollectorChannel* chann
   const client::SenderProgress& p = result.progress;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (args.json) {
-    analysis::JsonWriter w;
+    text::JsonWriter w;
     w.BeginObject()
         .Field("file", path)
         .Field("agent_id", agent_id)

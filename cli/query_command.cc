@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/stats/ddsketch.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
@@ -21,7 +21,7 @@ namespace {
 
 using namespace query_internal;  // NOLINT: the query subcommands' shared pieces
 
-using analysis::JsonWriter;
+using text::JsonWriter;
 
 constexpr char kUsage[] = R"(usage: opmap query latency|breakdown|kernels|counters --collector HOST:PORT [options]
 
@@ -156,7 +156,7 @@ int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
   double all_ns = 0;  // the rows' summed time, for each row's share
   for (const auto& r : resp.rows()) all_ns += static_cast<double>(r.sum_ns());
   if (args.format == Format::kJson) {
-    JsonWriter w;
+    text::JsonWriter w;
     w.BeginObject()
         .Field("query", "latency")
         .Field("of", subject)
@@ -257,7 +257,7 @@ int Breakdown(const Args& args, CollectorChannel& client, const opmap::v1::TimeR
   if (!status.ok()) return CallFailed(status, client, endpoint);
 
   if (args.format == Format::kJson) {
-    JsonWriter w;
+    text::JsonWriter w;
     w.BeginObject().Field("query", "breakdown");
     w.Key("devices").BeginArray();
     for (const auto& d : resp.devices()) {
@@ -315,7 +315,7 @@ int Kernels(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
   const double alpha = stats::DDSketch::kRelativeAccuracy;
 
   if (args.format == Format::kJson) {
-    JsonWriter w;
+    text::JsonWriter w;
     w.BeginObject().Field("query", "kernels").Field("relative_accuracy", alpha, 9);
     w.Key("rows").BeginArray();
     for (const auto& k : resp.rows()) {

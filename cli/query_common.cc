@@ -28,16 +28,6 @@ std::string Shorten(const std::string& s, size_t width) {
   return s.substr(0, width - 3) + "...";
 }
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string AccuracyText(double alpha) {
   if (alpha <= 0) return "percentiles exact";
   return absl::StrFormat("percentiles from DDSketch, relative error ≤ %.2f%%", alpha * 100);
@@ -54,7 +44,7 @@ void PrintUnavailable(const google::protobuf::RepeatedPtrField<opmap::v1::Unavai
   }
 }
 
-void UnavailableJson(JsonWriter& w,
+void UnavailableJson(text::JsonWriter& w,
                      const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list) {
   w.Key("unavailable").BeginArray();
   for (const opmap::v1::Unavailable& u : list) {
@@ -64,7 +54,7 @@ void UnavailableJson(JsonWriter& w,
 }
 
 // Closes a query's JSON object with its `unavailable` list and prints it on one line.
-int FinishJson(JsonWriter& w,
+int FinishJson(text::JsonWriter& w,
                const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list) {
   UnavailableJson(w, list);
   w.EndObject();
@@ -89,7 +79,7 @@ int PrintRows(const Args& args, std::vector<std::string> header, std::vector<boo
     std::cout << empty_title << "\n";
   } else {
     std::cout << title << "\n";
-    Table t(std::move(header), std::move(numeric));
+    AlignedTable t(std::move(header), std::move(numeric));
     for (auto& row : rows) t.Add(std::move(row));
     std::cout << t.Render();
   }

@@ -1,5 +1,5 @@
 // The pieces `opmap query`'s subcommands share (query_command.cc, query_counters.cc): the
-// parsed arguments, number and text formatting, the aligned table / CSV printer, the JSON
+// parsed arguments, number and text formatting, the table / CSV printer (common/text), the JSON
 // tail with the collector's `unavailable` entries, and the error line for a failed call.
 #ifndef OPMAP_CLI_QUERY_COMMON_H_
 #define OPMAP_CLI_QUERY_COMMON_H_
@@ -8,14 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "analysis/report/json_writer.h"
+#include "common/text/aligned_table.h"
+#include "common/text/csv.h"
+#include "common/text/json_writer.h"
 #include "cli/grpc_client.h"
 #include "cli/selection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
 
 namespace opmap::cli::query_internal {
 
-using analysis::JsonWriter;
+using text::JsonWriter;
 
 enum class Format { kTable, kJson, kCsv };
 
@@ -34,51 +36,20 @@ struct Args {
   bool has_range = false;
 };
 
-// A simple aligned table: text columns left, numbers right.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header, std::vector<bool> numeric)
-      : header_(std::move(header)), numeric_(std::move(numeric)) {}
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string Render() const {
-    std::vector<size_t> width(header_.size());
-    for (size_t c = 0; c < header_.size(); ++c) {
-      width[c] = header_[c].size();
-      for (const auto& r : rows_) width[c] = std::max(width[c], r[c].size());
-    }
-    std::string out;
-    auto line = [&](const std::vector<std::string>& r) {
-      std::string l;
-      for (size_t c = 0; c < r.size(); ++c) {
-        if (c) l += "  ";
-        std::string pad(width[c] - r[c].size(), ' ');
-        l += numeric_[c] ? pad + r[c] : r[c] + (c + 1 < r.size() ? pad : "");
-      }
-      out += l + "\n";
-    };
-    line(header_);
-    for (const auto& r : rows_) line(r);
-    return out;
-  }
-
- private:
-  std::vector<std::string> header_;
-  std::vector<bool> numeric_;
-  std::vector<std::vector<std::string>> rows_;
-};
+using text::AlignedTable;
+using text::CsvField;
 
 std::string QuantileName(double q);
 std::string UsFromNs(int64_t ns);
 std::string UsFromNs(double ns);
 std::string Shorten(const std::string& s, size_t width);
-std::string CsvField(const std::string& s);
 std::string AccuracyText(double alpha);
 void PrintUnavailable(const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list,
                       Format format);
-void UnavailableJson(JsonWriter& w,
+void UnavailableJson(text::JsonWriter& w,
                      const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list);
 // Closes a query's JSON object with its `unavailable` list and prints it on one line.
-int FinishJson(JsonWriter& w,
+int FinishJson(text::JsonWriter& w,
                const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list);
 // Prints rows as an aligned table (or CSV), then the collector's unavailable entries.
 int PrintRows(const Args& args, std::vector<std::string> header, std::vector<bool> numeric,

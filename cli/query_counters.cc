@@ -52,7 +52,7 @@ int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRa
   const std::vector<std::string>& keys = args.group_names;
 
   if (args.format == Format::kJson) {
-    JsonWriter w;
+    text::JsonWriter w;
     w.BeginObject().Field("query", "counters");
     w.Key("group_by").BeginArray();
     for (const auto& k : keys) w.String(k);
@@ -133,7 +133,7 @@ int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRa
       }
     } else {
       std::cout << absl::StrFormat("drops counted by the agents: %d rows\n", resp.drops_size());
-      Table t({"stage", "kind", "reason", "count"}, {false, false, false, true});
+      AlignedTable t({"stage", "kind", "reason", "count"}, {false, false, false, true});
       for (const auto& d : resp.drops()) {
         t.Add({std::string(StageName(d.stage())), std::string(KindName(d.kind())),
                d.reason().empty() ? "-" : d.reason(), absl::StrCat(d.count())});

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 #include "opmap/v1/query.grpc.pb.h"
 #include "common/version/version.h"

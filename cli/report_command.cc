@@ -11,7 +11,7 @@
 #include "analysis/mfu/hardware_envelope.h"
 #include "analysis/profile/workload_profile.h"
 #include "analysis/release/release_recommendation.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
 #include "common/io/read_file.h"
@@ -241,7 +241,7 @@ int RunReport(const std::vector<std::string>& argv) {
   doc.sections.push_back(LayerTimeSection(rec));
   doc.sections.push_back(SignoffSection(signoffs));
 
-  analysis::JsonWriter w;
+  text::JsonWriter w;
   w.BeginObject();
   w.Key("recommendation");
   analysis::WriteRecommendationJson(inputs, rec, w);

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/report/report_html.h"
 #include "analysis/report/report_markdown.h"
 
@@ -41,7 +41,7 @@ std::string RenderReport(ReportFormat format, const analysis::ReportDocument& do
     }
     case ReportFormat::kJson: {
       std::string field;
-      analysis::AppendJsonEscaped(line, &field);
+      text::AppendJsonEscaped(line, &field);
       std::string out = "{\"marker\":" + field;
       if (json_object.size() > 2) out += "," + json_object.substr(1);
       else out += "}";

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "analysis/bottleneck/mitigations.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
 #include "common/io/read_file.h"
@@ -106,7 +106,7 @@ int RunSignoff(const std::vector<std::string>& argv) {
   if (!status.ok()) return query_internal::CallFailed(status, **client, endpoint, "opmap signoff");
   const opmap::v1::Signoff& s = resp.signoff();
   if (json) {
-    analysis::JsonWriter w;
+    text::JsonWriter w;
     w.BeginObject()
         .Field("report_sha256", s.report_sha256())
         .Field("kind", s.kind())

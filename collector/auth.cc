@@ -7,7 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 
 namespace opmap::collector {
 

@@ -8,7 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/rollup.h"
 #include "grpcpp/support/method_handler.h"

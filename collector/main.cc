@@ -24,7 +24,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 #include "collector/auth.h"
 #include "collector/collector_config.h"
 #include "collector/ingest_service.h"

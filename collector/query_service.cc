@@ -14,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/report/chrome_trace.h"
 #include "analysis/wire/batch_codec.h"
 #include "collector/auth_first.h"

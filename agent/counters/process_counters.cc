@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "agent/counters/papi_counters.h"
 #include "agent/counters/perf_event_counters.h"
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/config/flag_config.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 
 namespace opmap::agent {
 namespace {

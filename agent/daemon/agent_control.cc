@@ -13,7 +13,7 @@
 #include "agent/daemon/control_protocol.h"
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/registered_process.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 
 namespace opmap::agent {
 namespace {
@@ -182,7 +182,7 @@ std::string Agent::StatusText(bool json) {
   std::lock_guard<std::mutex> lock(mu_);
   const absl::Time now = absl::Now();
   if (json) {
-    analysis::JsonWriter w;
+    text::JsonWriter w;
     w.BeginObject();
     w.Field("agent_id", agent_id_).Field("host", host_);
     w.Field("uptime_s", absl::ToDoubleSeconds(now - started_), 1);

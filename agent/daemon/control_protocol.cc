@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "absl/strings/str_format.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 
 namespace opmap::agent {
 namespace {

@@ -7,7 +7,7 @@
 #include "agent/spool/outbox.h"
 #include "client/collector_channel.h"
 #include "client/ingest_sender.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 
 namespace opmap::agent {
 

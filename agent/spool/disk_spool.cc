@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/spool/segment_scanner.h"
 #include "agent/spool/spool_record.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace opmap::agent {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/spool/outbox.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace opmap::agent {
 

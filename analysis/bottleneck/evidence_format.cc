@@ -34,7 +34,7 @@ std::string EvidenceLine(const Evidence& e) {
   return absl::StrCat(e.figure, " = ", EvidenceValue(e), " (", e.rule, ": ", verdict, ")");
 }
 
-void OptionalDouble(JsonWriter& w, std::string_view key, std::optional<double> v,
+void OptionalDouble(text::JsonWriter& w, std::string_view key, std::optional<double> v,
                     int decimals) {
   w.Key(key);
   if (v.has_value()) {
@@ -44,7 +44,7 @@ void OptionalDouble(JsonWriter& w, std::string_view key, std::optional<double> v
   }
 }
 
-void WriteEvidenceJson(const Evidence& e, JsonWriter& w) {
+void WriteEvidenceJson(const Evidence& e, text::JsonWriter& w) {
   w.BeginObject();
   w.Field("figure", e.figure);
   OptionalDouble(w, "value", e.value);
@@ -54,7 +54,7 @@ void WriteEvidenceJson(const Evidence& e, JsonWriter& w) {
   w.EndObject();
 }
 
-void WriteClassificationJson(const Classification& c, JsonWriter& w) {
+void WriteClassificationJson(const Classification& c, text::JsonWriter& w) {
   w.BeginObject();
   w.Field("class", BottleneckClassName(c.cls));
   OptionalDouble(w, "u_compute", c.u_compute);

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "analysis/bottleneck/bottleneck_class.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 
 namespace opmap::analysis::bottleneck_format {
 
@@ -21,11 +21,11 @@ std::string ValueOr(std::optional<double> v, std::string_view unit, std::string_
 std::string EvidenceValue(const Evidence& e);
 std::string EvidenceLine(const Evidence& e);
 
-void WriteEvidenceJson(const Evidence& e, JsonWriter& w);
+void WriteEvidenceJson(const Evidence& e, text::JsonWriter& w);
 // {"class", "u_compute", "u_memory", "intensity", "ridge", "summary", "evidence": [...]}.
-void WriteClassificationJson(const Classification& c, JsonWriter& w);
+void WriteClassificationJson(const Classification& c, text::JsonWriter& w);
 // Key followed by the value or null.
-void OptionalDouble(JsonWriter& w, std::string_view key, std::optional<double> v,
+void OptionalDouble(text::JsonWriter& w, std::string_view key, std::optional<double> v,
                     int decimals = 6);
 
 }  // namespace opmap::analysis::bottleneck_format

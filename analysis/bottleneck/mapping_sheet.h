@@ -19,7 +19,7 @@
 #include "analysis/mfu/hardware_envelope.h"
 #include "analysis/model/trace.h"
 #include "analysis/report/document.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/roofline/op_cost.h"
 
 namespace opmap::analysis {
@@ -117,7 +117,7 @@ struct MappingSheetOptions {
 MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
                                const MappingSheetOptions& options);
 
-void WriteMappingSheetJson(const MappingSheet& sheet, JsonWriter& w);
+void WriteMappingSheetJson(const MappingSheet& sheet, text::JsonWriter& w);
 DocSection MappingSheetSection(const MappingSheet& sheet, int top_operators);
 
 }  // namespace opmap::analysis

@@ -24,7 +24,7 @@ std::string Dim3(const std::array<int32_t, 3>& d) {
   return absl::StrCat(d[0], "x", d[1], "x", d[2]);
 }
 
-void WriteDim3(JsonWriter& w, std::string_view key, const std::array<int32_t, 3>& d) {
+void WriteDim3(text::JsonWriter& w, std::string_view key, const std::array<int32_t, 3>& d) {
   w.Key(key);
   if (d[0] <= 0) {
     w.Null();
@@ -49,7 +49,7 @@ std::string IntensityText(const SheetOperator& op) {
   return absl::StrCat("unavailable: ", IntensityMissing(op));
 }
 
-void WriteGroupJson(const SheetGroup& g, JsonWriter& w) {
+void WriteGroupJson(const SheetGroup& g, text::JsonWriter& w) {
   w.BeginObject();
   w.Field("operator", g.op).Field("layer_type", LayerTypeName(g.layer_type));
   w.Field("input_dims", g.input_dims).Field("input_type", g.input_type);
@@ -95,7 +95,7 @@ double Share(int64_t part, int64_t total) {
 
 }  // namespace
 
-void WriteMappingSheetJson(const MappingSheet& sheet, JsonWriter& w) {
+void WriteMappingSheetJson(const MappingSheet& sheet, text::JsonWriter& w) {
   w.BeginObject();
   w.Field("gpu_time_ns", sheet.gpu_time_ns);
   w.Key("coverage").BeginObject();

@@ -223,7 +223,7 @@ std::vector<Mitigation> ProposeMitigations(const std::vector<MitigationInput>& s
   return out;
 }
 
-void WriteMitigationsJson(const std::vector<Mitigation>& mitigations, JsonWriter& w) {
+void WriteMitigationsJson(const std::vector<Mitigation>& mitigations, text::JsonWriter& w) {
   w.BeginArray();
   for (const Mitigation& m : mitigations) {
     w.BeginObject();

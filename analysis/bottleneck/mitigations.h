@@ -14,7 +14,7 @@
 
 #include "analysis/bottleneck/bottleneck_class.h"
 #include "analysis/report/document.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 
 namespace opmap::analysis {
 
@@ -56,7 +56,7 @@ std::vector<Mitigation> ProposeMitigations(const std::vector<MitigationInput>& s
                                            int64_t total_ns, const HardwareEnvelope* envelope,
                                            int top);
 
-void WriteMitigationsJson(const std::vector<Mitigation>& mitigations, JsonWriter& w);
+void WriteMitigationsJson(const std::vector<Mitigation>& mitigations, text::JsonWriter& w);
 DocSection MitigationsSection(const std::vector<Mitigation>& mitigations);
 
 }  // namespace opmap::analysis

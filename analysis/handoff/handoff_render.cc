@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/bottleneck/evidence_format.h"
 #include "analysis/handoff/handoff_report.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 
 namespace opmap::analysis {
 namespace {
@@ -264,7 +264,7 @@ DocSection PlotSection(const HandoffReport& r, const TraceSummary& s, const Hand
   return d;
 }
 
-void WriteMfuJson(const HandoffReport& r, JsonWriter& w) {
+void WriteMfuJson(const HandoffReport& r, text::JsonWriter& w) {
   w.Key("mfu").BeginObject();
   w.Field("convention", r.mfu.convention).Field("envelope", r.mfu.envelope_name);
   if (r.mfu.unavailable.empty()) w.Key("unavailable").Null(); else w.Field("unavailable", r.mfu.unavailable);
@@ -325,7 +325,7 @@ ReportDocument HandoffDocument(const HandoffReport& r, const TraceSummary& s,
 }
 
 std::string HandoffJson(const HandoffReport& r, const HandoffOptions& o) {
-  JsonWriter w;
+  text::JsonWriter w;
   w.BeginObject().Field("trace", o.source).Field("opmap_version", o.opmap_version);
   w.Key("envelope");
   if (o.envelope) w.String(o.envelope->name); else w.Null();

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/base/utf8.h"
+#include "common/text/utf8.h"
 
 namespace opmap::analysis {
 namespace {
@@ -144,7 +144,7 @@ class Scanner {
         return false;
       }
       if (c >= 0x80) {
-        size_t n = Utf8SequenceLength(s_, pos_);
+        size_t n = text::Utf8SequenceLength(s_, pos_);
         if (n == 0) {
           what_ = "invalid UTF-8 in string";
           return false;

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "analysis/base/utf8.h"
+#include "common/text/utf8.h"
 #include "analysis/import/json_error_locator.h"
 
 namespace opmap::analysis {
@@ -102,7 +102,7 @@ JsonEventSplitter::Token JsonEventSplitter::String(const char* p, const char* en
       if (claim != 0 && static_cast<size_t>(end - q) < claim && !final) {
         return Token::kIncomplete;
       }
-      const size_t n = Utf8SequenceLength(std::string_view(q, end - q), 0);
+      const size_t n = text::Utf8SequenceLength(std::string_view(q, end - q), 0);
       if (n == 0) {
         *err_at = q;
         *what = "invalid UTF-8 in string";

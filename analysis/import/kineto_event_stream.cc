@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/import/gzip.h"
 #include "analysis/import/json_error_locator.h"
 #include "analysis/import/json_event_splitter.h"

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/import/decimal.h"
 #include "analysis/import/gzip.h"
 #include "analysis/import/kineto_event_stream.h"

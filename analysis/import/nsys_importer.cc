@@ -13,7 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/import/cuda_names.h"
 #include "analysis/import/nvtx_names.h"
 

@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/text/key_value.h"
 
 namespace opmap::analysis {
 namespace {
@@ -306,30 +306,20 @@ std::optional<double>* PeakSlot(HardwareEnvelope& env, absl::string_view key) {
 }  // namespace
 
 absl::StatusOr<HardwareEnvelope> ParseEnvelopeText(std::string_view text_in) {
-  absl::string_view text(text_in.data(), text_in.size());
   HardwareEnvelope env;
   bool have_base = false, have_name = false, have_hbm = false, have_ridge = false;
   std::set<std::string> seen;
-  int line_no = 0;
-  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
-    ++line_no;
-    absl::string_view line = raw;
-    if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
-    line = absl::StripAsciiWhitespace(line);
-    if (line.empty()) continue;
-    const size_t eq = line.find('=');
-    if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line ", line_no, ": expected `key = value`, got '", line, "'"));
-    }
-    const std::string key(absl::StripAsciiWhitespace(line.substr(0, eq)));
-    const std::string value(absl::StripAsciiWhitespace(line.substr(eq + 1)));
+  absl::StatusOr<std::vector<text::KeyValueLine>> lines =
+      text::SplitKeyValueText(text_in, "envelope");
+  if (!lines.ok()) return lines.status();
+  for (const text::KeyValueLine& l : *lines) {
+    const std::string& key = l.key;
+    const std::string& value = l.value;
     auto err = [&](absl::string_view msg) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line ", line_no, ": key '", key, "': ", msg));
+      return absl::InvalidArgumentError(absl::StrCat("line ", l.line, ": key '", key, "': ", msg));
     };
     if (key.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("line ", line_no, ": empty key"));
+      return absl::InvalidArgumentError(absl::StrCat("line ", l.line, ": empty key"));
     }
     if (!seen.insert(key).second) return err("repeated");
     if (value.empty()) return err("empty value");

@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/config/flag_config.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 
 namespace opmap::analysis {
 namespace {
@@ -99,14 +99,14 @@ Precision WorkloadProfile::PrecisionOf(std::string_view rev) const {
 absl::StatusOr<WorkloadProfile> ParseWorkloadProfileText(std::string_view text) {
   // The shared config-file splitter (comments, blank lines, optional "quotes", line
   // numbers); its only error is a line without '=', which it names by line.
-  absl::StatusOr<std::vector<config::internal::ConfigLine>> lines =
-      config::internal::SplitConfigText(text, "workload profile");
+  absl::StatusOr<std::vector<text::KeyValueLine>> lines =
+      text::SplitKeyValueText(text, "workload profile");
   if (!lines.ok()) return lines.status();
 
   WorkloadProfile p;
   std::set<std::string> seen;
   int kv_heads_line = 0;  // 0: not given
-  for (const config::internal::ConfigLine& l : *lines) {
+  for (const text::KeyValueLine& l : *lines) {
     const std::string& key = l.key;
     const std::string& value = l.value;
     auto err = [&](std::string_view msg) {

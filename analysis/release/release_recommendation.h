@@ -18,7 +18,7 @@
 #include "analysis/profile/workload_profile.h"
 #include "analysis/release/mann_whitney.h"
 #include "analysis/report/document.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 
 namespace opmap::analysis {
 
@@ -120,7 +120,7 @@ struct Recommendation {
 Recommendation Recommend(const ReleaseInputs& inputs);
 
 void WriteRecommendationJson(const ReleaseInputs& inputs, const Recommendation& r,
-                             JsonWriter& w);
+                             text::JsonWriter& w);
 // The verdict, matrix, triggers, layer deltas and inputs as sections, plus the plots
 // "latency percentiles over time" (per window p50/p95/p99 of both arms) and, when the
 // windows ran at different loads, "latency–throughput" (per window throughput vs p99).

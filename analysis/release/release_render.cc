@@ -12,7 +12,7 @@ namespace {
 
 using namespace release_internal;
 
-void OptionalDouble(JsonWriter& w, std::string_view key, std::optional<double> v,
+void OptionalDouble(text::JsonWriter& w, std::string_view key, std::optional<double> v,
                     int decimals = 3) {
   w.Key(key);
   if (v) {
@@ -22,11 +22,11 @@ void OptionalDouble(JsonWriter& w, std::string_view key, std::optional<double> v
   }
 }
 
-void OptionalMs(JsonWriter& w, std::string_view key, std::optional<double> ns) {
+void OptionalMs(text::JsonWriter& w, std::string_view key, std::optional<double> ns) {
   OptionalDouble(w, key, ns ? std::optional<double>(*ns / 1e6) : std::nullopt, 6);
 }
 
-void ArmJson(JsonWriter& w, const Arm& a) {
+void ArmJson(text::JsonWriter& w, const Arm& a) {
   w.BeginObject();
   w.Field("revision", a.revision);
   w.Field("requests", static_cast<int64_t>(a.requests));
@@ -51,7 +51,7 @@ void ArmJson(JsonWriter& w, const Arm& a) {
   w.EndObject();
 }
 
-void TestJson(JsonWriter& w, const std::optional<MannWhitneyResult>& t) {
+void TestJson(text::JsonWriter& w, const std::optional<MannWhitneyResult>& t) {
   w.Key("test");
   if (!t) {
     w.Null();
@@ -153,7 +153,7 @@ DocPlot LatencyThroughput(const ReleaseInputs& in) {
 
 }  // namespace
 
-void WriteRecommendationJson(const ReleaseInputs& in, const Recommendation& r, JsonWriter& w) {
+void WriteRecommendationJson(const ReleaseInputs& in, const Recommendation& r, text::JsonWriter& w) {
   w.BeginObject();
   w.Field("verdict", VerdictName(r.verdict));
   w.Key("reasons").BeginArray();

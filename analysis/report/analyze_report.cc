@@ -6,11 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/report/host_ranges_report.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/report/report_fields.h"
 #include "analysis/report/modules_report.h"
 #include "analysis/report/stalls_report.h"
 #include "analysis/report/timeline_report.h"
+#include "common/text/csv.h"
 
 namespace opmap::analysis {
 namespace {
@@ -20,7 +21,7 @@ using report_fields::Rows;
 using report_fields::Shorten;
 using report_fields::Us;
 
-void MappingJson(JsonWriter& w, const TraceSummary& s) {
+void MappingJson(text::JsonWriter& w, const TraceSummary& s) {
   w.Key("mapping").BeginObject();
   w.Key("by_rule").BeginObject();
   for (int r = 0; r < kMappingRuleCount; ++r) {
@@ -42,7 +43,7 @@ void MappingJson(JsonWriter& w, const TraceSummary& s) {
 }  // namespace
 
 std::string RenderAnalyzeJson(const TraceSummary& s, const ReportOptions& options) {
-  JsonWriter w;
+  text::JsonWriter w;
   w.BeginObject();
   w.Field("file", options.source);
   w.Field("format", s.info.format);
@@ -192,7 +193,7 @@ std::string RenderAnalyzeCsv(const TraceSummary& s, const ReportOptions& options
         "span_us,busy_us,idle_us,compute_us,non_compute_us\n");
   }
   std::string file;
-  AppendCsvField(options.source, &file);
+  text::AppendCsvField(options.source, &file);
   for (const DeviceBreakdown& d : s.devices) {
     absl::StrAppendFormat(&out, "%s,device,%d,,%d,,,,,,%.3f,%.3f,%.3f,%.3f,%.3f\n", file,
                           d.device, d.event_count, Us(d.span_ns), Us(d.busy_ns), Us(d.idle_ns),
@@ -206,7 +207,7 @@ std::string RenderAnalyzeCsv(const TraceSummary& s, const ReportOptions& options
   for (size_t i = 0; i < Rows(s.operators.size(), options.top); ++i) {
     const OperatorStats& o = s.operators[i];
     std::string name;
-    AppendCsvField(o.name, &name);
+    text::AppendCsvField(o.name, &name);
     absl::StrAppendFormat(&out, "%s,operator,%s,%s,%d,%.3f,,%.3f,%.3f,%.3f,,,,,\n", file, name,
                           LayerTypeName(o.layer_type), o.count, Us(o.gpu_time_ns),
                           Us(o.instance_gpu_time_ns.p50), Us(o.instance_gpu_time_ns.p95),
@@ -215,7 +216,7 @@ std::string RenderAnalyzeCsv(const TraceSummary& s, const ReportOptions& options
   for (size_t i = 0; i < Rows(s.kernels.size(), options.top); ++i) {
     const KernelStats& k = s.kernels[i];
     std::string name;
-    AppendCsvField(k.name, &name);
+    text::AppendCsvField(k.name, &name);
     absl::StrAppendFormat(&out, "%s,kernel,%s,%s,%d,%.3f,,%.3f,%.3f,%.3f,,,,,\n", file, name,
                           LayerTypeName(k.layer_type), k.count, Us(k.gpu_time_ns),
                           Us(k.duration_ns.p50), Us(k.duration_ns.p95), Us(k.duration_ns.p99));
@@ -228,19 +229,6 @@ std::string RenderAnalyzeCsv(const TraceSummary& s, const ReportOptions& options
   out.append(HostRangesCsv(s.host_ranges, file, options.top));
   out.append(StallsCsv(s.stalls, file, options.top));
   return out;
-}
-
-void AppendCsvField(std::string_view s, std::string* out) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
-    out->append(s);
-    return;
-  }
-  out->push_back('"');
-  for (char c : s) {
-    if (c == '"') out->push_back('"');
-    out->push_back(c);
-  }
-  out->push_back('"');
 }
 
 }  // namespace opmap::analysis

@@ -19,8 +19,6 @@ struct ReportOptions {
 
 std::string RenderAnalyzeJson(const TraceSummary& summary, const ReportOptions& options);
 std::string RenderAnalyzeTable(const TraceSummary& summary, const ReportOptions& options);
-// RFC 4180 quoting for one CSV field.
-void AppendCsvField(std::string_view s, std::string* out);
 
 std::string RenderAnalyzeCsv(const TraceSummary& summary, const ReportOptions& options,
                              bool with_header);

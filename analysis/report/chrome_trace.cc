@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 
 namespace opmap::analysis {
 namespace {
@@ -68,7 +68,7 @@ void AppendEventHead(const char* cat, std::string_view name, int64_t pid, int64_
   out->append("{\"ph\":\"X\",\"cat\":\"");
   out->append(cat);
   out->append("\",\"name\":");
-  AppendJsonEscaped(name, out);
+  text::AppendJsonEscaped(name, out);
   absl::StrAppend(out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
   AppendNanosAsMicros(start_ns, out);
   out->append(",\"dur\":");
@@ -79,7 +79,7 @@ void AppendMetadata(const char* what, int64_t pid, int64_t tid, std::string_view
                     std::string* out) {
   absl::StrAppend(out, "{\"ph\":\"M\",\"name\":\"", what, "\",\"pid\":", pid, ",\"tid\":", tid,
                   ",\"args\":{\"name\":");
-  AppendJsonEscaped(name, out);
+  text::AppendJsonEscaped(name, out);
   out->append("}}");
 }
 
@@ -248,9 +248,9 @@ bool ChromeTraceWriter::Add(const Trace& trace, const ChromeTraceSource& source)
                     host_pid(source.default_pid), ",\"tid\":0,\"args\":{");
     for (size_t i = 0; i < source.resource.size(); ++i) {
       if (i > 0) buffer_.append(",");
-      AppendJsonEscaped(source.resource[i].first, &buffer_);
+      text::AppendJsonEscaped(source.resource[i].first, &buffer_);
       buffer_.append(":");
-      AppendJsonEscaped(source.resource[i].second, &buffer_);
+      text::AppendJsonEscaped(source.resource[i].second, &buffer_);
     }
     buffer_.append("}}");
   }
@@ -313,7 +313,7 @@ bool ChromeTraceWriter::Add(const Trace& trace, const ChromeTraceSource& source)
                         host_tid(r.thread), r.start_ns, r.dur_ns, &buffer_);
         Args args(&buffer_);
         if (r.external_id != kNone) args.Int("External id", r.external_id);
-        if (r.kind == RangeKind::kNvtx) AppendJsonEscaped("nvtx", args.Key("kind"));
+        if (r.kind == RangeKind::kNvtx) text::AppendJsonEscaped("nvtx", args.Key("kind"));
         if (r.input_dims != kEmptyString) {
           std::string_view dims = trace.strings.Get(r.input_dims);
           if (IsDimsArray(dims)) args.Key("Input Dims")->append(dims);

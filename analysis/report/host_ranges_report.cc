@@ -6,6 +6,7 @@
 #include "analysis/report/analyze_report.h"
 
 #include "analysis/report/report_fields.h"
+#include "common/text/csv.h"
 
 namespace opmap::analysis {
 namespace {
@@ -15,7 +16,7 @@ using report_fields::Us;
 
 }  // namespace
 
-void SourceFactsJson(JsonWriter& w, const TraceInfo& info) {
+void SourceFactsJson(text::JsonWriter& w, const TraceInfo& info) {
   w.Key("unavailable").BeginArray();
   for (const auto& [what, reason] : info.unavailable) {
     w.BeginObject().Field("what", what).Field("reason", reason).EndObject();
@@ -41,7 +42,7 @@ std::string SourceFactsTable(const TraceInfo& info) {
   return out;
 }
 
-void HostRangesJson(JsonWriter& w, const HostRangeSummary& s, int top) {
+void HostRangesJson(text::JsonWriter& w, const HostRangeSummary& s, int top) {
   w.Key("host_ranges").BeginObject();
   w.Field("range_count", s.range_count).Field("thread_count", s.thread_count);
   w.Field("self_time_us", Us(s.self_ns));
@@ -109,7 +110,7 @@ std::string HostRangesCsv(const HostRangeSummary& s, const std::string& file_fie
   for (size_t i = 0; i < Rows(s.ranges.size(), top); ++i) {
     const HostRangeStats& r = s.ranges[i];
     std::string name;
-    AppendCsvField(r.name, &name);
+    text::AppendCsvField(r.name, &name);
     absl::StrAppendFormat(&out, "%s,host_range,%s,%s,%d,%.3f,%.6f,%.3f,%.3f,%.3f,,,,,\n",
                           file_field, name, LayerTypeName(r.layer_type), r.count,
                           Us(r.self_ns), r.self_share, Us(r.duration_ns.p50),

@@ -6,6 +6,7 @@
 #include "analysis/report/analyze_report.h"
 
 #include "analysis/report/report_fields.h"
+#include "common/text/csv.h"
 
 namespace opmap::analysis {
 namespace {
@@ -21,7 +22,7 @@ double Share(int64_t part, int64_t total) {
 
 }  // namespace
 
-void ModulesJson(JsonWriter& w, const ModuleSummary& s, int top) {
+void ModulesJson(text::JsonWriter& w, const ModuleSummary& s, int top) {
   w.Key("modules").BeginArray();
   for (size_t i = 0; i < Rows(s.modules.size(), top); ++i) {
     const ModuleStats& m = s.modules[i];
@@ -94,7 +95,7 @@ std::string ModulesCsv(const ModuleSummary& s, int64_t total_gpu_time_ns,
   std::string out;
   for (const ModuleTypeStats& t : s.module_types) {
     std::string type;
-    AppendCsvField(t.module_type, &type);
+    text::AppendCsvField(t.module_type, &type);
     absl::StrAppendFormat(&out, "%s,module_type,%s,%s,%d,%.3f,%.6f,%.3f,%.3f,%.3f,,,,,\n",
                           file_field, type, type, t.count, Us(t.gpu_time_ns),
                           Share(t.gpu_time_ns, total_gpu_time_ns), Us(t.instance_gpu_time_ns.p50),
@@ -104,8 +105,8 @@ std::string ModulesCsv(const ModuleSummary& s, int64_t total_gpu_time_ns,
     const ModuleStats& m = s.modules[i];
     std::string name;
     std::string type;
-    AppendCsvField(m.name, &name);
-    AppendCsvField(m.module_type, &type);
+    text::AppendCsvField(m.name, &name);
+    text::AppendCsvField(m.module_type, &type);
     absl::StrAppendFormat(&out, "%s,module,%s,%s,%d,%.3f,%.6f,%.3f,%.3f,%.3f,,,,,\n",
                           file_field, name, type, m.count, Us(m.gpu_time_ns),
                           Share(m.gpu_time_ns, total_gpu_time_ns), Us(m.instance_gpu_time_ns.p50),

@@ -7,14 +7,14 @@
 #include <cstdint>
 #include <string>
 
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/summary/modules.h"
 
 namespace opmap::analysis {
 
 // Adds "modules", "module_types", "module_attribution" and, when unavailable,
 // "modules_unavailable" to the open object; `top` rows of modules (0 = all).
-void ModulesJson(JsonWriter& w, const ModuleSummary& s, int top);
+void ModulesJson(text::JsonWriter& w, const ModuleSummary& s, int top);
 std::string ModulesTable(const ModuleSummary& s, int top);
 // CSV rows in analyze's long format: sections module_type and module (the layer_type
 // column holds the module type; share is of `total_gpu_time_ns`).

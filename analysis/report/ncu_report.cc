@@ -5,8 +5,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/report/analyze_report.h"
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/report/report_fields.h"
+#include "common/text/csv.h"
 
 namespace opmap::analysis {
 namespace {
@@ -27,7 +28,7 @@ std::optional<double> OnChip(const StallBreakdown& b, const StallCoverage& c) {
   return Usable(c) ? b.OnChipFraction() : std::nullopt;
 }
 
-void Optional(JsonWriter& w, std::string_view key, std::optional<double> v, int decimals) {
+void Optional(text::JsonWriter& w, std::string_view key, std::optional<double> v, int decimals) {
   w.Key(key);
   if (v) {
     w.Double(*v, decimals);
@@ -36,13 +37,13 @@ void Optional(JsonWriter& w, std::string_view key, std::optional<double> v, int 
   }
 }
 
-void Strings(JsonWriter& w, std::string_view key, const std::vector<std::string>& v) {
+void Strings(text::JsonWriter& w, std::string_view key, const std::vector<std::string>& v) {
   w.Key(key).BeginArray();
   for (const std::string& s : v) w.String(s);
   w.EndArray();
 }
 
-void StallFields(JsonWriter& w, const StallBreakdown& b, const StallCoverage& c) {
+void StallFields(text::JsonWriter& w, const StallBreakdown& b, const StallCoverage& c) {
   Optional(w, "memory_stall_fraction", Memory(b, c), 6);
   Optional(w, "on_chip_stall_fraction", OnChip(b, c), 6);
   w.Field("stall_status", c.status);
@@ -70,7 +71,7 @@ std::string Short(const std::string& s, size_t n) {
 }  // namespace
 
 std::string RenderNcuJson(const NcuSummary& s, const NcuReportOptions& o) {
-  JsonWriter w;
+  text::JsonWriter w;
   w.BeginObject().Key("ncu").BeginObject();
   w.Field("file", o.file).Field("format", s.format);
   Strings(w, "notes", s.notes);
@@ -193,13 +194,13 @@ std::string RenderNcuCsv(const NcuSummary& s, const NcuReportOptions& o, bool wi
         "on_chip_stall_fraction,stall_status,dram_bytes,flops,arithmetic_intensity\n";
   }
   std::string file;
-  AppendCsvField(o.file, &file);
+  text::AppendCsvField(o.file, &file);
   auto frac = [](std::optional<double> v) {
     return v ? absl::StrFormat("%.6f", *v) : std::string();
   };
   auto field = [](std::string_view v) {
     std::string f;
-    AppendCsvField(v, &f);
+    text::AppendCsvField(v, &f);
     return f;
   };
   for (const NcuGroupRow& g : s.layer_types) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/stats/quantiles.h"
 
 namespace opmap::analysis::report_fields {
@@ -25,7 +25,7 @@ inline std::string Shorten(std::string_view s, size_t width) {
   return std::string(s.substr(0, width - 3)) + "...";
 }
 
-inline void PercentileFields(JsonWriter& w, const stats::Percentiles& p) {
+inline void PercentileFields(text::JsonWriter& w, const stats::Percentiles& p) {
   w.Field("p50_us", Us(p.p50)).Field("p95_us", Us(p.p95)).Field("p99_us", Us(p.p99));
 }
 

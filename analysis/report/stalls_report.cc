@@ -7,6 +7,7 @@
 #include "analysis/report/analyze_report.h"
 
 #include "analysis/report/report_fields.h"
+#include "common/text/csv.h"
 
 namespace opmap::analysis {
 namespace {
@@ -17,7 +18,7 @@ constexpr char kDefinition[] =
     "memory = {long_scoreboard, lg_throttle, tex_throttle, drain, membar, imc_miss}, "
     "on_chip = {short_scoreboard, mio_throttle}, each over all reasons except selected";
 
-void FractionField(JsonWriter& w, std::string_view key, std::optional<double> v) {
+void FractionField(text::JsonWriter& w, std::string_view key, std::optional<double> v) {
   w.Key(key);
   if (v) {
     w.Double(*v, 6);
@@ -26,7 +27,7 @@ void FractionField(JsonWriter& w, std::string_view key, std::optional<double> v)
   }
 }
 
-void BreakdownFields(JsonWriter& w, const StallBreakdown& b) {
+void BreakdownFields(text::JsonWriter& w, const StallBreakdown& b) {
   FractionField(w, "memory_stall_fraction", b.MemoryFraction());
   FractionField(w, "on_chip_stall_fraction", b.OnChipFraction());
   w.Field("stalled", b.stalled(), 3).Field("selected", b.selected, 3);
@@ -38,7 +39,7 @@ std::string Fraction(std::optional<double> v) {
 
 }  // namespace
 
-void StallsJson(JsonWriter& w, const StallSummary& s, int top) {
+void StallsJson(text::JsonWriter& w, const StallSummary& s, int top) {
   w.Key("stalls").BeginObject();
   if (!s.unavailable.empty()) {
     w.Field("unavailable", s.unavailable);
@@ -134,14 +135,14 @@ std::string StallsCsv(const StallSummary& s, const std::string& file_field, int 
   for (size_t i = 0; i < Rows(s.kernels.size(), top); ++i) {
     const KernelStallStats& k = s.kernels[i];
     std::string name;
-    AppendCsvField(k.name, &name);
+    text::AppendCsvField(k.name, &name);
     absl::StrAppendFormat(&out, "%s,stall_kernel,%s,%s,1,,%s,,,,,,,,\n", file_field, name,
                           LayerTypeName(k.layer_type), share(k.breakdown.MemoryFraction()));
   }
   return out;
 }
 
-void LaunchesJson(JsonWriter& w, const std::vector<LaunchRow>& launches) {
+void LaunchesJson(text::JsonWriter& w, const std::vector<LaunchRow>& launches) {
   static constexpr const char* kKinds[] = {"kernel", "memcpy", "memset"};
   w.Key("launches").BeginArray();
   for (const LaunchRow& r : launches) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/stalls/stall_summary.h"
 #include "analysis/summary/trace_summary.h"
 
@@ -15,14 +15,14 @@ namespace opmap::analysis {
 // Adds "stalls": {...} to the open object: {"unavailable": reason} when there is no stall
 // evidence, else unit, reasons present, and per-kernel / per-layer-type fractions
 // (null where nothing stalled); `top` kernel rows (0 = all).
-void StallsJson(JsonWriter& w, const StallSummary& s, int top);
+void StallsJson(text::JsonWriter& w, const StallSummary& s, int top);
 // "memory stalls: unavailable: <reason>" or a per-layer-type and per-kernel table.
 std::string StallsTable(const StallSummary& s, int top);
 // CSV rows: section stall_layer_type and stall_kernel (share = memory-stall fraction).
 std::string StallsCsv(const StallSummary& s, const std::string& file_field, int top);
 
 // Adds "launches": [...] (one object per GPU event, trace order) to the open object.
-void LaunchesJson(JsonWriter& w, const std::vector<LaunchRow>& launches);
+void LaunchesJson(text::JsonWriter& w, const std::vector<LaunchRow>& launches);
 
 }  // namespace opmap::analysis
 

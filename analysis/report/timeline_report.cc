@@ -21,7 +21,7 @@ const DescriptiveStats& Metric(const LaunchStatsSummary& l, int i) {
 
 }  // namespace
 
-void TimelineJson(JsonWriter& w, const std::vector<StreamIdleTime>& idle,
+void TimelineJson(text::JsonWriter& w, const std::vector<StreamIdleTime>& idle,
                   const LaunchStatsSummary& launch) {
   w.Key("idle_time").BeginArray();
   for (const StreamIdleTime& s : idle) {

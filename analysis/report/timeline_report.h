@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 #include "analysis/timeline/idle_time.h"
 #include "analysis/timeline/launch_stats.h"
 
 namespace opmap::analysis {
 
 // Adds "idle_time": [...] and "launch_stats": {...} to the open object.
-void TimelineJson(JsonWriter& w, const std::vector<StreamIdleTime>& idle,
+void TimelineJson(text::JsonWriter& w, const std::vector<StreamIdleTime>& idle,
                   const LaunchStatsSummary& launch);
 std::string TimelineTable(const std::vector<StreamIdleTime>& idle,
                           const LaunchStatsSummary& launch);

@@ -13,7 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/wire/batch_codec.h"
 #include "analysis/wire/wire_validate.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/wire/batch_codec.h"
 #include "analysis/wire/wire_conventions.h"
 #include "analysis/wire/wire_validate.h"

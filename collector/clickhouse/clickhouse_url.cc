@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "collector/clickhouse/http_client.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 
 namespace opmap::collector::clickhouse {
 namespace {

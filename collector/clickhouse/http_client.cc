@@ -24,7 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace opmap::collector::clickhouse {
 namespace {

@@ -7,7 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "collector/store/clickhouse_internal.h"
 #include "collector/store/clickhouse_rowbinary.h"
 #include "collector/store/clickhouse_store.h"

@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/summary/event_layer_types.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 #include "collector/store/clickhouse_internal.h"

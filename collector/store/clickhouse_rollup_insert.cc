@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/modules.h"
 #include "collector/store/clickhouse_internal.h"

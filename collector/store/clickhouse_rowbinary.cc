@@ -1,7 +1,7 @@
 #include "collector/store/clickhouse_rowbinary.h"
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace opmap::collector::clickhouse {
 

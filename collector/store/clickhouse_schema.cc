@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "collector/store/clickhouse_store.h"
 
 namespace opmap::collector {

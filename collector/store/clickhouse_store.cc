@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "collector/store/clickhouse_internal.h"
 #include "collector/store/clickhouse_rowbinary.h"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 
 namespace opmap::collector {

@@ -20,7 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 #include "analysis/summary/event_layer_types.h"
 #include "analysis/summary/modules.h"

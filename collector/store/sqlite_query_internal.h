@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/stats/ddsketch.h"
 #include "analysis/summary/rollup.h"
 #include "collector/store/query_common.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "collector/store/rollup_buckets.h"
 
 namespace opmap::collector {

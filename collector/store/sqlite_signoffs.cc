@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "collector/store/sqlite_store.h"
 
 namespace opmap::collector {

@@ -11,38 +11,17 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
+#include "common/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
 #include "collector/store/sqlite_schema.h"
 #include "collector/store/sqlite_wal_check.h"
+#include "common/text/json_writer.h"
 
 namespace opmap::collector {
 namespace {
-
-// JSON string literal (RFC 8259): quotes, backslash and control characters escaped;
-// everything else (valid UTF-8, as proto3 strings are) passes through.
-void AppendJsonString(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 // Labels as a JSON object with sorted keys (proto maps have no order), so equal label
 // sets store equal text; queries match them with json_each.
@@ -53,9 +32,9 @@ std::string LabelsJson(const opmap::v1::Resource& resource) {
   std::string out = "{";
   for (size_t i = 0; i < labels.size(); ++i) {
     if (i > 0) out.push_back(',');
-    AppendJsonString(out, labels[i].first);
+    text::AppendJsonEscaped(labels[i].first, &out);
     out.push_back(':');
-    AppendJsonString(out, labels[i].second);
+    text::AppendJsonEscaped(labels[i].second, &out);
   }
   out.push_back('}');
   return out;

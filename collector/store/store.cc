@@ -4,8 +4,8 @@
 #include <string_view>
 
 #include "absl/strings/str_format.h"
-#include "analysis/base/status_macros.h"
-#include "common/config/text_util.h"
+#include "common/base/status_macros.h"
+#include "common/text/text_util.h"
 #include "collector/clickhouse/http_client.h"
 #include "collector/store/clickhouse_store.h"
 #include "collector/store/sqlite_store.h"

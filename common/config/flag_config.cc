@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 
 namespace opmap::config {
 
@@ -142,30 +142,6 @@ absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
 }
 
 namespace internal {
-
-absl::StatusOr<std::vector<ConfigLine>> SplitConfigText(std::string_view text,
-                                                        std::string_view source) {
-  std::vector<ConfigLine> out;
-  int line_no = 0;
-  for (std::string_view line : text::Lines(text)) {
-    ++line_no;
-    size_t hash = line.find('#');
-    if (hash != std::string_view::npos) line = line.substr(0, hash);
-    line = text::Trim(line);
-    if (line.empty()) continue;
-    size_t eq = line.find('=');
-    if (eq == std::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s:%d: expected `key = value`", source, line_no));
-    }
-    std::string_view value = text::Trim(line.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-      value = value.substr(1, value.size() - 2);
-    }
-    out.push_back({line_no, std::string(text::Trim(line.substr(0, eq))), std::string(value)});
-  }
-  return out;
-}
 
 absl::StatusOr<SplitArgs> SplitFlags(
     const std::vector<std::string>& args,

@@ -21,7 +21,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "common/config/text_util.h"
+#include "common/text/key_value.h"
+#include "common/text/text_util.h"
 
 namespace opmap::config {
 
@@ -68,14 +69,6 @@ auto ParsedSetter(T Config::*field, absl::StatusOr<T> (*parse)(std::string_view)
 }
 
 namespace internal {
-// `key = value` lines ('#' starts a comment, values may be "quoted"), with line numbers.
-struct ConfigLine {
-  int line = 0;
-  std::string key;
-  std::string value;
-};
-absl::StatusOr<std::vector<ConfigLine>> SplitConfigText(std::string_view text,
-                                                        std::string_view source);
 // argv → (flag name, value) pairs. `is_boolean(name)` is nullopt for an unknown flag.
 struct SplitArgs {
   bool help = false;
@@ -110,10 +103,10 @@ inline absl::Status Redacted(const absl::Status& status) {
 template <typename Config>
 absl::Status ApplyConfigText(std::string_view text, std::string_view source,
                              const std::vector<ConfigKey<Config>>& keys, Config* config) {
-  absl::StatusOr<std::vector<internal::ConfigLine>> lines =
-      internal::SplitConfigText(text, source);
+  absl::StatusOr<std::vector<text::KeyValueLine>> lines =
+      text::SplitKeyValueText(text, source);
   if (!lines.ok()) return lines.status();
-  for (const internal::ConfigLine& l : *lines) {
+  for (const text::KeyValueLine& l : *lines) {
     auto error = [&](std::string_view what) {
       return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", source, l.line, what));
     };

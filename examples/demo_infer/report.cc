@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/text/json_writer.h"
+
 namespace opmap::demo {
 namespace {
 
@@ -26,21 +28,9 @@ std::string Hex(uint64_t v) {
 }
 
 std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
+  std::string out;
+  opmap::text::AppendJsonEscaped(s, &out);
+  return out;
 }
 
 struct Latency {

@@ -27,7 +27,7 @@
 #include "collector/collector_config.h"
 #include "collector/store/store.h"
 #include "common/config/flag_config.h"
-#include "common/config/text_util.h"
+#include "common/text/text_util.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -263,7 +263,7 @@ TEST_F(SheetTest, FusionCandidateRunsWithOccurrencesAndBound) {
 TEST_F(SheetTest, JsonAndSectionSayUnavailable) {
   MappingSheet s = BuildMappingSheet(t_, mapping_, {});  // no envelope
   EXPECT_EQ(s.operators[0].observed.cls, BottleneckClass::kUnclassified);
-  JsonWriter w;
+  text::JsonWriter w;
   WriteMappingSheetJson(s, w);
   const std::string& json = w.str();
   EXPECT_TRUE(absl::StrContains(json, "\"flops\":403046400,")) << json;

@@ -145,7 +145,7 @@ TEST_F(MitigationsTest, NoEnvelopeOrTotalMeansNoBound) {
 
 TEST_F(MitigationsTest, JsonAndSection) {
   std::vector<Mitigation> m = ProposeMitigations(subjects_, 1'000'000, &env_, 0);
-  JsonWriter w;
+  text::JsonWriter w;
   WriteMitigationsJson(m, w);
   const std::string& json = w.str();
   EXPECT_TRUE(absl::StrContains(json, "\"subject\":\"aten::bmm\"")) << json;

@@ -107,7 +107,7 @@ TEST(HardwareEnvelope, OverrideErrorsNameLineAndKey) {
   EXPECT_NE(msg("name = x\nfp64_tflops = 3\n").find("line 2: key 'fp64_tflops': unknown"),
             std::string::npos);
   EXPECT_NE(msg("name = x\nname = y\n").find("line 2: key 'name': repeated"), std::string::npos);
-  EXPECT_NE(msg("name = x\njust text\n").find("line 2: expected `key = value`"),
+  EXPECT_NE(msg("name = x\njust text\n").find("envelope:2: expected `key = value`"),
             std::string::npos);
   EXPECT_NE(msg("base = Tesla T4\n").find("line 1: key 'base': no built-in"), std::string::npos);
   EXPECT_NE(msg("name = x\nbase = NVIDIA H200\n").find("line 2: key 'base'"), std::string::npos);

@@ -26,7 +26,7 @@ ReleaseInputs Regressed() {
 TEST(ReleaseJson, DocumentedShape) {
   const ReleaseInputs in = Regressed();
   const Recommendation r = Recommend(in);
-  JsonWriter w;
+  text::JsonWriter w;
   WriteRecommendationJson(in, r, w);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;

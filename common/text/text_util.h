@@ -1,7 +1,7 @@
 // Small std::string_view text helpers for the config and token-file parsers. (Debian's Abseil has
 // its own absl::string_view, so absl::StrSplit & co. don't take std::string_view.)
-#ifndef OPMAP_COMMON_CONFIG_TEXT_UTIL_H_
-#define OPMAP_COMMON_CONFIG_TEXT_UTIL_H_
+#ifndef OPMAP_COMMON_TEXT_TEXT_UTIL_H_
+#define OPMAP_COMMON_TEXT_TEXT_UTIL_H_
 
 #include <string>
 #include <string_view>
@@ -71,4 +71,4 @@ inline std::string RedactPasswords(std::string_view s) {
 
 }  // namespace opmap::text
 
-#endif  // OPMAP_COMMON_CONFIG_TEXT_UTIL_H_
+#endif  // OPMAP_COMMON_TEXT_TEXT_UTIL_H_

@@ -1,15 +1,15 @@
 // A minimal streaming JSON writer: enough for reports, with correct string escaping and
 // no trailing-comma bookkeeping at call sites. Numbers that are not finite are written
 // as null (JSON has no NaN); callers print "unavailable" fields explicitly instead.
-#ifndef OPMAP_ANALYSIS_REPORT_JSON_WRITER_H_
-#define OPMAP_ANALYSIS_REPORT_JSON_WRITER_H_
+#ifndef OPMAP_COMMON_TEXT_JSON_WRITER_H_
+#define OPMAP_COMMON_TEXT_JSON_WRITER_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace opmap::analysis {
+namespace opmap::text {
 
 class JsonWriter {
  public:
@@ -48,6 +48,6 @@ class JsonWriter {
 // replacing invalid UTF-8 sequences with U+FFFD, so every report is valid JSON.
 void AppendJsonEscaped(std::string_view s, std::string* out);
 
-}  // namespace opmap::analysis
+}  // namespace opmap::text
 
-#endif  // OPMAP_ANALYSIS_REPORT_JSON_WRITER_H_
+#endif  // OPMAP_COMMON_TEXT_JSON_WRITER_H_

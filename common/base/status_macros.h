@@ -1,7 +1,7 @@
 // Two macros for early return on error, as in Perfetto's status_macros.h.
 // Abseil 20220623 (Debian 12) ships none.
-#ifndef OPMAP_ANALYSIS_BASE_STATUS_MACROS_H_
-#define OPMAP_ANALYSIS_BASE_STATUS_MACROS_H_
+#ifndef OPMAP_COMMON_BASE_STATUS_MACROS_H_
+#define OPMAP_COMMON_BASE_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,4 +25,4 @@
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(tmp).value()
 
-#endif  // OPMAP_ANALYSIS_BASE_STATUS_MACROS_H_
+#endif  // OPMAP_COMMON_BASE_STATUS_MACROS_H_

@@ -1,12 +1,12 @@
 // UTF-8 validation of one sequence (RFC 3629: no overlongs, surrogates or code points
 // past U+10FFFF). Kernel and range names come from programs we don't control.
-#ifndef OPMAP_ANALYSIS_BASE_UTF8_H_
-#define OPMAP_ANALYSIS_BASE_UTF8_H_
+#ifndef OPMAP_COMMON_TEXT_UTF8_H_
+#define OPMAP_COMMON_TEXT_UTF8_H_
 
 #include <cstddef>
 #include <string_view>
 
-namespace opmap::analysis {
+namespace opmap::text {
 
 // Length of the valid UTF-8 sequence at s[i], or 0 when it is not valid.
 inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
@@ -33,6 +33,6 @@ inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
-}  // namespace opmap::analysis
+}  // namespace opmap::text
 
-#endif  // OPMAP_ANALYSIS_BASE_UTF8_H_
+#endif  // OPMAP_COMMON_TEXT_UTF8_H_

@@ -1,13 +1,13 @@
-#include "analysis/report/json_writer.h"
+#include "common/text/json_writer.h"
 
 #include <cmath>
 
-#include "analysis/base/utf8.h"
+#include "common/text/utf8.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace opmap::analysis {
+namespace opmap::text {
 
 void AppendJsonEscaped(std::string_view s, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -116,4 +116,4 @@ JsonWriter& JsonWriter::Null() {
   return *this;
 }
 
-}  // namespace opmap::analysis
+}  // namespace opmap::text
