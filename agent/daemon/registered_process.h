@@ -14,10 +14,8 @@
 #include "absl/time/time.h"
 #include "agent/capture/control_channel.h"
 #include "agent/capture/ring_reader.h"
-#include "agent/daemon/agent.h"
 #include "agent/daemon/process_resource.h"
-#include "agent/daemon/record_buffer.h"
-#include "agent/daemon/window_batches.h"
+#include "agent/daemon/window_session.h"
 #include "opmap/v1/telemetry.pb.h"
 
 namespace opmap::agent {
@@ -32,18 +30,12 @@ struct RegisteredProcess {
   absl::Time registered_at;
   absl::Time next_window = absl::InfiniteFuture();
 
-  // The window in progress (capturing == true).
-  bool capturing = false;
+  // The window in progress, if any, and the id of the latest one (ids count from 1 per
+  // registration; the session id tells runs and processes apart).
+  std::unique_ptr<WindowSession> window;
   uint64_t window_id = 0;
-  absl::Time window_started;
-  absl::Duration window_length;
-  bool stop_sent = false;
-  std::unique_ptr<WindowConverter> converter;  // the window's records → batches, as they come
-  RecordBuffer records;  // raw records, kept only for an attach (its capture bytes)
-  int64_t budget_drops = 0;     // records discarded over the agent's memory budget
   bool ring_error_logged = false;  // a poisoned ring is logged once, not on every tick
-  capture::RingCounters ring_before;
-  std::function<void(AttachResult)> attach_done;  // set when an attach opened the window
+  bool capturing() const { return window != nullptr; }
 
   // What the library said it cannot do: (component, reason), latest per component.
   std::vector<std::pair<std::string, std::string>> unavailable;

@@ -1,5 +1,6 @@
 // A plain-text table for terminals: every column as wide as its widest cell, two spaces
-// between columns, text left-aligned and numbers right-aligned, no trailing blanks.
+// between columns, text left-aligned and numbers right-aligned, no blanks after a last
+// text column.
 #ifndef OPMAP_COMMON_TEXT_ALIGNED_TABLE_H_
 #define OPMAP_COMMON_TEXT_ALIGNED_TABLE_H_
 

@@ -1,123 +1,14 @@
-// The agent's control socket and attach requests (agent.h; protocol in control_protocol.h).
-#include <poll.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <thread>
-
+// What the agent answers to control requests (control_server.h): the attach queue, served
+// each tick, and the status text.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/capture/unix_socket.h"
 #include "agent/daemon/agent.h"
-#include "agent/daemon/control_protocol.h"
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/registered_process.h"
+#include "agent/daemon/registry.h"
 #include "common/text/json_writer.h"
 
 namespace opmap::agent {
-namespace {
-
-constexpr absl::Duration kRequestReadTimeout = absl::Seconds(2);
-
-bool WriteAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-// One request line, bounded in size and time: a client cannot hold the supervisor.
-absl::StatusOr<std::string> ReadRequestLine(int fd) {
-  const absl::Time deadline = absl::Now() + kRequestReadTimeout;
-  std::string line;
-  char c;
-  while (line.size() < kMaxControlLine) {
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, capture::PollMs(deadline)) <= 0) {
-      return absl::DeadlineExceededError("no complete request line within 2 s");
-    }
-    const ssize_t n = read(fd, &c, 1);
-    if (n <= 0) return absl::InvalidArgumentError("connection closed before a request line");
-    if (c == '\n') return line;
-    line.push_back(c);
-  }
-  return absl::InvalidArgumentError("request line over 4096 bytes");
-}
-
-}  // namespace
-
-struct ControlClient {
-  int fd = -1;
-  pid_t peer_pid = 0;
-};
-
-void Agent::AcceptControl() {
-  absl::StatusOr<capture::Peer> peer = capture::AcceptPeer(control_fd_, absl::Now());
-  if (!peer.ok()) {
-    std::fprintf(stderr, "opmap-agent: control connection refused: %s\n",
-                 std::string(peer.status().message()).c_str());
-    return;
-  }
-  // Served on a helper thread (the request line may take its 2 s deadline to arrive, the
-  // answer as long as the client takes to read it): the supervisor never waits on a
-  // control client. Bounded like the registration handshakes.
-  if (InFlight(/*registration=*/false) >= kMaxHandshakes) {
-    std::fprintf(stderr, "opmap-agent: control connection from pid %d refused: %d requests "
-                 "already in progress\n", static_cast<int>(peer->cred.pid), kMaxHandshakes);
-    close(peer->fd);
-    return;
-  }
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  const ControlClient client{peer->fd, peer->cred.pid};
-  handshakes_.push_back({std::thread([this, client, done] {
-                           ServeControl(client);
-                           done->store(true);
-                         }),
-                         done, /*registration=*/false});
-}
-
-void Agent::ServeControl(ControlClient client) {
-  auto answer_and_close = [fd = client.fd](std::string text) {
-    WriteAll(fd, text);
-    close(fd);
-  };
-  absl::StatusOr<std::string> line = ReadRequestLine(client.fd);
-  absl::StatusOr<ControlRequest> request =
-      line.ok() ? ParseControlRequest(*line) : absl::StatusOr<ControlRequest>(line.status());
-  if (!request.ok()) {
-    answer_and_close(FormatAnswer({{"outcome", "error"}}, std::string(request.status().message())));
-    return;
-  }
-  if (request->kind == ControlRequest::Kind::kStatus) {
-    answer_and_close(FormatAnswer({{"outcome", "status"}}, "") + StatusText(request->json));
-    return;
-  }
-  // The answer (up to the memory budget of capture bytes) is written by a responder
-  // thread, so a slow client never stalls the supervisor.
-  const int fd = client.fd;
-  RequestAttach(static_cast<pid_t>(request->pid), request->duration, request->stalls,
-                absl::ZeroDuration(), [fd](AttachResult r) {
-                  std::map<std::string, std::string> fields = {
-                      {"outcome", r.outcome}, {"pid", absl::StrCat(r.pid)}};
-                  if (r.outcome == "captured") {
-                    fields["window_ms"] = absl::StrCat(absl::ToInt64Milliseconds(r.window));
-                    fields["records"] = absl::StrCat(r.records);
-                    fields["drops"] = absl::StrCat(r.drops);
-                    fields["counters_len"] = absl::StrCat(r.counters.size());
-                  }
-                  std::string head = FormatAnswer(fields, r.message);
-                  if (r.outcome == "captured") head += r.counters;
-                  // Detached: it owns everything it touches (fd and bytes), nothing of ours.
-                  std::thread([fd, head = std::move(head), bytes = std::move(r.capture)] {
-                    if (WriteAll(fd, head)) WriteAll(fd, bytes);
-                    close(fd);
-                  }).detach();
-                });
-}
 
 void Agent::RequestAttach(pid_t pid, absl::Duration duration, bool stalls,
                           absl::Duration registration_wait,
@@ -152,27 +43,22 @@ void Agent::ServePendingAttaches(absl::Time now) {
       continue;
     }
     RegisteredProcess& p = *it->second;
-    if (p.attach_done) {
+    if (p.capturing() && p.window->for_attach()) {
       AttachResult r;
       r.outcome = "busy";
       r.pid = a.pid;
       r.message = absl::StrFormat("another attach holds pid %d until its window ends (%s left)",
                                   a.pid, absl::FormatDuration(absl::Trunc(
-                                             p.window_started + p.window_length - now,
+                                             p.window->planned_end() - now,
                                              absl::Milliseconds(100))));
       a.done(std::move(r));
       continue;
     }
-    if (p.capturing) {  // a scheduled window: let it finish, then take the process
+    if (p.capturing()) {  // a scheduled window: let it finish, then take the process
       keep.push_back(std::move(a));
       continue;
     }
-    StartWindow(p, a.duration, a.stalls, now);
-    if (p.capturing) {
-      p.attach_done = std::move(a.done);
-    } else {
-      a.done(AttachOutcome("error", a.pid, "the process went away as the window started"));
-    }
+    StartWindow(p, a.duration, a.stalls, now, std::move(a.done));
   }
   pending_attaches_ = std::move(keep);
 }
@@ -198,13 +84,13 @@ std::string Agent::StatusText(bool json) {
     w.Field("acked_batches", up.acked_batches).Field("dropped_batches", up.dropped_batches);
     w.EndObject();
     w.Field("counter_rows_dropped", counters_->dropped_rows());
-    w.Field("registrations_refused_busy", registrations_refused_busy_.load());
+    w.Field("registrations_refused_busy", registry_ != nullptr ? registry_->refused_busy() : 0);
     w.Key("processes").BeginArray();
     for (const auto& [pid, p] : processes_) {
       w.BeginObject();
       w.Field("pid", static_cast<int64_t>(pid)).Field("model", p->resource.model_name());
       w.Field("revision", p->resource.model_revision()).Field("cmdline", p->facts.cmdline);
-      w.Field("state", p->capturing ? "capturing" : "idle");
+      w.Field("state", p->capturing() ? "capturing" : "idle");
       w.Field("windows", p->windows).Field("records", p->records_total);
       w.Field("drops", p->drops_total).Field("records_per_s", p->last_records_per_s, 1);
       w.Key("unavailable").BeginArray();
@@ -242,7 +128,7 @@ std::string Agent::StatusText(bool json) {
                         "model", "revision", "windows", "records", "drops", "records/s");
   for (const auto& [pid, p] : processes_) {
     absl::StrAppendFormat(&out, "%-8d %-10s %-20s %-10s %8d %10d %8d %10.0f\n", pid,
-                          p->capturing ? "capturing" : "idle", p->resource.model_name(),
+                          p->capturing() ? "capturing" : "idle", p->resource.model_name(),
                           p->resource.model_revision(), p->windows, p->records_total,
                           p->drops_total, p->last_records_per_s);
     for (const auto& [what, why] : p->unavailable) {

@@ -1,0 +1,76 @@
+// common/text: the one JSON escaper, CSV field, aligned table and `key = value` splitter.
+#include <limits>
+#include <string>
+
+#include "common/text/aligned_table.h"
+#include "common/text/csv.h"
+#include "common/text/json_writer.h"
+#include "common/text/key_value.h"
+#include "gtest/gtest.h"
+
+namespace opmap::text {
+namespace {
+
+std::string Json(std::string_view s) {
+  std::string out;
+  AppendJsonEscaped(s, &out);
+  return out;
+}
+
+TEST(JsonEscape, QuotesControlsAndInvalidUtf8) {
+  EXPECT_EQ(Json("a\"b\\c"), R"("a\"b\\c")");
+  EXPECT_EQ(Json("\n\t\x01\x7f"), R"("\n\t\u0001\u007f")");
+  EXPECT_EQ(Json("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // valid UTF-8 passes through
+  EXPECT_EQ(Json("caf\xe9"), "\"caf\xEF\xBF\xBD\"");    // Latin-1 é becomes U+FFFD
+  EXPECT_EQ(Json("\xed\xa0\x80"), "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");  // surrogate
+}
+
+TEST(JsonWriter, ObjectsArraysAndNonFiniteNumbers) {
+  JsonWriter w;
+  w.BeginObject().Field("n", int64_t{3}).Field("x", 1.5, 2).Key("a").BeginArray();
+  w.Double(std::numeric_limits<double>::quiet_NaN()).String("s").EndArray().EndObject();
+  EXPECT_EQ(w.str(), R"({"n":3,"x":1.50,"a":[null,"s"]})");
+}
+
+TEST(Csv, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(AlignedTable, TextLeftNumbersRightNoTrailingBlanks) {
+  AlignedTable t({"name", "count"}, {false, true});
+  t.Add({"gemm", "12"});
+  t.Add({"softmax_kernel", "3"});
+  t.Add({"short"});  // padded with an empty cell
+  EXPECT_EQ(t.Render(),
+            "name            count\n"
+            "gemm               12\n"
+            "softmax_kernel      3\n"
+            "short                \n");
+  AlignedTable last_text({"n", "what"}, {true, false});
+  last_text.Add({"1", "x"});
+  last_text.Add({"100", "longer"});
+  EXPECT_EQ(last_text.Render(), "  n  what\n  1  x\n100  longer\n");
+}
+
+TEST(KeyValue, SplitsCommentsQuotesAndLineNumbers) {
+  absl::StatusOr<std::vector<KeyValueLine>> lines =
+      SplitKeyValueText("# header\n\n a = 1 \nname = \"x y\" # note\nempty =\n", "f.conf");
+  ASSERT_TRUE(lines.ok()) << lines.status();
+  ASSERT_EQ(lines->size(), 3u);
+  EXPECT_EQ((*lines)[0].line, 3);
+  EXPECT_EQ((*lines)[0].key, "a");
+  EXPECT_EQ((*lines)[0].value, "1");
+  EXPECT_EQ((*lines)[1].line, 4);
+  EXPECT_EQ((*lines)[1].value, "x y");
+  EXPECT_EQ((*lines)[2].key, "empty");
+  EXPECT_EQ((*lines)[2].value, "");
+  absl::StatusOr<std::vector<KeyValueLine>> bad = SplitKeyValueText("a = 1\nno equals\n", "f.conf");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "f.conf:2: expected `key = value`");
+}
+
+}  // namespace
+}  // namespace opmap::text
