@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/agent_client.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/control_messages.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/report/analyze_report.h"
 #include "analysis/summary/trace_summary.h"

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "agent/capture/capture_import.h"
+#include "analysis/import/capture_import.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/import/nsys_importer.h"
 

@@ -1,13 +1,6 @@
-// The debug capture file that libopmap_inject.so writes with OPMAP_CAPTURE_FILE: its
-// layout is agent/inject/capture_file_format.h (the library includes that header only);
-// this is the reader, and a writer for tools that produce the same format.
-//
-//   FileHeader (64 B) | MetadataRecord | ring records as in the ring ... | TrailerRecord
-//
-// The reader trusts nothing in the file: every record size is checked against the bytes
-// left and its type's fixed part, text lengths against their record, and the trailer must
-// be last. A file that ends inside a record (the process died mid-write) is returned with
-// `cut_short` set and the records before the cut.
+// Capture files on disk: reading one from a path (the parser is
+// analysis/import/capture_file_parser.h, which trusts nothing in the file) and writing the
+// same format (abi/capture_file_format.h) for tools and the agent's attach answers.
 #ifndef OPMAP_AGENT_CAPTURE_CAPTURE_FILE_H_
 #define OPMAP_AGENT_CAPTURE_CAPTURE_FILE_H_
 
@@ -20,19 +13,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/inject/capture_file_format.h"
+#include "abi/capture_file_format.h"
+#include "analysis/import/capture_file_parser.h"
 
 namespace opmap::capture {
 
-struct CaptureFile {
-  capfile::FileHeader header{};
-  std::string metadata;              // "key=value\n" lines
-  std::vector<std::string> records;  // each ring record's bytes, in file order
-  std::optional<capfile::TrailerRecord> trailer;  // absent: the capture was cut short
-  bool cut_short = false;            // the file ended inside a record
-};
-
-absl::StatusOr<CaptureFile> ParseCaptureFile(std::string_view bytes);
 absl::StatusOr<CaptureFile> ReadCaptureFile(const std::string& path);
 
 // Writes the same format. Records are appended as given (already in ring form).

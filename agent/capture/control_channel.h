@@ -1,4 +1,4 @@
-// The agent's end of the control socket (agent/inject/ring_layout.h, "Control socket"):
+// The agent's end of the control socket (abi/control_messages.h):
 // listen, accept a library, check who it is, take its ring, and drive windows.
 //
 //   ASSIGN_OR_RETURN(auto listener, ControlListener::Listen("/run/opmap/agent.sock"));
@@ -28,7 +28,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
+#include "abi/control_messages.h"
 
 namespace opmap::capture {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "agent/inject/ring_drain.h"
+#include "abi/ring_drain.h"
 
 namespace opmap::capture {
 

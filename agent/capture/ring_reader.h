@@ -1,4 +1,4 @@
-// RingReader: the agent's side of the shared ring (agent/inject/ring_layout.h). Attaches
+// RingReader: the agent's side of the shared ring (abi/ring_protocol.h). Attaches
 // to the memfd a library sent in its kHello, validates everything before using it, and
 // drains committed records in ring order (ring_drain.h: copy out, zero, advance).
 //
@@ -25,7 +25,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_protocol.h"
 
 namespace opmap::capture {
 

@@ -17,7 +17,8 @@
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/daemon/registry.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
+#include "abi/control_messages.h"
 
 namespace opmap::agent {
 namespace {

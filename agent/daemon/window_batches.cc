@@ -3,7 +3,7 @@
 #include <map>
 
 #include "absl/strings/match.h"
-#include "agent/capture/capture_import.h"
+#include "analysis/import/capture_import.h"
 
 namespace opmap::agent {
 namespace {

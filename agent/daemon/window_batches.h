@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/capture/capture_trace.h"
+#include "analysis/import/capture_trace.h"
 #include "analysis/model/trace.h"
 #include "analysis/wire/batch_codec.h"
 #include "opmap/v1/telemetry.pb.h"

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/capture/capture_import.h"
+#include "analysis/import/capture_import.h"
 #include "agent/daemon/capture_encoding.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_protocol.h"
 #include "analysis/stats/multiplex.h"
 #include "common/text/aligned_table.h"
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/inject/ring_layout.h"
+#include "abi/control_messages.h"
 
 namespace opmap::inject {
 

@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "agent/inject/bounded_lock.h"
-#include "agent/inject/capture_file_format.h"
+#include "abi/capture_file_format.h"
 #include "agent/inject/capture_state.h"
 #include "agent/inject/metadata.h"
-#include "agent/inject/ring_drain.h"
+#include "abi/ring_drain.h"
 
 namespace opmap::inject {
 namespace {

@@ -1,7 +1,7 @@
 // Debug mode without an agent (OPMAP_CAPTURE_FILE=PATH, OPMAP_CAPTURE_SECONDS=N): the
 // library's own thread opens one window at once (NVTX + CUPTI, + stalls with
 // OPMAP_STALLS=1), drains the ring itself every 20 ms into PATH (format:
-// capture_file_format.h), and after N seconds — or at process exit, whichever is first —
+// abi/capture_file_format.h), and after N seconds — or at process exit, whichever is first —
 // ends the window, writes the trailer and goes dormant for good.
 //
 // The ring has one reader, so this mode never registers with an agent. The path is the

@@ -3,7 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "agent/inject/ring_layout.h"
+#include "abi/control_messages.h"
+#include "abi/ring_protocol.h"
 
 namespace opmap::inject {
 namespace {

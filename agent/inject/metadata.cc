@@ -6,7 +6,8 @@
 
 #include <string_view>
 
-#include "agent/inject/ring_layout.h"
+#include "abi/control_messages.h"
+#include "abi/ring_protocol.h"
 
 #ifndef OPMAP_LIBRARY_VERSION
 #define OPMAP_LIBRARY_VERSION "unknown"

@@ -10,7 +10,8 @@
 #include "agent/inject/capture_state.h"
 #include "agent/inject/nvtx_registry.h"
 #include "agent/inject/nvtx_thread.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
+#include "abi/control_messages.h"
 #include "agent/inject/wide_text.h"
 
 namespace opmap::inject::nvtx {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "agent/inject/capture_state.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_protocol.h"
 
 namespace opmap::inject {
 namespace {

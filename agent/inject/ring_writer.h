@@ -1,4 +1,4 @@
-// RingWriter: the producer side of ring_layout.h, for any number of threads at once.
+// RingWriter: the producer side of abi/ring_protocol.h, for any number of threads at once.
 // Lock-free and wait-free for the caller in the common case (one CAS; a retry only when
 // another thread reserved at the same instant); never waits for the reader: when the ring
 // is full the record is dropped and counted under the cause given.
@@ -23,7 +23,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 
 namespace opmap::ring {
 

@@ -15,7 +15,8 @@
 #include <string_view>
 
 #include "agent/inject/first_window.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
+#include "abi/control_messages.h"
 
 namespace opmap::inject {
 

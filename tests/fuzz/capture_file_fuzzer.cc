@@ -1,4 +1,4 @@
-// libFuzzer target for capture files (agent/inject/capture_file_format.h): what
+// libFuzzer target for capture files (abi/capture_file_format.h): what
 // libopmap_inject.so writes with OPMAP_CAPTURE_FILE and what `opmap attach` receives,
 // read by `opmap analyze`:
 //   bytes -> ParseCaptureFile -> (round trip through CaptureFileWriter on a memfd:
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "agent/capture/capture_file.h"
-#include "agent/capture/capture_import.h"
+#include "analysis/import/capture_import.h"
 #include "tests/fuzz/fuzz_analyze.h"
 #include "tests/fuzz/fuzz_util.h"
 

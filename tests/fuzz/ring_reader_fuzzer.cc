@@ -1,4 +1,4 @@
-// libFuzzer target for the agent's side of the shared ring (agent/inject/ring_layout.h):
+// libFuzzer target for the agent's side of the shared ring (abi/ring_protocol.h):
 // a memfd, sealed against shrinking like the library's, is filled from the input —
 // RingHeader fields and data area alike — then RingReader::AttachFd (or AttachMemory)
 // and Drain hand the records to the record views (record_view.h) and to
@@ -31,11 +31,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/capture/capture_import.h"
-#include "agent/capture/capture_trace.h"
-#include "agent/capture/record_view.h"
+#include "analysis/import/capture_import.h"
+#include "analysis/import/capture_trace.h"
+#include "analysis/import/capture_record_view.h"
 #include "agent/capture/ring_reader.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 #include "analysis/wire/batch_codec.h"
 #include "tests/fuzz/fuzz_util.h"
 

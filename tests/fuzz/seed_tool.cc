@@ -27,7 +27,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "agent/capture/capture_file.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/import/nsys_importer.h"
 #include "analysis/wire/batch_codec.h"

@@ -29,7 +29,8 @@
 #include <thread>
 
 #include "agent/inject/control_socket.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
+#include "abi/control_messages.h"
 #include "agent/inject/ring_memfd.h"
 #include "agent/inject/ring_writer.h"
 

@@ -10,8 +10,9 @@
 #include <string>
 
 #include "agent/capture/capture_file.h"
-#include "agent/capture/record_view.h"
-#include "agent/inject/ring_layout.h"
+#include "analysis/import/capture_record_view.h"
+#include "abi/ring_records.h"
+#include "abi/control_messages.h"
 #include "tests/integration/inject_test_agent.h"
 
 namespace opmap::inject_test {

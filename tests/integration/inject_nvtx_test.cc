@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "agent/capture/capture_file.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
+#include "abi/control_messages.h"
 #include "tests/integration/inject_test_agent.h"
 
 namespace opmap::inject_test {

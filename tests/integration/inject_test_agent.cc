@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include "agent/capture/record_view.h"
+#include "analysis/import/capture_record_view.h"
 
 extern char** environ;
 

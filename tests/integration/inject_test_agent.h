@@ -24,7 +24,7 @@
 #include "absl/time/time.h"
 #include "agent/capture/control_channel.h"
 #include "agent/capture/ring_reader.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 
 namespace opmap::inject_test {
 

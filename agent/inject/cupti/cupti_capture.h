@@ -1,6 +1,6 @@
 // CuptiCapture: CUPTI activity capture for libopmap_inject.so — kernels, memcpy/memset,
 // runtime/driver launch calls, external correlation, graph ids, and (optionally) PC
-// sampling stall reasons — decoded into the shared ring (../ring_layout.h).
+// sampling stall reasons — decoded into the shared ring (abi/ring_records.h).
 //
 // libcupti and the driver are dlopened: the library loads and the host process runs on a
 // machine without a GPU or without CUPTI; Start then fails with the reason and nothing

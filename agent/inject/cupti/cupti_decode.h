@@ -1,4 +1,4 @@
-// Decoding one completed CUPTI activity buffer into ring records (../../ring_layout.h).
+// Decoding one completed CUPTI activity buffer into ring records (abi/ring_records.h).
 //
 // The buffer is walked with CUPTI's own cuptiActivityGetNextRecord: it steps by the size
 // of the newest record struct for each kind, which is the struct of the headers this file

@@ -1,7 +1,7 @@
-// CaptureTraceBuilder on records built with ring_layout.h's structs, then the real
+// CaptureTraceBuilder on records built with abi/ring_records.h's structs, then the real
 // mapping: kernel → launch (correlation id) → innermost NVTX range on the launching
 // thread, as the live path will run it.
-#include "agent/capture/capture_trace.h"
+#include "analysis/import/capture_trace.h"
 
 #include <cstring>
 #include <span>
@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "agent/capture/capture_file.h"
-#include "agent/capture/capture_import.h"
-#include "agent/inject/ring_layout.h"
+#include "analysis/import/capture_import.h"
+#include "abi/ring_records.h"
 #include "tests/testing/shared_data.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
 // A minimal ring reader for the CUPTI tests: walks the committed records of a ring that a
-// test filled (single-threaded, nothing concurrent), following ring_layout.h's protocol,
+// test filled (single-threaded, nothing concurrent), following abi/ring_protocol.h,
 // and copies each record out. Deliberately independent of agent/capture's reader so the
 // decoder is checked against the layout header alone.
 #ifndef OPMAP_TESTS_UNIT_CUPTI_RING_TEST_READER_H_

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "agent/capture/capture_file.h"
-#include "agent/capture/record_view.h"
+#include "analysis/import/capture_record_view.h"
 
 namespace opmap::capture {
 namespace {

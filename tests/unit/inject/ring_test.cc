@@ -1,4 +1,4 @@
-// The ring protocol (agent/inject/ring_layout.h) end to end in one process: RingWriter as
+// The ring protocol (abi/ring_protocol.h) end to end in one process: RingWriter as
 // the library uses it, RingReader as the agent uses it. Wrap-around with padding, full-ring
 // drops, a reader that refuses corrupt headers and records, and many producers racing a
 // concurrent reader (every record exactly once, in per-thread order).
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/capture/record_view.h"
+#include "analysis/import/capture_record_view.h"
 #include "agent/capture/ring_reader.h"
 #include "agent/inject/ring_writer.h"
 

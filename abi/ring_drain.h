@@ -1,4 +1,4 @@
-// The reader side of the ring protocol (ring_layout.h), in one place: the agent's
+// The reader side of the ring protocol (ring_protocol.h), in one place: the agent's
 // RingReader (agent/capture/ring_reader.h) and the library's own debug-file mode both
 // drain with DrainRing, so there is one implementation of "copy out, zero, advance".
 //
@@ -7,17 +7,17 @@
 // DrainError (the ring is then unusable: a reader cannot resynchronise inside a lap
 // written by a broken producer, so it must not guess).
 //
-// Header-only and free of anything but ring_layout.h because libopmap_inject.so includes
+// Header-only and free of anything but the abi/ headers because libopmap_inject.so includes
 // it too.
 //
 // Thread safety: one reader per ring (it alone stores read_pos).
-#ifndef OPMAP_AGENT_INJECT_RING_DRAIN_H_
-#define OPMAP_AGENT_INJECT_RING_DRAIN_H_
+#ifndef OPMAP_ABI_RING_DRAIN_H_
+#define OPMAP_ABI_RING_DRAIN_H_
 
 #include <cstdint>
 #include <cstring>
 
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 
 namespace opmap::ring {
 
@@ -97,7 +97,7 @@ DrainResult DrainRing(RingHeader* header, uint8_t* data, uint64_t capacity, Fn&&
       }
     }
     // Zero the record so a producer's reserved space reads as "not committed" until its
-    // own release store, whatever this lap left there (ring_layout.h).
+    // own release store, whatever this lap left there (ring_protocol.h).
     std::memset(data + off + sizeof(uint32_t), 0, size - sizeof(uint32_t));
     ClearRecord(h);
     read += size;
@@ -125,4 +125,4 @@ inline const char* DrainErrorName(DrainError e) {
 
 }  // namespace opmap::ring
 
-#endif  // OPMAP_AGENT_INJECT_RING_DRAIN_H_
+#endif  // OPMAP_ABI_RING_DRAIN_H_

@@ -1,4 +1,4 @@
-#include "agent/capture/record_view.h"
+#include "analysis/import/capture_record_view.h"
 
 namespace opmap::capture {
 namespace {

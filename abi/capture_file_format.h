@@ -1,6 +1,6 @@
 // The debug capture file (OPMAP_CAPTURE_FILE): what libopmap_inject.so writes when it
 // captures one window on its own, without an agent. Read it with
-// agent/capture/capture_file.h. Explicitly sized types only, little-endian (the producer's
+// analysis/import/capture_file_parser.h. Explicitly sized types only, little-endian (the producer's
 // byte order; opmap runs on x86-64 and aarch64, both little-endian).
 //
 //   FileHeader        64 bytes: magic "OPMAPCAP", version, pid, created_ns, ring capacity
@@ -14,12 +14,12 @@
 // A file without a TrailerRecord was cut short (the process died mid-capture); its
 // records up to the cut are still valid. The two file-only record types (0x100, 0x101)
 // are outside the ring's RecordType range, so a ring reader never confuses them.
-#ifndef OPMAP_AGENT_INJECT_CAPTURE_FILE_FORMAT_H_
-#define OPMAP_AGENT_INJECT_CAPTURE_FILE_FORMAT_H_
+#ifndef OPMAP_ABI_CAPTURE_FILE_FORMAT_H_
+#define OPMAP_ABI_CAPTURE_FILE_FORMAT_H_
 
 #include <cstdint>
 
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 
 namespace opmap::capfile {
 
@@ -65,4 +65,4 @@ static_assert(sizeof(TrailerRecord) == 112);
 
 }  // namespace opmap::capfile
 
-#endif  // OPMAP_AGENT_INJECT_CAPTURE_FILE_FORMAT_H_
+#endif  // OPMAP_ABI_CAPTURE_FILE_FORMAT_H_

@@ -1,12 +1,12 @@
-#include "agent/capture/capture_import.h"
+#include "analysis/import/capture_import.h"
 
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "agent/capture/capture_file.h"
-#include "agent/capture/capture_trace.h"
+#include "analysis/import/capture_file_parser.h"
+#include "analysis/import/capture_trace.h"
 
 namespace opmap::capture {
 namespace {

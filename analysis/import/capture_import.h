@@ -1,13 +1,13 @@
 // A libopmap_inject capture file (OPMAP_CAPTURE_FILE) as a Trace: records through
 // CaptureTraceBuilder; what the capture could not record (CUPTI unavailable, ...) in
 // TraceInfo::unavailable; drops and record counts in TraceInfo::counters.
-#ifndef OPMAP_AGENT_CAPTURE_CAPTURE_IMPORT_H_
-#define OPMAP_AGENT_CAPTURE_CAPTURE_IMPORT_H_
+#ifndef OPMAP_ANALYSIS_IMPORT_CAPTURE_IMPORT_H_
+#define OPMAP_ANALYSIS_IMPORT_CAPTURE_IMPORT_H_
 
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "agent/capture/capture_trace.h"
+#include "analysis/import/capture_trace.h"
 #include "analysis/model/trace.h"
 
 namespace opmap::capture {
@@ -26,4 +26,4 @@ const char* DropCounterName(int cause);
 
 }  // namespace opmap::capture
 
-#endif  // OPMAP_AGENT_CAPTURE_CAPTURE_IMPORT_H_
+#endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_IMPORT_H_

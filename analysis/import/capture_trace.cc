@@ -1,11 +1,11 @@
-#include "agent/capture/capture_trace.h"
+#include "analysis/import/capture_trace.h"
 
 #include <cstring>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 #include "analysis/import/cuda_names.h"
 #include "analysis/import/nvtx_names.h"
 
@@ -33,7 +33,7 @@ bool ValidSpan(int64_t start_ns, int64_t end_ns) {
          end_ns - start_ns <= analysis::kMaxDurationNs;
 }
 
-// MemcpyRecord and MemsetRecord share their leading fields (ring_layout.h).
+// MemcpyRecord and MemsetRecord share their leading fields (abi/ring_records.h).
 template <typename R>
 analysis::GpuEvent MemoryEvent(const R& r, analysis::GpuEventKind kind) {
   analysis::GpuEvent e;

@@ -2,8 +2,8 @@
 // capture file). The fixed part is copied out (records are trivially copyable), and
 // inline text is returned only when it lies inside the record: a producer's length field
 // is never trusted.
-#ifndef OPMAP_AGENT_CAPTURE_RECORD_VIEW_H_
-#define OPMAP_AGENT_CAPTURE_RECORD_VIEW_H_
+#ifndef OPMAP_ANALYSIS_IMPORT_CAPTURE_RECORD_VIEW_H_
+#define OPMAP_ANALYSIS_IMPORT_CAPTURE_RECORD_VIEW_H_
 
 #include <cstdint>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-#include "agent/inject/ring_layout.h"
+#include "abi/ring_records.h"
 
 namespace opmap::capture {
 
@@ -45,4 +45,4 @@ std::optional<std::string_view> StallReason(std::span<const uint8_t> record);
 
 }  // namespace opmap::capture
 
-#endif  // OPMAP_AGENT_CAPTURE_RECORD_VIEW_H_
+#endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_RECORD_VIEW_H_

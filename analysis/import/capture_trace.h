@@ -1,5 +1,5 @@
 // CaptureTraceBuilder: turns the records libopmap_inject wrote (ring or capture file,
-// ../inject/ring_layout.h) into the analysis model, so a live capture is analyzed by the
+// abi/ring_records.h) into the analysis model, so a live capture is analyzed by the
 // same mapping and summary code as a Kineto trace or an Nsight export.
 //
 //   CaptureTraceBuilder b(pid);
@@ -11,8 +11,8 @@
 // NVTX names go through ParseNvtxName: the `{flops=,bytes=}` shape payload becomes the
 // range's flops/bytes and emit_nvtx decorations are dropped. External correlation ids
 // are attached to the API call and GPU events of the same correlation id.
-#ifndef OPMAP_AGENT_CAPTURE_CAPTURE_TRACE_H_
-#define OPMAP_AGENT_CAPTURE_CAPTURE_TRACE_H_
+#ifndef OPMAP_ANALYSIS_IMPORT_CAPTURE_TRACE_H_
+#define OPMAP_ANALYSIS_IMPORT_CAPTURE_TRACE_H_
 
 #include <cstdint>
 #include <string>
@@ -107,4 +107,4 @@ class CaptureTraceBuilder {
 
 }  // namespace opmap::capture
 
-#endif  // OPMAP_AGENT_CAPTURE_CAPTURE_TRACE_H_
+#endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_TRACE_H_
