@@ -1,7 +1,7 @@
-// Fills one arm of a release recommendation (analysis/release) from a collector: the
+// Fills one arm of a release recommendation from a collector: the Query calls for the
 // revision's capture windows (request latency per session, with its sketch), the whole
-// arm's merged request latency, per-layer operator time, model FLOP/s from the workload
-// profile, the memory-stall share from counters, and the reproducibility inputs. Every
+// arm's merged request latency, per-layer operator time, counters, resource versions and
+// hosts. The figures themselves are computed by analysis/release/arm_figures.h. Every
 // figure the collector can't give is named in Arm::unavailable with the reason.
 #ifndef OPMAP_CLI_REPORT_ARMS_H_
 #define OPMAP_CLI_REPORT_ARMS_H_
@@ -29,10 +29,6 @@ struct ArmQuery {
 // The gRPC status of a failed call comes back as an absl::Status with the same code and
 // "<rpc>: <message> (collector ADDR)".
 absl::StatusOr<analysis::Arm> FetchArm(CollectorChannel& client, const ArmQuery& query);
-
-// Sketch bins as weighted values (each bin's representative value, its count), plus the
-// zero bin at 0: the samples the Mann–Whitney U test ranks.
-std::vector<analysis::WeightedValue> SketchSamples(const opmap::v1::Sketch& sketch);
 
 }  // namespace opmap::cli
 
