@@ -1,4 +1,6 @@
-// Pre-merged rollups per time bucket (schema v2). Private to collector/store.
+// Pre-merged rollups per time bucket (schema v2), the engine-free part: which bucket a
+// session belongs to and which buckets a query reads (sqlite/sqlite_buckets.h stores them).
+// Private to collector/store.
 //
 // Why: a latency query used to read every rollup row of every selected session and
 // merge its sketch, so its cost grew with the number of sessions (1,000 sessions × ~60
@@ -33,7 +35,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collector/store/sketch_columns.h"
-#include "collector/store/sqlite_db.h"
 #include "opmap/v1/query.pb.h"
 
 namespace opmap::collector {
@@ -80,19 +81,6 @@ struct BucketRow {
   int64_t count = 0, sum_ns = 0, min_ns = 0, max_ns = 0;
   StoredSketch sketch;
 };
-
-// The id of a (host, model, revision, labels_json) row in `resources`, added if new.
-absl::StatusOr<int64_t> ResourceId(sqlite::Database& db, std::string_view host,
-                                   std::string_view model, std::string_view revision,
-                                   std::string_view labels_json);
-
-// Merges `row` into the bucket row of (resource, bucket) — inside the caller's transaction.
-absl::Status MergeIntoBucket(sqlite::Database& db, int64_t resource_id, int64_t bucket_ns,
-                             const BucketRow& row);
-
-// Schema v1 → v2: assigns the complete sessions to buckets and merges their stored rows
-// (inside the caller's transaction). Returns the number of sessions bucketed.
-absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t width_ns);
 
 }  // namespace opmap::collector
 

@@ -7,8 +7,8 @@
 #include "common/base/status_macros.h"
 #include "common/text/text_util.h"
 #include "collector/clickhouse/http_client.h"
-#include "collector/store/clickhouse_store.h"
-#include "collector/store/sqlite_store.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
+#include "collector/store/sqlite/sqlite_store.h"
 #include "collector/store/store.h"
 
 namespace opmap::collector {

@@ -24,7 +24,7 @@
 #include "collector/auth.h"
 #include "collector/ingest_service.h"
 #include "collector/metrics.h"
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_store.h"
 #include "opmap/v1/telemetry.pb.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
-#include "collector/store/clickhouse_internal.h"
-#include "collector/store/clickhouse_rowbinary.h"
-#include "collector/store/clickhouse_store.h"
+#include "collector/store/clickhouse/clickhouse_internal.h"
+#include "collector/store/clickhouse/clickhouse_rowbinary.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 
 namespace opmap::collector {
 namespace {

@@ -1,6 +1,6 @@
 // Helpers shared by ClickHouseStore's files. Private to collector/store.
-#ifndef OPMAP_COLLECTOR_STORE_CLICKHOUSE_INTERNAL_H_
-#define OPMAP_COLLECTOR_STORE_CLICKHOUSE_INTERNAL_H_
+#ifndef OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_INTERNAL_H_
+#define OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_INTERNAL_H_
 
 #include <cstdint>
 #include <string>
@@ -43,4 +43,4 @@ std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filte
 
 }  // namespace opmap::collector::clickhouse_internal
 
-#endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_INTERNAL_H_
+#endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_INTERNAL_H_

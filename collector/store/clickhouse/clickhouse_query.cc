@@ -18,9 +18,9 @@
 #include "common/base/status_macros.h"
 #include "analysis/summary/event_layer_types.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
-#include "collector/store/clickhouse_internal.h"
-#include "collector/store/clickhouse_rowbinary.h"
-#include "collector/store/clickhouse_store.h"
+#include "collector/store/clickhouse/clickhouse_internal.h"
+#include "collector/store/clickhouse/clickhouse_rowbinary.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 
 namespace opmap::collector {
 namespace clickhouse_internal {

@@ -13,9 +13,9 @@
 #include "common/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/modules.h"
-#include "collector/store/clickhouse_internal.h"
-#include "collector/store/clickhouse_rowbinary.h"
-#include "collector/store/clickhouse_store.h"
+#include "collector/store/clickhouse/clickhouse_internal.h"
+#include "collector/store/clickhouse/clickhouse_rowbinary.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 
 namespace opmap::collector {
 

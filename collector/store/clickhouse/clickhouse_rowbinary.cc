@@ -1,4 +1,4 @@
-#include "collector/store/clickhouse_rowbinary.h"
+#include "collector/store/clickhouse/clickhouse_rowbinary.h"
 
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"

@@ -10,8 +10,8 @@
 // bytes; Array(T) = LEB128 count + elements; Tuple = its elements in order.
 //
 // Thread-compatible.
-#ifndef OPMAP_COLLECTOR_STORE_CLICKHOUSE_ROWBINARY_H_
-#define OPMAP_COLLECTOR_STORE_CLICKHOUSE_ROWBINARY_H_
+#ifndef OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_ROWBINARY_H_
+#define OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_ROWBINARY_H_
 
 #include <cstdint>
 #include <cstring>
@@ -103,4 +103,4 @@ class RowBinaryReader {
 
 }  // namespace opmap::collector::clickhouse
 
-#endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_ROWBINARY_H_
+#endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_ROWBINARY_H_

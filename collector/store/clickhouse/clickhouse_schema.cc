@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "common/base/status_macros.h"
-#include "collector/store/clickhouse_store.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 
 namespace opmap::collector {
 namespace {

@@ -1,7 +1,7 @@
 // ClickHouseStore: opening, the client pool, ingest (CommitBatch), session state, raw
 // payloads, retention and stats. Rollup inserts are in clickhouse_rollup_insert.cc, the
 // queries in clickhouse_query.cc and clickhouse_counters.cc.
-#include "collector/store/clickhouse_store.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,8 +15,8 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 #include "common/base/status_macros.h"
-#include "collector/store/clickhouse_internal.h"
-#include "collector/store/clickhouse_rowbinary.h"
+#include "collector/store/clickhouse/clickhouse_internal.h"
+#include "collector/store/clickhouse/clickhouse_rowbinary.h"
 
 namespace opmap::collector {
 

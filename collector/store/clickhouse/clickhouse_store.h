@@ -53,8 +53,8 @@
 // so a collector reads what it just wrote while that replica is up.
 //
 // Thread safety: safe for concurrent use; each call takes an HTTP client from a pool.
-#ifndef OPMAP_COLLECTOR_STORE_CLICKHOUSE_STORE_H_
-#define OPMAP_COLLECTOR_STORE_CLICKHOUSE_STORE_H_
+#ifndef OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_STORE_H_
+#define OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_STORE_H_
 
 #include <memory>
 #include <string>
@@ -146,4 +146,4 @@ class ClickHouseStore final : public Store {
 
 }  // namespace opmap::collector
 
-#endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_STORE_H_
+#endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_STORE_H_

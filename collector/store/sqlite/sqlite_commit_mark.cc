@@ -1,4 +1,4 @@
-#include "collector/store/sqlite_commit_mark.h"
+#include "collector/store/sqlite/sqlite_commit_mark.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -7,8 +7,8 @@
 // The mark can: it is written after each commit returns (a plain write, which survives
 // a process kill as the WAL does), so at open a database that holds fewer commits than
 // were acknowledged has lost acknowledged data and is refused.
-#ifndef OPMAP_COLLECTOR_STORE_SQLITE_COMMIT_MARK_H_
-#define OPMAP_COLLECTOR_STORE_SQLITE_COMMIT_MARK_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_COMMIT_MARK_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_COMMIT_MARK_H_
 
 #include <cstdint>
 #include <memory>
@@ -42,4 +42,4 @@ class CommitMark {
 
 }  // namespace opmap::collector
 
-#endif  // OPMAP_COLLECTOR_STORE_SQLITE_COMMIT_MARK_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_COMMIT_MARK_H_

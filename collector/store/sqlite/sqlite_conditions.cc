@@ -1,4 +1,4 @@
-#include "collector/store/sqlite_conditions.h"
+#include "collector/store/sqlite/sqlite_conditions.h"
 
 #include "absl/strings/str_format.h"
 

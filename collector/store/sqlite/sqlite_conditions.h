@@ -1,8 +1,8 @@
 // SQL conditions for the store's queries: a request's time range and filter as WHERE
 // clauses on the sessions (or resources) table, and which rollup rows a query reads
 // (rollup_buckets.h). Private to collector/store.
-#ifndef OPMAP_COLLECTOR_STORE_SQLITE_CONDITIONS_H_
-#define OPMAP_COLLECTOR_STORE_SQLITE_CONDITIONS_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_CONDITIONS_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_CONDITIONS_H_
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
-#include "collector/store/sqlite_db.h"
+#include "collector/store/sqlite/sqlite_db.h"
 #include "opmap/v1/query.pb.h"
 
 namespace opmap::collector {
@@ -61,4 +61,4 @@ RollupSelection SelectRollups(const opmap::v1::TimeRange& range, const opmap::v1
 
 }  // namespace opmap::collector
 
-#endif  // OPMAP_COLLECTOR_STORE_SQLITE_CONDITIONS_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_CONDITIONS_H_

@@ -15,9 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
-#include "collector/store/sqlite_conditions.h"
-#include "collector/store/sqlite_query_internal.h"
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_conditions.h"
+#include "collector/store/sqlite/sqlite_query_internal.h"
+#include "collector/store/sqlite/sqlite_store.h"
 
 namespace opmap::collector {
 absl::StatusOr<opmap::v1::CountersResponse> SqliteStore::QueryCounters(

@@ -1,4 +1,4 @@
-#include "collector/store/sqlite_db.h"
+#include "collector/store/sqlite/sqlite_db.h"
 
 #include <sqlite3.h>
 

@@ -3,8 +3,8 @@
 // transaction guard that rolls back unless committed. Private to collector/store.
 //
 // Thread safety: none. SqliteStore serialises all use of one Database with its mutex.
-#ifndef OPMAP_COLLECTOR_STORE_SQLITE_DB_H_
-#define OPMAP_COLLECTOR_STORE_SQLITE_DB_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_DB_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_DB_H_
 
 #include <cstdint>
 #include <functional>
@@ -132,4 +132,4 @@ class Transaction {
 
 }  // namespace opmap::collector::sqlite
 
-#endif  // OPMAP_COLLECTOR_STORE_SQLITE_DB_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_DB_H_

@@ -28,9 +28,9 @@
 #include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
-#include "collector/store/sqlite_conditions.h"
-#include "collector/store/sqlite_query_internal.h"
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_conditions.h"
+#include "collector/store/sqlite/sqlite_query_internal.h"
+#include "collector/store/sqlite/sqlite_store.h"
 
 namespace opmap::collector {
 namespace {

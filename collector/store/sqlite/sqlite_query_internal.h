@@ -1,8 +1,8 @@
 // Helpers shared by SqliteStore's query files (sqlite_query.cc, sqlite_counters_query.cc):
 // the rollup-row scan. What all engines share is in query_common.h. Private to
 // collector/store.
-#ifndef OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
-#define OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_QUERY_INTERNAL_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_QUERY_INTERNAL_H_
 
 #include <cstdint>
 #include <string>
@@ -18,8 +18,8 @@
 #include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sketch_columns.h"
-#include "collector/store/sqlite_conditions.h"
-#include "collector/store/sqlite_db.h"
+#include "collector/store/sqlite/sqlite_conditions.h"
+#include "collector/store/sqlite/sqlite_db.h"
 #include "opmap/v1/query.pb.h"
 
 namespace opmap::collector::query_internal {
@@ -111,4 +111,4 @@ inline absl::Status AddRow(Accumulator& acc, const RollupView& v) {
 
 }  // namespace opmap::collector::query_internal
 
-#endif  // OPMAP_COLLECTOR_STORE_SQLITE_QUERY_INTERNAL_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_QUERY_INTERNAL_H_

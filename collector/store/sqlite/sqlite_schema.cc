@@ -1,5 +1,5 @@
 // The store's schema: creation, the v1 → v2 → v3 → v4 migrations, and per-connection pragmas.
-#include "collector/store/sqlite_schema.h"
+#include "collector/store/sqlite/sqlite_schema.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 #include "collector/store/rollup_buckets.h"
+#include "collector/store/sqlite/sqlite_buckets.h"
 
 namespace opmap::collector {
 namespace {

@@ -1,14 +1,14 @@
 // The SQLite store's schema (tables in sqlite_store.h): created idempotently, a version 1
 // to 3 file migrated in place, a newer one refused. Private to collector/store.
-#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
-#define OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_SCHEMA_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_SCHEMA_H_
 
 #include <cstdint>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collector/store/sqlite_db.h"
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_db.h"
+#include "collector/store/sqlite/sqlite_store.h"
 
 namespace opmap::collector {
 
@@ -26,4 +26,4 @@ absl::StatusOr<int64_t> SetUpSchema(sqlite::Database& db, const SqliteStoreOptio
 
 }  // namespace opmap::collector
 
-#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SCHEMA_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_SCHEMA_H_

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_store.h"
 
 namespace opmap::collector {
 namespace {

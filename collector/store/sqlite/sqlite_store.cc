@@ -1,6 +1,6 @@
 // SqliteStore: opening, schema, ingest (CommitBatch), raw payloads and retention.
 // The queries are in sqlite_query.cc.
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_store.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,9 +15,10 @@
 #include "analysis/mapping/kernel_mapper.h"
 #include "collector/store/query_common.h"
 #include "collector/store/rollup_buckets.h"
+#include "collector/store/sqlite/sqlite_buckets.h"
 #include "collector/store/sketch_columns.h"
-#include "collector/store/sqlite_schema.h"
-#include "collector/store/sqlite_wal_check.h"
+#include "collector/store/sqlite/sqlite_schema.h"
+#include "collector/store/sqlite/sqlite_wal_check.h"
 #include "common/text/json_writer.h"
 
 namespace opmap::collector {

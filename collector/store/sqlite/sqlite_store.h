@@ -57,8 +57,8 @@
 // `read_mu_` (WAL readers see every commit that returned and never block the writer, so
 // a query does not stall ingest); the checkpointer's. A ":memory:" store has one
 // connection for everything.
-#ifndef OPMAP_COLLECTOR_STORE_SQLITE_STORE_H_
-#define OPMAP_COLLECTOR_STORE_SQLITE_STORE_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_STORE_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_STORE_H_
 
 #include <memory>
 #include <string>
@@ -66,11 +66,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "collector/store/sqlite_commit_mark.h"
+#include "collector/store/sqlite/sqlite_commit_mark.h"
 #include "collector/store/query_common.h"
-#include "collector/store/sqlite_db.h"
+#include "collector/store/sqlite/sqlite_db.h"
 #include "collector/store/store.h"
-#include "collector/store/wal_checkpointer.h"
+#include "collector/store/sqlite/wal_checkpointer.h"
 
 namespace opmap::collector {
 
@@ -170,4 +170,4 @@ class SqliteStore final : public Store {
 
 }  // namespace opmap::collector
 
-#endif  // OPMAP_COLLECTOR_STORE_SQLITE_STORE_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_STORE_H_

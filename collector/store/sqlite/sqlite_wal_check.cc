@@ -1,4 +1,4 @@
-#include "collector/store/sqlite_wal_check.h"
+#include "collector/store/sqlite/sqlite_wal_check.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

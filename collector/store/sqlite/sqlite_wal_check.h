@@ -6,8 +6,8 @@
 // it had acknowledged. Read here first (format: sqlite.org/fileformat.html, "WAL file
 // format"): a frame of the log's current generation (its salts match the header) whose
 // cumulative checksum fails means committed data is about to vanish.
-#ifndef OPMAP_COLLECTOR_STORE_SQLITE_WAL_CHECK_H_
-#define OPMAP_COLLECTOR_STORE_SQLITE_WAL_CHECK_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_WAL_CHECK_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_WAL_CHECK_H_
 
 #include <string>
 
@@ -22,4 +22,4 @@ absl::Status CheckWalFile(const std::string& db_path);
 
 }  // namespace opmap::collector
 
-#endif  // OPMAP_COLLECTOR_STORE_SQLITE_WAL_CHECK_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_WAL_CHECK_H_

@@ -1,4 +1,4 @@
-#include "collector/store/wal_checkpointer.h"
+#include "collector/store/sqlite/wal_checkpointer.h"
 
 #include <utility>
 

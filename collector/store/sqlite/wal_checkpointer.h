@@ -21,8 +21,8 @@
 //
 // Thread safety: OnCommit is called by the writer with the store's mutex held; Flush and
 // the counters from any thread.
-#ifndef OPMAP_COLLECTOR_STORE_WAL_CHECKPOINTER_H_
-#define OPMAP_COLLECTOR_STORE_WAL_CHECKPOINTER_H_
+#ifndef OPMAP_COLLECTOR_STORE_SQLITE_WAL_CHECKPOINTER_H_
+#define OPMAP_COLLECTOR_STORE_SQLITE_WAL_CHECKPOINTER_H_
 
 #include <cstdint>
 #include <functional>
@@ -34,7 +34,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "collector/store/sqlite_db.h"
+#include "collector/store/sqlite/sqlite_db.h"
 
 namespace opmap::collector {
 
@@ -80,4 +80,4 @@ class WalCheckpointer {
 
 }  // namespace opmap::collector
 
-#endif  // OPMAP_COLLECTOR_STORE_WAL_CHECKPOINTER_H_
+#endif  // OPMAP_COLLECTOR_STORE_SQLITE_WAL_CHECKPOINTER_H_

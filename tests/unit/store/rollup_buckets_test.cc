@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_store.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tests/unit/store/store_test_util.h"

@@ -3,7 +3,7 @@
 // files, atomicity under an injected failure, busy files, process kill, retention by
 // receive time. ClickHouse only: a last batch whose commit failed half-way is finished by
 // its resend, retention by capture day, schema versions.
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_store.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "collector/store/clickhouse_store.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 #include "tests/unit/store/store_engines.h"
 #include "tests/unit/store/store_test_util.h"
 

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "collector/store/clickhouse_store.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 
 namespace opmap::collector::testing {
 namespace {

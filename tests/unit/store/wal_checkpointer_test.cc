@@ -1,7 +1,7 @@
 // The store's background WAL checkpoints (wal_checkpointer.h): commits do not checkpoint
 // below the hard limit, a pass copies the WAL so the next commit starts it over, and
 // everything committed is there, whoever copied it and when.
-#include "collector/store/wal_checkpointer.h"
+#include "collector/store/sqlite/wal_checkpointer.h"
 
 #include <sqlite3.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/store/sqlite_store.h"
+#include "collector/store/sqlite/sqlite_store.h"
 #include "gtest/gtest.h"
 #include "tests/unit/store/store_test_util.h"
 
