@@ -15,6 +15,7 @@
 #include "analysis/report/ncu_report.h"
 #include "analysis/stalls/ncu_summary.h"
 #include "analysis/summary/trace_summary.h"
+#include "cli/command_flags.h"
 #include "cli/handoff_output.h"
 #include "common/io/read_file.h"
 #include "cli/trace_loader.h"
@@ -83,9 +84,26 @@ struct Args {
   HandoffArgs handoff;
 };
 
-int UsageError(const std::string& msg) {
-  std::cerr << "opmap analyze: " << msg << "\n" << "run 'opmap analyze --help' for usage\n";
-  return 2;
+int UsageError(const std::string& msg) { return UsageFailure("opmap analyze", msg); }
+
+const FlagKeys<Args>& AnalyzeKeys() {
+  static const FlagKeys<Args> keys = [] {
+    FlagKeys<Args> k = {
+        {"format", false, "F", "", TableJsonCsvField(&Args::format)},
+        {"top", false, "N", "", IntField(&Args::top, 0, 1000000)},
+        {"ncu", false, "FILE", "",
+         [](std::string_view v, Args* a) {
+           if (v.empty()) return absl::InvalidArgumentError("needs a file (an Nsight Compute CSV export)");
+           a->ncu.emplace_back(v);
+           return absl::OkStatus();
+         }},
+        {"launches", true, "", "", SwitchField(&Args::launches)},
+        {"quiet", true, "", "", SwitchField(&Args::quiet)},
+    };
+    AddHandoffKeys(&Args::handoff, &k);
+    return k;
+  }();
+  return keys;
 }
 
 // Prints a progress line once a file has taken over a second to parse.
@@ -121,45 +139,11 @@ class Progress {
 
 int RunAnalyze(const std::vector<std::string>& argv) {
   Args args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    auto value = [&](const char* flag) -> const std::string* {
-      if (i + 1 >= argv.size()) return nullptr;
-      (void)flag;
-      return &argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
-      return 0;
-    } else if (a == "--format") {
-      const std::string* v = value("--format");
-      if (!v) return UsageError("--format needs a value: table, json or csv");
-      if (*v == "table") args.format = Format::kTable;
-      else if (*v == "json") args.format = Format::kJson;
-      else if (*v == "csv") args.format = Format::kCsv;
-      else return UsageError("unknown --format '" + *v + "' (expected table, json or csv)");
-    } else if (a == "--top") {
-      const std::string* v = value("--top");
-      if (!v || !absl::SimpleAtoi(*v, &args.top) || args.top < 0) {
-        return UsageError("--top needs a non-negative integer");
-      }
-    } else if (a == "--ncu") {
-      const std::string* v = value("--ncu");
-      if (!v) return UsageError("--ncu needs a file (an Nsight Compute CSV export)");
-      args.ncu.push_back(*v);
-    } else if (std::string error; ParseHandoffFlag(a, i + 1 < argv.size() ? &argv[i + 1] : nullptr,
-                                                   &args.handoff, &error)) {
-      if (!error.empty()) return UsageError(error);
-      ++i;
-    } else if (a == "--launches") {
-      args.launches = true;
-    } else if (a == "--quiet" || a == "-q") {
-      args.quiet = true;
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return UsageError("unknown option '" + a + "'");
-    } else {
-      args.traces.push_back(a);
-    }
+  const config::CommandShape shape{.config_file = false, .operands = true,
+                                   .short_names = {{'q', "quiet"}}};
+  if (std::optional<int> rc = ParseCommandFlags("opmap analyze", argv, AnalyzeKeys(), shape,
+                                                kUsage, &args, &args.traces)) {
+    return *rc;
   }
   if (args.traces.empty() && args.ncu.empty()) return UsageError("no trace given");
   if (!args.ncu.empty() && args.traces.size() > 1) {

@@ -18,6 +18,7 @@
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/report/analyze_report.h"
 #include "analysis/summary/trace_summary.h"
+#include "cli/command_flags.h"
 #include "cli/grpc_client.h"
 #include "cli/handoff_output.h"
 #include "cli/trace_loader.h"
@@ -73,9 +74,43 @@ struct Args {
   HandoffArgs handoff;
 };
 
-int UsageError(const std::string& msg) {
-  std::cerr << "opmap attach: " << msg << "\nrun 'opmap attach --help' for usage\n";
-  return 2;
+int UsageError(const std::string& msg) { return UsageFailure("opmap attach", msg); }
+
+const FlagKeys<Args>& AttachKeys() {
+  static const FlagKeys<Args> keys = [] {
+    FlagKeys<Args> k = {
+        {"pid", false, "N", "",
+         [](std::string_view v, Args* a) {
+           int64_t pid = 0;
+           if (!absl::SimpleAtoi(std::string(v), &pid) || pid <= 0) {
+             return absl::InvalidArgumentError("needs a process id");
+           }
+           a->pids.push_back(pid);
+           return absl::OkStatus();
+         }},
+        {"duration", false, "D", "",
+         [](std::string_view v, Args* a) {
+           if (!ParseDurationFlag(std::string(v), &a->duration) ||
+               a->duration <= absl::ZeroDuration() || a->duration > absl::Hours(1)) {
+             return absl::InvalidArgumentError("needs a duration between 1ms and 1h, e.g. 10s");
+           }
+           return absl::OkStatus();
+         }},
+        {"stalls", true, "", "", SwitchField(&Args::stalls)},
+        {"format", false, "F", "",
+         [](std::string_view v, Args* a) {
+           if (v != "table" && v != "json") return absl::InvalidArgumentError("is table or json");
+           a->json = v == "json";
+           return absl::OkStatus();
+         }},
+        {"top", false, "N", "", IntField(&Args::top, 0, 1000000)},
+        {"control-socket", false, "PATH", "", TextField(&Args::control_socket)},
+        {"socket", false, "PATH", "", TextField(&Args::socket)},
+    };
+    AddHandoffKeys(&Args::handoff, &k);
+    return k;
+  }();
+  return keys;
 }
 
 void PrintReport(int64_t pid, const agent::AttachResult& r, const Args& args) {
@@ -178,47 +213,10 @@ int Standalone(const Args& args) {
 
 int RunAttach(const std::vector<std::string>& argv) {
   Args args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    auto value = [&]() -> const std::string* { return i + 1 < argv.size() ? &argv[++i] : nullptr; };
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
-      return 0;
-    } else if (a == "--pid") {
-      const std::string* v = value();
-      int64_t pid = 0;
-      if (!v || !absl::SimpleAtoi(*v, &pid) || pid <= 0) return UsageError("--pid needs a process id");
-      args.pids.push_back(pid);
-    } else if (a == "--duration") {
-      const std::string* v = value();
-      if (!v || !ParseDurationFlag(*v, &args.duration) || args.duration <= absl::ZeroDuration() ||
-          args.duration > absl::Hours(1)) {
-        return UsageError("--duration needs a duration between 1ms and 1h, e.g. 10s");
-      }
-    } else if (a == "--stalls") {
-      args.stalls = true;
-    } else if (a == "--format") {
-      const std::string* v = value();
-      if (!v || (*v != "table" && *v != "json")) return UsageError("--format is table or json");
-      args.json = *v == "json";
-    } else if (std::string error; ParseHandoffFlag(a, i + 1 < argv.size() ? &argv[i + 1] : nullptr,
-                                                   &args.handoff, &error)) {
-      if (!error.empty()) return UsageError(error);
-      ++i;
-    } else if (a == "--top") {
-      const std::string* v = value();
-      if (!v || !absl::SimpleAtoi(*v, &args.top) || args.top < 0) return UsageError("--top needs N >= 0");
-    } else if (a == "--control-socket") {
-      const std::string* v = value();
-      if (!v) return UsageError("--control-socket needs a path");
-      args.control_socket = *v;
-    } else if (a == "--socket") {
-      const std::string* v = value();
-      if (!v) return UsageError("--socket needs a path");
-      args.socket = *v;
-    } else {
-      return UsageError("unknown argument '" + a + "'");
-    }
+  if (std::optional<int> rc = ParseCommandFlags("opmap attach", argv, AttachKeys(),
+                                                config::CommandShape{.config_file = false},
+                                                kUsage, &args, nullptr)) {
+    return *rc;
   }
   if (args.pids.empty()) return UsageError("--pid is required");
   if (std::string e = HandoffFlagsWithoutReport(args.handoff); !e.empty()) return UsageError(e);

@@ -11,6 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/collector_flags.h"
+#include "cli/command_flags.h"
 #include "cli/grpc_client.h"
 #include "cli/selection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
@@ -43,10 +45,7 @@ exit codes: 0 ok; 2 bad usage, FILE not writable, or the collector refused the c
 (UNAVAILABLE) or another failure.
 )";
 
-int UsageError(const std::string& msg) {
-  std::cerr << "opmap export: " << msg << "\n" << "run 'opmap export --help' for usage\n";
-  return 2;
-}
+int UsageError(const std::string& msg) { return UsageFailure("opmap export", msg); }
 
 // A temporary file next to the target, removed unless committed.
 class AtomicFile {
@@ -107,44 +106,51 @@ class AtomicFile {
   uint64_t size_ = 0;
 };
 
-}  // namespace
-
-int RunExport(const std::vector<std::string>& argv) {
+struct ExportFlags {
   ConnectionFlags connection;
   SelectionFlags selection;
   std::string out, session, agent;
   uint64_t max_events = 0;
   bool quiet = false;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    std::string error;
-    if (ParseConnectionFlag(argv, &i, &connection, &error) ||
-        ParseSelectionFlag(argv, &i, &selection, &error)) {
-      if (!error.empty()) return UsageError(error);
-      continue;
-    }
-    auto value = [&]() -> const std::string* {
-      if (i + 1 >= argv.size() || argv[i + 1].empty()) return nullptr;
-      return &argv[++i];
+};
+
+const FlagKeys<ExportFlags>& ExportKeys() {
+  static const FlagKeys<ExportFlags> keys = [] {
+    FlagKeys<ExportFlags> k = {
+        {"out", false, "FILE", "", TextField(&ExportFlags::out)},
+        {"session", false, "S", "", TextField(&ExportFlags::session)},
+        {"agent", false, "A", "", TextField(&ExportFlags::agent)},
+        {"max-events", false, "N", "",
+         [](std::string_view v, ExportFlags* f) {
+           if (!absl::SimpleAtoi(std::string(v), &f->max_events)) {
+             return absl::InvalidArgumentError("needs a non-negative integer");
+           }
+           return absl::OkStatus();
+         }},
+        {"quiet", true, "", "", SwitchField(&ExportFlags::quiet)},
     };
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage << kConnectionUsage << kSelectionUsage << kExitCodes;
-      return 0;
-    } else if (a == "--out" || a == "-o" || a == "--session" || a == "--agent") {
-      const std::string* v = value();
-      if (!v) return UsageError(a + " needs a value");
-      (a == "--session" ? session : a == "--agent" ? agent : out) = *v;
-    } else if (a == "--max-events") {
-      const std::string* v = value();
-      if (!v || !absl::SimpleAtoi(*v, &max_events)) {
-        return UsageError("--max-events needs a non-negative integer");
-      }
-    } else if (a == "--quiet" || a == "-q") {
-      quiet = true;
-    } else {
-      return UsageError("unexpected argument '" + a + "'");
-    }
+    AddConnectionKeys(&ExportFlags::connection, &k);
+    AddSelectionKeys(&ExportFlags::selection, &k);
+    return k;
+  }();
+  return keys;
+}
+
+}  // namespace
+
+int RunExport(const std::vector<std::string>& argv) {
+  ExportFlags flags;
+  const config::CommandShape shape{.config_file = false, .operands = false,
+                                   .short_names = {{'o', "out"}, {'q', "quiet"}}};
+  if (std::optional<int> rc = ParseCommandFlags(
+          "opmap export", argv, ExportKeys(), shape,
+          std::string(kUsage) + kConnectionUsage + kSelectionUsage + kExitCodes, &flags, nullptr)) {
+    return *rc;
   }
+  ConnectionFlags& connection = flags.connection;
+  const SelectionFlags& selection = flags.selection;
+  const std::string& out = flags.out;
+  const bool quiet = flags.quiet;
   if (out.empty()) return UsageError("--out FILE is required");
   opmap::v1::ExportTraceRequest req;
   std::string error;
@@ -153,9 +159,9 @@ int RunExport(const std::vector<std::string>& argv) {
   if (!MakeTimeRange(selection, &range, &has_range, &error)) return UsageError(error);
   if (has_range) *req.mutable_range() = range;
   *req.mutable_filter() = selection.filter;
-  req.set_agent_id(agent);
-  req.set_session_id(session);
-  req.set_max_events(max_events);
+  req.set_agent_id(flags.agent);
+  req.set_session_id(flags.session);
+  req.set_max_events(flags.max_events);
   if (!connection.timeout_given) connection.timeout = absl::Minutes(10);
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(connection);
   if (!client.ok()) return UsageError(std::string(client.status().message()));

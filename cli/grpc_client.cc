@@ -24,51 +24,6 @@ bool ParseDurationFlag(const std::string& text, absl::Duration* out) {
   return true;
 }
 
-bool ParseConnectionFlag(const std::vector<std::string>& argv, size_t* i,
-                         ConnectionFlags* flags, std::string* error) {
-  const std::string& a = argv[*i];
-  auto value = [&](std::string* dst) {
-    if (*i + 1 >= argv.size() || argv[*i + 1].empty()) {
-      *error = a + " needs a value";
-      return true;
-    }
-    *dst = argv[++*i];
-    return true;
-  };
-  if (a == "--collector") {
-    std::string list;
-    value(&list);
-    if (!error->empty()) return true;
-    for (absl::string_view part : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
-      std::string addr(absl::StripAsciiWhitespace(part));
-      if (addr.find(':') == std::string::npos) {
-        *error = "--collector: '" + addr + "' is not HOST:PORT";
-        return true;
-      }
-      flags->collectors.push_back(addr);
-    }
-    if (flags->collectors.empty()) *error = "--collector needs at least one HOST:PORT";
-    return true;
-  }
-  if (a == "--token") return value(&flags->token);
-  if (a == "--token-file") return value(&flags->token_file);
-  if (a == "--tls-ca") return value(&flags->tls_ca);
-  if (a == "--tls-cert") return value(&flags->tls_cert);
-  if (a == "--tls-key") return value(&flags->tls_key);
-  if (a == "--tls-server-name") return value(&flags->tls_server_name);
-  if (a == "--timeout") {
-    std::string v;
-    value(&v);
-    if (error->empty() && (!ParseDurationFlag(v, &flags->timeout) ||
-                           flags->timeout <= absl::ZeroDuration())) {
-      *error = "--timeout needs a positive duration such as 30s or 2m";
-    }
-    flags->timeout_given = true;
-    return true;
-  }
-  return false;
-}
-
 int ExitCodeFor(const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::OK:

@@ -25,12 +25,6 @@ struct ConnectionFlags : client::ChannelOptions {
 // The options block every collector command prints in its usage text.
 extern const char kConnectionUsage[];
 
-// When argv[*i] is a connection flag, consumes it and its value (advancing *i) and
-// returns true; a flag with a missing or bad value sets *error (and returns true).
-// Returns false for anything else.
-bool ParseConnectionFlag(const std::vector<std::string>& argv, size_t* i,
-                         ConnectionFlags* flags, std::string* error);
-
 // config::ParseDurationOrZero (common/config/flag_config.h: the grammar the daemons use
 // too): "30s", "1.5m", "2h", "500ms", "1d", "0". False when bad.
 bool ParseDurationFlag(const std::string& text, absl::Duration* out);

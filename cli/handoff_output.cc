@@ -9,34 +9,24 @@
 
 namespace opmap::cli {
 
-bool ParseHandoffFlag(const std::string& flag, const std::string* value, HandoffArgs* args,
-                      std::string* error) {
-  if (flag != "--report" && flag != "--output" && flag != "--profile" && flag != "--envelope" &&
-      flag != "--gpu") {
-    return false;
-  }
-  if (value == nullptr) {
-    *error = flag + " needs a value";
-    return true;
-  }
-  if (flag == "--report") {
-    std::optional<ReportFormat> f = ParseReportFormat(*value);
-    if (!f) {
-      *error = "--report: '" + *value + "' (expected md, json or html)";
-      return true;
-    }
+absl::Status SetHandoffFlag(std::string_view flag, std::string_view value, HandoffArgs* args) {
+  if (value.empty()) return absl::InvalidArgumentError("needs a value");
+  const std::string v(value);
+  if (flag == "report") {
+    std::optional<ReportFormat> f = ParseReportFormat(v);
+    if (!f) return absl::InvalidArgumentError("'" + v + "' (expected md, json or html)");
     args->report = true;
     args->format = *f;
-  } else if (flag == "--output") {
-    args->output = *value;
-  } else if (flag == "--profile") {
-    args->profile_path = *value;
-  } else if (flag == "--envelope") {
-    args->envelope_path = *value;
+  } else if (flag == "output") {
+    args->output = v;
+  } else if (flag == "profile") {
+    args->profile_path = v;
+  } else if (flag == "envelope") {
+    args->envelope_path = v;
   } else {
-    args->gpu = *value;
+    args->gpu = v;
   }
-  return true;
+  return absl::OkStatus();
 }
 
 std::string HandoffFlagsWithoutReport(const HandoffArgs& args) {

@@ -5,10 +5,13 @@
 #define OPMAP_CLI_HANDOFF_OUTPUT_H_
 
 #include <string>
+#include <string_view>
 
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
+#include "absl/status/status.h"
 #include "analysis/summary/trace_summary.h"
+#include "cli/command_flags.h"
 #include "cli/report_output.h"
 
 namespace opmap::cli {
@@ -23,11 +26,17 @@ struct HandoffArgs {
   bool report = false;        // --report was given
 };
 
-// --report, --output, --profile, --envelope and --gpu, shared by analyze and attach.
-// False when `flag` is none of them. `value` is the flag's argument (null: missing);
-// *error is set when it is missing or bad.
-bool ParseHandoffFlag(const std::string& flag, const std::string* value, HandoffArgs* args,
-                      std::string* error);
+// --report, --output, --profile, --envelope and --gpu, shared by analyze and attach, as
+// keys for cli/command_flags.h.
+absl::Status SetHandoffFlag(std::string_view flag, std::string_view value, HandoffArgs* args);
+template <typename C>
+void AddHandoffKeys(HandoffArgs C::*field, FlagKeys<C>* keys) {
+  for (std::string_view name : {"report", "output", "profile", "envelope", "gpu"}) {
+    keys->push_back({name, false, "", "", [field, name](std::string_view v, C* c) {
+                       return SetHandoffFlag(name, v, &(c->*field));
+                     }});
+  }
+}
 // The usage error when the other flags come without --report, else "".
 std::string HandoffFlagsWithoutReport(const HandoffArgs& args);
 

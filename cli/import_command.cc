@@ -13,6 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "common/text/json_writer.h"
 #include "analysis/wire/batch_codec.h"
+#include "cli/collector_flags.h"
+#include "cli/command_flags.h"
 #include "cli/grpc_client.h"
 #include "client/ingest_sender.h"
 #include "common/crypto/sha256.h"
@@ -73,9 +75,49 @@ struct Args {
   bool quiet = false;
 };
 
-int UsageError(const std::string& msg) {
-  std::cerr << "opmap import: " << msg << "\n" << "run 'opmap import --help' for usage\n";
-  return 2;
+int UsageError(const std::string& msg) { return UsageFailure("opmap import", msg); }
+
+const FlagKeys<Args>& ImportKeys() {
+  static const FlagKeys<Args> keys = [] {
+    FlagKeys<Args> k = {
+        {"host", false, "H", "", TextField(&Args::host)},
+        {"model", false, "M", "", TextField(&Args::model)},
+        {"revision", false, "R", "", TextField(&Args::revision)},
+        {"label", false, "K=V", "",
+         [](std::string_view v, Args* a) {
+           const size_t eq = v.find('=');
+           if (eq == std::string_view::npos || eq == 0) {
+             return absl::InvalidArgumentError("needs KEY=VALUE");
+           }
+           a->labels[std::string(v.substr(0, eq))] = std::string(v.substr(eq + 1));
+           return absl::OkStatus();
+         }},
+        {"batch-records", false, "N", "", IntField(&Args::batch_records, 1, 1000000)},
+        {"window", false, "N", "", IntField(&Args::window, 1, 1000000)},
+        {"retry-for", false, "D", "",
+         [](std::string_view v, Args* a) {
+           if (!ParseDurationFlag(std::string(v), &a->retry_for)) {
+             return absl::InvalidArgumentError("needs a duration such as 120s or 10m");
+           }
+           return absl::OkStatus();
+         }},
+        {"format", false, "F", "",
+         [](std::string_view v, Args* a) {
+           if (v == "text" || v == "table") {
+             a->json = false;
+           } else if (v == "json") {
+             a->json = true;
+           } else {
+             return absl::InvalidArgumentError("needs text or json");
+           }
+           return absl::OkStatus();
+         }},
+        {"quiet", true, "", "", SwitchField(&Args::quiet)},
+    };
+    AddConnectionKeys(&Args::connection, &k);
+    return k;
+  }();
+  return keys;
 }
 
 std::string Hostname() {
@@ -273,53 +315,13 @@ std::string ImportSessionId(std::string_view file_bytes, std::string_view option
 
 int RunImport(const std::vector<std::string>& argv) {
   Args args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    std::string error;
-    if (ParseConnectionFlag(argv, &i, &args.connection, &error)) {
-      if (!error.empty()) return UsageError(error);
-      continue;
-    }
-    auto value = [&]() -> const std::string* {
-      if (i + 1 >= argv.size()) return nullptr;
-      return &argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage << kConnectionUsage << kExitCodes;
-      return 0;
-    } else if (a == "--host" || a == "--model" || a == "--revision") {
-      const std::string* v = value();
-      if (!v) return UsageError(a + " needs a value");
-      (a == "--host" ? args.host : a == "--model" ? args.model : args.revision) = *v;
-    } else if (a == "--label") {
-      const std::string* v = value();
-      size_t eq = v ? v->find('=') : std::string::npos;
-      if (eq == std::string::npos || eq == 0) return UsageError("--label needs KEY=VALUE");
-      args.labels[v->substr(0, eq)] = v->substr(eq + 1);
-    } else if (a == "--batch-records" || a == "--window") {
-      const std::string* v = value();
-      uint64_t n = 0;
-      if (!v || !absl::SimpleAtoi(*v, &n) || n == 0 || n > 1'000'000) {
-        return UsageError(a + " needs an integer from 1 to 1000000");
-      }
-      (a == "--window" ? args.window : args.batch_records) = n;
-    } else if (a == "--retry-for") {
-      const std::string* v = value();
-      if (!v || !ParseDurationFlag(*v, &args.retry_for)) {
-        return UsageError("--retry-for needs a duration such as 120s or 10m");
-      }
-    } else if (a == "--format") {
-      const std::string* v = value();
-      if (v && (*v == "text" || *v == "table")) args.json = false;
-      else if (v && *v == "json") args.json = true;
-      else return UsageError("--format needs text or json");
-    } else if (a == "--quiet" || a == "-q") {
-      args.quiet = true;
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return UsageError("unknown option '" + a + "'");
-    } else {
-      args.traces.push_back(a);
-    }
+  const config::CommandShape shape{.config_file = false, .operands = true,
+                                   .short_names = {{'q', "quiet"}}};
+  if (std::optional<int> rc =
+          ParseCommandFlags("opmap import", argv, ImportKeys(), shape,
+                            std::string(kUsage) + kConnectionUsage + kExitCodes, &args,
+                            &args.traces)) {
+    return *rc;
   }
   if (args.traces.empty()) return UsageError("no trace given");
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client =

@@ -1,6 +1,7 @@
 #include "cli/query_command.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <iostream>
 
@@ -11,6 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "common/text/json_writer.h"
 #include "analysis/stats/ddsketch.h"
+#include "cli/collector_flags.h"
+#include "cli/command_flags.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
 #include "cli/selection_flags.h"
@@ -68,10 +71,7 @@ PERMISSION_DENIED, INVALID_ARGUMENT); 1 the collector is unreachable (UNAVAILABL
 another failure. Errors print one line with the gRPC code and message.
 )";
 
-int UsageError(const std::string& msg) {
-  std::cerr << "opmap query: " << msg << "\n" << "run 'opmap query --help' for usage\n";
-  return 2;
-}
+int UsageError(const std::string& msg) { return UsageFailure("opmap query", msg); }
 
 bool ParseGroupBy(std::string_view name, opmap::v1::GroupBy* out, std::string* canonical) {
   struct Entry {
@@ -356,80 +356,90 @@ int Kernels(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
 }
 
 
+absl::Status SetGroupBy(std::string_view v, Args* args) {
+  args->rows_flag = true;
+  bool any = false;
+  for (absl::string_view part :
+       absl::StrSplit(absl::string_view(v.data(), v.size()), ',', absl::SkipWhitespace())) {
+    opmap::v1::GroupBy g;
+    std::string name;
+    if (!ParseGroupBy(std::string_view(part.data(), part.size()), &g, &name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown key '", part,
+          "' (expected operator, layer_type, kernel, host, revision, module, module_type, "
+          "request, session, pid)"));
+    }
+    args->group_by.push_back(g);
+    args->group_names.push_back(name);
+    any = true;
+  }
+  if (!any) return absl::InvalidArgumentError("needs a list, e.g. operator,layer_type");
+  return absl::OkStatus();
+}
+
+absl::Status SetQuantiles(std::string_view v, Args* args) {
+  args->latency_flag = true;
+  args->quantiles.clear();
+  for (absl::string_view part :
+       absl::StrSplit(absl::string_view(v.data(), v.size()), ',', absl::SkipWhitespace())) {
+    double q;
+    if (!absl::SimpleAtod(part, &q) || !(q >= 0 && q <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not in [0, 1]"));
+    }
+    args->quantiles.push_back(q);
+  }
+  if (args->quantiles.empty()) return absl::InvalidArgumentError("needs at least one value");
+  return absl::OkStatus();
+}
+
+absl::Status SetSubject(std::string_view v, Args* args) {
+  args->latency_flag = true;
+  if (!ParseSubject(std::string(v), &args->subject)) {
+    return absl::InvalidArgumentError("needs request, operator-cpu, operator-gpu or kernel");
+  }
+  return absl::OkStatus();
+}
+
+// --limit (latency and counters rows) and --top (kernels): also notes that it was given.
+auto CountFlag(uint32_t Args::*field, bool Args::*used) {
+  return [field, used](std::string_view v, Args* a) {
+    a->*used = true;
+    return IntField(field, 0, std::numeric_limits<uint32_t>::max())(v, a);
+  };
+}
+
+const FlagKeys<Args>& QueryKeys() {
+  static const FlagKeys<Args> keys = [] {
+    FlagKeys<Args> k = {
+        {"format", false, "F", "", TableJsonCsvField(&Args::format)},
+        {"of", false, "S", "", SetSubject},
+        {"subject", false, "S", "", SetSubject},
+        {"group-by", false, "KEYS", "", SetGroupBy},
+        {"quantiles", false, "Q,...", "", SetQuantiles},
+        {"limit", false, "N", "", CountFlag(&Args::limit, &Args::rows_flag)},
+        {"top", false, "N", "", CountFlag(&Args::top, &Args::kernels_flag)},
+    };
+    AddConnectionKeys(&Args::connection, &k);
+    AddSelectionKeys(&Args::selection, &k);
+    return k;
+  }();
+  return keys;
+}
+
 }  // namespace
 
 int RunQuery(const std::vector<std::string>& argv) {
   Args args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    std::string error;
-    if (ParseConnectionFlag(argv, &i, &args.connection, &error) ||
-        ParseSelectionFlag(argv, &i, &args.selection, &error)) {
-      if (!error.empty()) return UsageError(error);
-      continue;
-    }
-    auto value = [&]() -> const std::string* {
-      if (i + 1 >= argv.size()) return nullptr;
-      return &argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage << kConnectionUsage << kSelectionUsage << kExitCodes;
-      return 0;
-    } else if (a == "--format") {
-      const std::string* v = value();
-      if (v && *v == "table") args.format = Format::kTable;
-      else if (v && *v == "json") args.format = Format::kJson;
-      else if (v && *v == "csv") args.format = Format::kCsv;
-      else return UsageError("--format needs table, json or csv");
-    } else if (a == "--of" || a == "--subject") {
-      const std::string* v = value();
-      args.latency_flag = true;
-      if (v == nullptr || !ParseSubject(*v, &args.subject)) {
-        return UsageError(a + " needs request, operator-cpu, operator-gpu or kernel");
-      }
-    } else if (a == "--group-by") {
-      const std::string* v = value();
-      if (!v) return UsageError("--group-by needs a list, e.g. operator,layer_type");
-      args.rows_flag = true;
-      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
-        opmap::v1::GroupBy g;
-        std::string name;
-        if (!ParseGroupBy(std::string_view(part.data(), part.size()), &g, &name)) {
-          return UsageError(absl::StrCat(
-              "--group-by: unknown key '", part,
-              "' (expected operator, layer_type, kernel, host, revision, module, module_type, "
-              "request, session, pid)"));
-        }
-        args.group_by.push_back(g);
-        args.group_names.push_back(name);
-      }
-    } else if (a == "--quantiles") {
-      const std::string* v = value();
-      if (!v) return UsageError("--quantiles needs a list, e.g. 0.5,0.99");
-      args.latency_flag = true;
-      args.quantiles.clear();
-      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
-        double q;
-        if (!absl::SimpleAtod(part, &q) || !(q >= 0 && q <= 1)) {
-          return UsageError(absl::StrCat("--quantiles: '", part, "' is not in [0, 1]"));
-        }
-        args.quantiles.push_back(q);
-      }
-      if (args.quantiles.empty()) return UsageError("--quantiles needs at least one value");
-    } else if (a == "--limit" || a == "--top") {
-      const std::string* v = value();
-      uint32_t n;
-      if (!v || !absl::SimpleAtoi(*v, &n)) return UsageError(a + " needs a non-negative integer");
-      if (a == "--limit") args.limit = n, args.rows_flag = true;
-      else args.top = n, args.kernels_flag = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError("unknown option '" + a + "'");
-    } else if (args.what.empty()) {
-      args.what = a;
-    } else {
-      return UsageError("unexpected argument '" + a + "'");
-    }
+  std::vector<std::string> operands;
+  if (std::optional<int> rc = ParseCommandFlags(
+          "opmap query", argv, QueryKeys(),
+          config::CommandShape{.config_file = false, .operands = true},
+          std::string(kUsage) + kConnectionUsage + kSelectionUsage + kExitCodes, &args,
+          &operands)) {
+    return *rc;
   }
+  if (operands.size() > 1) return UsageError("unexpected argument '" + operands[1] + "'");
+  if (!operands.empty()) args.what = operands[0];
   if (args.what.empty()) {
     return UsageError("what to query? latency, breakdown, kernels or counters");
   }

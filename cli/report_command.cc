@@ -12,6 +12,8 @@
 #include "analysis/profile/workload_profile.h"
 #include "analysis/release/release_recommendation.h"
 #include "common/text/json_writer.h"
+#include "cli/collector_flags.h"
+#include "cli/command_flags.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
 #include "common/io/read_file.h"
@@ -53,10 +55,7 @@ The verdict does not change the exit status (0 when the report was written); rea
 from the output ("verdict" in JSON).
 )";
 
-int Usage(const std::string& error) {
-  std::cerr << "opmap report: " << error << "\n\n" << kUsage;
-  return 2;
-}
+int Usage(const std::string& msg) { return UsageFailure("opmap report", msg); }
 
 struct Args {
   ConnectionFlags connection;
@@ -109,51 +108,49 @@ analysis::DocSection SignoffSection(const std::vector<opmap::v1::Signoff>& signo
   return s;
 }
 
+const FlagKeys<Args>& ReportKeys() {
+  static const FlagKeys<Args> keys = [] {
+    FlagKeys<Args> k = {
+        {"baseline", false, "REV", "", TextField(&Args::baseline)},
+        {"candidate", false, "REV", "", TextField(&Args::candidate)},
+        {"profile", false, "FILE", "", TextField(&Args::profile_path)},
+        {"envelope", false, "FILE", "", TextField(&Args::envelope_path)},
+        {"gpu", false, "NAME", "", TextField(&Args::gpu)},
+        {"output", false, "FILE", "", TextField(&Args::output)},
+        {"format", false, "F", "",
+         [](std::string_view v, Args* a) {
+           std::optional<ReportFormat> f = ParseReportFormat(std::string(v));
+           if (!f) {
+             return absl::InvalidArgumentError("'" + std::string(v) + "' (expected md, json or html)");
+           }
+           a->format = *f;
+           return absl::OkStatus();
+         }},
+        {"min-samples", false, "N", "", IntField(&Args::min_samples, 1, 1000000)},
+        {"hold-windows", false, "N", "", IntField(&Args::hold_windows, 1, 1000000)},
+        {"alpha", false, "A", "",
+         [](std::string_view v, Args* a) {
+           if (!absl::SimpleAtod(std::string(v), &a->alpha) || !(a->alpha > 0 && a->alpha < 1)) {
+             return absl::InvalidArgumentError("expected a number in (0, 1), got '" + std::string(v) + "'");
+           }
+           return absl::OkStatus();
+         }},
+    };
+    AddConnectionKeys(&Args::connection, &k);
+    AddSelectionKeys(&Args::selection, &k);
+    return k;
+  }();
+  return keys;
+}
+
 }  // namespace
 
 int RunReport(const std::vector<std::string>& argv) {
   Args args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    std::string error;
-    if (ParseConnectionFlag(argv, &i, &args.connection, &error) ||
-        ParseSelectionFlag(argv, &i, &args.selection, &error)) {
-      if (!error.empty()) return Usage(error);
-      continue;
-    }
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage << kSelectionUsage << "\n" << kConnectionUsage;
-      return 0;
-    }
-    if (i + 1 >= argv.size()) return Usage(a.rfind("--", 0) == 0 ? a + ": missing value" : "unexpected argument '" + a + "'");
-    const std::string& v = argv[++i];
-    if (a == "--baseline") {
-      args.baseline = v;
-    } else if (a == "--candidate") {
-      args.candidate = v;
-    } else if (a == "--profile") {
-      args.profile_path = v;
-    } else if (a == "--envelope") {
-      args.envelope_path = v;
-    } else if (a == "--gpu") {
-      args.gpu = v;
-    } else if (a == "--output") {
-      args.output = v;
-    } else if (a == "--format") {
-      std::optional<ReportFormat> f = ParseReportFormat(v);
-      if (!f) return Usage("--format: '" + v + "' (expected md, json or html)");
-      args.format = *f;
-    } else if (a == "--min-samples" || a == "--hold-windows") {
-      int n = 0;
-      if (!absl::SimpleAtoi(v, &n) || n < 1 || n > 1000000) return Usage(a + ": expected a positive integer, got '" + v + "'");
-      (a == "--min-samples" ? args.min_samples : args.hold_windows) = n;
-    } else if (a == "--alpha") {
-      if (!absl::SimpleAtod(v, &args.alpha) || !(args.alpha > 0 && args.alpha < 1)) {
-        return Usage("--alpha: expected a number in (0, 1), got '" + v + "'");
-      }
-    } else {
-      return Usage("unknown flag " + a);
-    }
+  if (std::optional<int> rc = ParseCommandFlags(
+          "opmap report", argv, ReportKeys(), config::CommandShape{.config_file = false},
+          std::string(kUsage) + kSelectionUsage + "\n" + kConnectionUsage, &args, nullptr)) {
+    return *rc;
   }
   if (args.baseline.empty() || args.candidate.empty()) return Usage("--baseline and --candidate are required");
   if (args.baseline == args.candidate) return Usage("--baseline and --candidate are the same revision");

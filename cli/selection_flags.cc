@@ -17,58 +17,6 @@ selection (default: everything stored):
   --label k=v           the job label k equals v; repeatable (all must hold)
 )";
 
-bool ParseSelectionFlag(const std::vector<std::string>& argv, size_t* i,
-                        SelectionFlags* flags, std::string* error) {
-  const std::string& a = argv[*i];
-  auto value = [&]() -> const std::string* {
-    if (*i + 1 >= argv.size()) {
-      *error = a + " needs a value";
-      return nullptr;
-    }
-    return &argv[++*i];
-  };
-  if (a == "--since") {
-    const std::string* v = value();
-    absl::Duration d;
-    if (v && (!ParseDurationFlag(*v, &d) || d <= absl::ZeroDuration())) {
-      *error = "--since needs a positive duration such as 15m, 1h or 7d";
-    } else if (v) {
-      flags->since = d;
-    }
-    return true;
-  }
-  if (a == "--from" || a == "--to") {
-    const std::string* v = value();
-    int64_t ns;
-    if (v && !absl::SimpleAtoi(*v, &ns)) {
-      *error = a + " needs an integer: ns since the Unix epoch";
-    } else if (v) {
-      (a == "--from" ? flags->from_ns : flags->to_ns) = ns;
-    }
-    return true;
-  }
-  if (a == "--host" || a == "--model" || a == "--revision") {
-    const std::string* v = value();
-    if (!v) return true;
-    if (a == "--host") flags->filter.set_host(*v);
-    if (a == "--model") flags->filter.set_model(*v);
-    if (a == "--revision") flags->filter.set_revision(*v);
-    return true;
-  }
-  if (a == "--label") {
-    const std::string* v = value();
-    if (!v) return true;
-    size_t eq = v->find('=');
-    if (eq == std::string::npos || eq == 0) {
-      *error = "--label needs KEY=VALUE";
-    } else {
-      (*flags->filter.mutable_labels())[v->substr(0, eq)] = v->substr(eq + 1);
-    }
-    return true;
-  }
-  return false;
-}
-
 bool MakeTimeRange(const SelectionFlags& flags, opmap::v1::TimeRange* range, bool* has_range,
                    std::string* error) {
   *has_range = flags.since || flags.from_ns || flags.to_ns;

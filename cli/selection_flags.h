@@ -1,6 +1,6 @@
-// The flags that select what a collector query or export covers: a time range
-// (--since D, or --from NS --to NS) and a resource filter (--host, --model, --revision,
-// --label k=v). Shared by `opmap query` and `opmap export`.
+// What the selection flags (collector_flags.h: --since D, or --from NS --to NS, and
+// --host, --model, --revision, --label k=v) select, and the request range they make.
+// Shared by `opmap query`, `opmap export` and `opmap report`.
 #ifndef OPMAP_CLI_SELECTION_FLAGS_H_
 #define OPMAP_CLI_SELECTION_FLAGS_H_
 
@@ -21,11 +21,6 @@ struct SelectionFlags {
 };
 
 extern const char kSelectionUsage[];
-
-// Like ParseConnectionFlag: true when argv[*i] was one of these flags (*error set when
-// its value is bad).
-bool ParseSelectionFlag(const std::vector<std::string>& argv, size_t* i,
-                        SelectionFlags* flags, std::string* error);
 
 // The request's range, [start, end) ns CLOCK_REALTIME: --since D gives [now − D, +∞),
 // --from/--to as given (either alone leaves that side open: INT64_MIN / INT64_MAX).

@@ -7,6 +7,8 @@
 #include "absl/time/time.h"
 #include "analysis/bottleneck/mitigations.h"
 #include "common/text/json_writer.h"
+#include "cli/collector_flags.h"
+#include "cli/command_flags.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
 #include "common/io/read_file.h"
@@ -31,41 +33,45 @@ sign-off.
   --json           print the stored sign-off as JSON
 )";
 
-int Usage(const std::string& error) {
-  std::cerr << "opmap signoff: " << error << "\n\n" << kUsage;
-  return 2;
+int Usage(const std::string& error) { return UsageFailure("opmap signoff", error); }
+
+struct SignoffFlags {
+  ConnectionFlags connection;
+  std::string owner, role;
+  bool json = false;
+};
+
+const FlagKeys<SignoffFlags>& SignoffKeys() {
+  static const FlagKeys<SignoffFlags> keys = [] {
+    FlagKeys<SignoffFlags> k = {
+        {"owner", false, "NAME", "", TextField(&SignoffFlags::owner)},
+        {"role", false, "ROLE", "", TextField(&SignoffFlags::role)},
+        {"json", true, "", "", SwitchField(&SignoffFlags::json)},
+    };
+    AddConnectionKeys(&SignoffFlags::connection, &k);
+    return k;
+  }();
+  return keys;
 }
 
 }  // namespace
 
 int RunSignoff(const std::vector<std::string>& argv) {
-  ConnectionFlags connection;
-  std::string report, owner, role_text;
-  bool json = false;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    std::string error;
-    if (ParseConnectionFlag(argv, &i, &connection, &error)) {
-      if (!error.empty()) return Usage(error);
-      continue;
-    }
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage << "\n" << kConnectionUsage;
-      return 0;
-    }
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--owner" || a == "--role") {
-      if (i + 1 >= argv.size()) return Usage(a + ": missing value");
-      (a == "--owner" ? owner : role_text) = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      return Usage("unknown flag " + a);
-    } else if (report.empty()) {
-      report = a;
-    } else {
-      return Usage("one REPORT at a time (got '" + report + "' and '" + a + "')");
-    }
+  SignoffFlags flags;
+  std::vector<std::string> operands;
+  if (std::optional<int> rc = ParseCommandFlags(
+          "opmap signoff", argv, SignoffKeys(), config::CommandShape{.config_file = false, .operands = true},
+          std::string(kUsage) + "\n" + kConnectionUsage, &flags, &operands)) {
+    return *rc;
   }
+  if (operands.size() > 1) {
+    return Usage("one REPORT at a time (got '" + operands[0] + "' and '" + operands[1] + "')");
+  }
+  const std::string report = operands.empty() ? "" : operands[0];
+  const std::string& owner = flags.owner;
+  const std::string& role_text = flags.role;
+  const bool json = flags.json;
+  ConnectionFlags& connection = flags.connection;
   if (report.empty()) return Usage("missing REPORT");
   if (owner.empty()) return Usage("missing --owner NAME");
   if (role_text.empty()) return Usage("missing --role ROLE");

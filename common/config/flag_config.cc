@@ -145,7 +145,8 @@ namespace internal {
 
 absl::StatusOr<SplitArgs> SplitFlags(
     const std::vector<std::string>& args,
-    const std::function<std::optional<bool>(std::string_view)>& is_boolean) {
+    const std::function<std::optional<bool>(std::string_view)>& is_boolean,
+    const CommandShape& shape) {
   SplitArgs out;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
@@ -153,7 +154,21 @@ absl::StatusOr<SplitArgs> SplitFlags(
       out.help = true;
       return out;
     }
-    if (!arg.starts_with("--")) {
+    std::string short_flag;  // "-q" → "--quiet", from the shape's short names
+    if (arg.size() == 2 && arg[0] == '-' && arg[1] != '-') {
+      for (const auto& [letter, long_name] : shape.short_names) {
+        if (letter == arg[1]) short_flag = "--" + std::string(long_name);
+      }
+      if (short_flag.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat("unknown flag %s (see --help)", arg));
+      }
+      arg = short_flag;
+    }
+    if (!arg.starts_with("--") || arg == "-") {
+      if (shape.operands) {
+        out.operands.emplace_back(arg);
+        continue;
+      }
       return absl::InvalidArgumentError(absl::StrFormat("unexpected argument '%s'", arg));
     }
     std::string_view name = arg.substr(2);
@@ -163,7 +178,7 @@ absl::StatusOr<SplitArgs> SplitFlags(
       name = name.substr(0, eq);
     }
     std::optional<bool> boolean =
-        name == "config" ? std::optional<bool>(false) : is_boolean(name);
+        name == "config" && shape.config_file ? std::optional<bool>(false) : is_boolean(name);
     if (!boolean) {
       return absl::InvalidArgumentError(
           absl::StrFormat("unknown flag --%s (see --help)", name));
@@ -178,7 +193,7 @@ absl::StatusOr<SplitArgs> SplitFlags(
         value = args[++i];
       }
     }
-    if (name == "config") {
+    if (name == "config" && shape.config_file) {
       if (value->empty()) return absl::InvalidArgumentError("--config: empty value");
       out.config_file = *value;
       continue;

@@ -68,16 +68,26 @@ auto ParsedSetter(T Config::*field, absl::StatusOr<T> (*parse)(std::string_view)
   };
 }
 
+// The shape of a command line beyond its flags, for commands with operands (`opmap
+// analyze TRACE...`). Daemons have none: their argv is flags and --config only.
+struct CommandShape {
+  bool config_file = true;   // --config FILE is understood
+  bool operands = false;     // arguments that are not flags are kept in order
+  std::vector<std::pair<char, std::string_view>> short_names;  // {'q', "quiet"}: -q
+};
+
 namespace internal {
 // argv → (flag name, value) pairs. `is_boolean(name)` is nullopt for an unknown flag.
 struct SplitArgs {
   bool help = false;
   std::string config_file;
   std::vector<std::pair<std::string, std::string>> flags;
+  std::vector<std::string> operands;
 };
 absl::StatusOr<SplitArgs> SplitFlags(
     const std::vector<std::string>& args,
-    const std::function<std::optional<bool>(std::string_view)>& is_boolean);
+    const std::function<std::optional<bool>(std::string_view)>& is_boolean,
+    const CommandShape& shape = {});
 void AppendHelpLine(std::string_view flag, std::string_view hint, std::string_view help,
                     std::string* out);
 }  // namespace internal
@@ -147,6 +157,40 @@ absl::StatusOr<bool> ParseArgsInto(const std::vector<std::string>& args,
       return absl::InvalidArgumentError(absl::StrFormat("--%s: %s", name, s.message()));
     }
   }
+  return false;
+}
+
+// The same for a command with operands (CommandShape): flags are applied in order, each
+// through its key's setter (a repeatable flag's setter appends); operands, when the shape
+// allows them, land in `operands`. Returns true for --help/-h. Errors name the flag.
+template <typename Config>
+absl::StatusOr<bool> ParseCommandLine(const std::vector<std::string>& args,
+                                      const std::vector<ConfigKey<Config>>& keys,
+                                      const CommandShape& shape, Config* config,
+                                      std::vector<std::string>* operands) {
+  absl::StatusOr<internal::SplitArgs> split = internal::SplitFlags(
+      args,
+      [&](std::string_view name) -> std::optional<bool> {
+        const ConfigKey<Config>* k = FindKey(keys, name);
+        if (k == nullptr) return std::nullopt;
+        return k->boolean;
+      },
+      shape);
+  if (!split.ok()) return split.status();
+  if (split->help) return true;
+  if (!split->config_file.empty()) {
+    absl::StatusOr<std::string> text = ReadConfigFile(split->config_file);
+    if (!text.ok()) return text.status();
+    if (absl::Status s = ApplyConfigText(*text, split->config_file, keys, config); !s.ok()) {
+      return s;
+    }
+  }
+  for (const auto& [name, value] : split->flags) {
+    if (absl::Status s = FindKey(keys, name)->set(value, config); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat("--%s: %s", name, s.message()));
+    }
+  }
+  if (operands != nullptr) *operands = std::move(split->operands);
   return false;
 }
 

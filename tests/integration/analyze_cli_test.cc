@@ -374,7 +374,7 @@ void ExpectUsageError(const std::vector<std::string>& args, const std::string& w
 TEST_F(AnalyzeCliTest, UsageErrors) {
   const std::string good = Write("good.json", Doc({kOp, kLaunch, Kernel()}));
   ExpectUsageError({"analyze"}, "no trace given");
-  ExpectUsageError({"analyze", good, "--bogus"}, "unknown option '--bogus'");
+  ExpectUsageError({"analyze", good, "--bogus"}, "unknown flag --bogus (see --help)");
   ExpectUsageError({"analyze", good, "--format", "xml"}, "xml");
   ExpectUsageError({"analyze", good, "--format"}, "--format");
   ExpectUsageError({"analyze", good, "--top", "-3"}, "--top");
