@@ -164,7 +164,7 @@ absl::StatusOr<SplitArgs> SplitFlags(
       }
       arg = short_flag;
     }
-    if (!arg.starts_with("--") || arg == "-") {
+    if (!arg.starts_with("--")) {
       if (shape.operands) {
         out.operands.emplace_back(arg);
         continue;

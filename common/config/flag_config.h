@@ -131,43 +131,16 @@ absl::Status ApplyConfigText(std::string_view text, std::string_view source,
 }
 
 // Parses argv (argv[0] skipped): `--flag value` or `--flag=value`; boolean flags take no
-// value; `--config FILE` is read first and the other flags applied over it. Returns true
-// when --help/-h was given (nothing else is applied then).
-template <typename Config>
-absl::StatusOr<bool> ParseArgsInto(const std::vector<std::string>& args,
-                                   const std::vector<ConfigKey<Config>>& keys, Config* config,
-                                   std::string* config_file) {
-  absl::StatusOr<internal::SplitArgs> split =
-      internal::SplitFlags(args, [&](std::string_view name) -> std::optional<bool> {
-        const ConfigKey<Config>* k = FindKey(keys, name);
-        if (k == nullptr) return std::nullopt;
-        return k->boolean;
-      });
-  if (!split.ok()) return split.status();
-  if (split->help) return true;
-  if (!split->config_file.empty()) {
-    absl::StatusOr<std::string> text = ReadConfigFile(split->config_file);
-    if (!text.ok()) return text.status();
-    absl::Status s = ApplyConfigText(*text, split->config_file, keys, config);
-    if (!s.ok()) return s;
-    *config_file = split->config_file;
-  }
-  for (const auto& [name, value] : split->flags) {
-    if (absl::Status s = FindKey(keys, name)->set(value, config); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat("--%s: %s", name, s.message()));
-    }
-  }
-  return false;
-}
-
-// The same for a command with operands (CommandShape): flags are applied in order, each
-// through its key's setter (a repeatable flag's setter appends); operands, when the shape
-// allows them, land in `operands`. Returns true for --help/-h. Errors name the flag.
+// value; `--config FILE` (when the shape has it) is read first and the other flags
+// applied over it, in order, each through its key's setter (a repeatable flag's setter
+// appends). Operands, when the shape allows them, land in `operands`. Returns true when
+// --help/-h was given (nothing else is applied then). Errors name the flag.
 template <typename Config>
 absl::StatusOr<bool> ParseCommandLine(const std::vector<std::string>& args,
                                       const std::vector<ConfigKey<Config>>& keys,
                                       const CommandShape& shape, Config* config,
-                                      std::vector<std::string>* operands) {
+                                      std::vector<std::string>* operands,
+                                      std::string* config_file = nullptr) {
   absl::StatusOr<internal::SplitArgs> split = internal::SplitFlags(
       args,
       [&](std::string_view name) -> std::optional<bool> {
@@ -184,6 +157,7 @@ absl::StatusOr<bool> ParseCommandLine(const std::vector<std::string>& args,
     if (absl::Status s = ApplyConfigText(*text, split->config_file, keys, config); !s.ok()) {
       return s;
     }
+    if (config_file != nullptr) *config_file = split->config_file;
   }
   for (const auto& [name, value] : split->flags) {
     if (absl::Status s = FindKey(keys, name)->set(value, config); !s.ok()) {
@@ -192,6 +166,14 @@ absl::StatusOr<bool> ParseCommandLine(const std::vector<std::string>& args,
   }
   if (operands != nullptr) *operands = std::move(split->operands);
   return false;
+}
+
+// A daemon's argv: flags and --config only (the file is read first, flags override it).
+template <typename Config>
+absl::StatusOr<bool> ParseArgsInto(const std::vector<std::string>& args,
+                                   const std::vector<ConfigKey<Config>>& keys, Config* config,
+                                   std::string* config_file) {
+  return ParseCommandLine(args, keys, CommandShape{}, config, nullptr, config_file);
 }
 
 // "  --flag HINT    help" lines for every key, plus --config and --help.
