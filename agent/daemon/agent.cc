@@ -19,6 +19,7 @@
 #include "agent/daemon/registry.h"
 #include "abi/ring_records.h"
 #include "abi/control_messages.h"
+#include "common/base/wall_clock.h"
 
 namespace opmap::agent {
 namespace {
@@ -44,11 +45,7 @@ double ProcessCpuSeconds() {
          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-int64_t RealtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+using base::RealtimeNs;
 
 }  // namespace
 

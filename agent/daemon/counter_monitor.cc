@@ -4,6 +4,7 @@
 
 #include "agent/counters/counter_reading.h"
 #include "agent/counters/process_counters.h"
+#include "common/base/wall_clock.h"
 
 namespace opmap::agent {
 
@@ -18,11 +19,7 @@ struct CounterMonitor::Tracked {
 
 namespace {
 
-int64_t RealtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+using base::RealtimeNs;
 
 opmap::v1::CounterSource WireSource(CounterSource s) {
   return s == CounterSource::kPapi ? opmap::v1::COUNTER_SOURCE_PAPI

@@ -5,20 +5,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/spool/spool_record.h"
+#include "common/base/little_endian.h"
 
 namespace opmap::agent {
 namespace {
+
+using base::PutU32LE;
+using base::PutU64LE;
 
 constexpr uint32_t kStateMagic = 0x5453504F;  // 'O' 'P' 'S' 'T'
 constexpr uint32_t kStateVersion = 1;
 constexpr uint64_t kStateHeaderBytes = 12;
 
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
 
 // Reads little-endian integers from a byte string, refusing to run past its end.
 class Reader {
@@ -63,18 +61,18 @@ absl::Status Bad(const Reader& r, absl::string_view what) {
 
 std::string EncodeSpoolState(const SpoolState& state) {
   std::string body;
-  PutU64(&body, state.dropped_batches);
-  PutU64(&body, state.dropped_bytes);
-  PutU32(&body, static_cast<uint32_t>(state.acked.size()));
+  PutU64LE(&body, state.dropped_batches);
+  PutU64LE(&body, state.dropped_bytes);
+  PutU32LE(&body, static_cast<uint32_t>(state.acked.size()));
   for (const auto& [session, seq] : state.acked) {
-    PutU32(&body, static_cast<uint32_t>(session.size()));
+    PutU32LE(&body, static_cast<uint32_t>(session.size()));
     body.append(session);
-    PutU64(&body, seq);
+    PutU64LE(&body, seq);
   }
   std::string out;
-  PutU32(&out, kStateMagic);
-  PutU32(&out, kStateVersion);
-  PutU32(&out, Crc(body));
+  PutU32LE(&out, kStateMagic);
+  PutU32LE(&out, kStateVersion);
+  PutU32LE(&out, Crc(body));
   out.append(body);
   return out;
 }

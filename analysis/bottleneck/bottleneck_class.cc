@@ -12,10 +12,10 @@ namespace opmap::analysis {
 namespace {
 
 using bottleneck_format::Number;
+using bottleneck_format::UsText;
 
 // docs/metrics.md thresholds, and the two this module had to choose (README.md says why).
 constexpr double kUtilizationThreshold = 0.6;
-constexpr int64_t kSmallKernelNs = 10'000;
 constexpr double kManySmallKernels = 0.5;      // share of the operator's kernels
 constexpr double kHostWaitDominates = 0.5;     // share of (GPU time + idle before it)
 constexpr double kCommShareOfIteration = 0.04;
@@ -42,7 +42,6 @@ Evidence Measured(std::string figure, double value, std::string unit, std::strin
 }
 
 std::string Pct(double fraction) { return absl::StrFormat("%.1f%%", 100.0 * fraction); }
-std::string Us(double ns) { return absl::StrFormat("%.1f µs", ns / 1000.0); }
 
 // The utilization figures and why each is missing; computed once, used by rules 4–6 and
 // reported in Classification even when an earlier rule decided.
@@ -154,7 +153,7 @@ bool HostStarvedRule(const OperatorFigures& op, Classification& c) {
   const bool met = share >= kHostWaitDominates;
   c.evidence.push_back(Measured(figure, share, "fraction", rule, met));
   if (met) {
-    c.summary = absl::StrCat("host-starved: host-wait idle ", Us(*op.host_wait_idle_ns), " = ",
+    c.summary = absl::StrCat("host-starved: host-wait idle ", UsText(*op.host_wait_idle_ns), " = ",
                              Pct(share), " of GPU time + idle (≥ ", Pct(kHostWaitDominates), ")");
   }
   return met;
@@ -202,13 +201,13 @@ bool LaunchOverheadRule(const OperatorFigures& op, Classification& c) {
     c.evidence.push_back(Measured(ratio_figure, ratio, "", "< 1", launch_met));
   }
   if (launch_met) {
-    c.summary = absl::StrCat("launch-overhead: GPU time ", Us(op.gpu_time_ns),
-                             " < launch call time ", Us(*op.launch_call_ns));
+    c.summary = absl::StrCat("launch-overhead: GPU time ", UsText(op.gpu_time_ns),
+                             " < launch call time ", UsText(*op.launch_call_ns));
   } else if (small_met && gaps_met) {
     c.summary = absl::StrCat("launch-overhead: ", op.small_kernel_count, " of ", op.kernel_count,
                              " kernels < 10 µs (", Pct(small_share), ") and idle before them ",
-                             Us(static_cast<double>(*op.idle_ns)), " ≥ their GPU time ",
-                             Us(op.gpu_time_ns));
+                             UsText(static_cast<double>(*op.idle_ns)), " ≥ their GPU time ",
+                             UsText(op.gpu_time_ns));
   }
   return launch_met || (small_met && gaps_met);
 }

@@ -31,6 +31,10 @@
 
 namespace opmap::analysis {
 
+// docs/metrics.md: a kernel shorter than this is "small" (the launch-overhead rule, and
+// the mapping sheet's small-kernel counts).
+inline constexpr int64_t kSmallKernelNs = 10'000;
+
 enum class BottleneckClass : uint8_t {
   kCommunication = 0,
   kHostStarved = 1,

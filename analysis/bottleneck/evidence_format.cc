@@ -7,6 +7,8 @@
 
 namespace opmap::analysis::bottleneck_format {
 
+std::string UsText(double ns) { return absl::StrFormat("%.1f µs", ns / 1000.0); }
+
 std::string Number(double v) {
   if (!std::isfinite(v)) return "n/a";
   return absl::StrFormat("%.3g", v);

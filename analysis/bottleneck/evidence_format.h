@@ -15,6 +15,8 @@ namespace opmap::analysis::bottleneck_format {
 
 // Three significant digits, e.g. "0.752", "295", "7.39e+07".
 std::string Number(double v);
+// A duration in ns shown in µs with one decimal: "12.3 µs".
+std::string UsText(double ns);
 // `v` with its unit ("0.75", "12.0 µs" for ns, "295 FLOP/B"), or "unavailable: <why>".
 std::string ValueOr(std::optional<double> v, std::string_view unit, std::string_view why);
 // One evidence row as "figure = value (rule: met|not met)".

@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/bottleneck/bottleneck_class.h"
 #include "analysis/bottleneck/sheet_internal.h"
 #include "analysis/summary/event_layer_types.h"
 #include "analysis/timeline/interval_union.h"
@@ -25,7 +26,6 @@
 namespace opmap::analysis {
 namespace {
 
-constexpr int64_t kSmallKernelNs = 10'000;  // docs/metrics.md "many kernels < 10 µs"
 
 using sheet::GroupAcc;
 using GroupKey = std::tuple<StringId, StringId, StringId, StringId>;

@@ -15,6 +15,8 @@
 namespace opmap::analysis {
 namespace {
 
+using bottleneck_format::UsText;
+
 struct Plan {
   const char* action;
   OwnerRole owner;
@@ -73,7 +75,6 @@ struct Bound {
   std::string basis;
 };
 
-std::string UsText(double ns) { return absl::StrFormat("%.1f µs", ns / 1000.0); }
 
 // The roofline floor of an operator's time at its current work: max(FLOPs / peak,
 // bytes / bandwidth) over the terms that are known (each alone is already a floor).

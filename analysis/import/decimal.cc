@@ -4,10 +4,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/ascii.h"
+
 namespace opmap::analysis {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Multiplies-and-adds with overflow detection.
 bool MulAdd(int64_t& acc, int64_t mul, int64_t add) {
@@ -28,13 +29,13 @@ std::optional<int64_t> MicrosTextToNanos(std::string_view text) {
     ++i;
   }
   size_t int_begin = i;
-  while (i < text.size() && IsDigit(text[i])) ++i;
+  while (i < text.size() && absl::ascii_isdigit(text[i])) ++i;
   std::string_view int_part = text.substr(int_begin, i - int_begin);
   if (int_part.empty()) return std::nullopt;
   std::string_view frac_part;
   if (i < text.size() && text[i] == '.') {
     size_t f = ++i;
-    while (i < text.size() && IsDigit(text[i])) ++i;
+    while (i < text.size() && absl::ascii_isdigit(text[i])) ++i;
     frac_part = text.substr(f, i - f);
     if (frac_part.empty()) return std::nullopt;
   }
@@ -44,8 +45,8 @@ std::optional<int64_t> MicrosTextToNanos(std::string_view text) {
     bool exp_negative = false;
     if (i < text.size() && (text[i] == '+' || text[i] == '-')) exp_negative = text[i++] == '-';
     size_t e = i;
-    while (i < text.size() && IsDigit(text[i]) && i - e < 6) exponent = exponent * 10 + (text[i++] - '0');
-    if (i == e || (i < text.size() && IsDigit(text[i]))) return std::nullopt;
+    while (i < text.size() && absl::ascii_isdigit(text[i]) && i - e < 6) exponent = exponent * 10 + (text[i++] - '0');
+    if (i == e || (i < text.size() && absl::ascii_isdigit(text[i]))) return std::nullopt;
     if (exp_negative) exponent = -exponent;
   }
   if (i != text.size()) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "common/text/utf8.h"
 #include "analysis/import/json_error_locator.h"
 
@@ -11,10 +12,6 @@ namespace opmap::analysis {
 namespace {
 
 constexpr bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-constexpr bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-constexpr bool IsHex(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
 
 inline const char* SkipSpace(const char* p, const char* end) {
   while (p < end && IsSpace(*p)) ++p;
@@ -22,7 +19,7 @@ inline const char* SkipSpace(const char* p, const char* end) {
 }
 
 inline const char* SkipDigits(const char* p, const char* end) {
-  while (p < end && IsDigit(*p)) ++p;
+  while (p < end && absl::ascii_isdigit(*p)) ++p;
   return p;
 }
 
@@ -75,7 +72,7 @@ JsonEventSplitter::Token JsonEventSplitter::String(const char* p, const char* en
       if (e == 'u') {
         if (end - q < 6 && !final) return Token::kIncomplete;
         for (int k = 2; k < 6; ++k) {
-          if (q + k >= end || !IsHex(q[k])) {
+          if (q + k >= end || !absl::ascii_isxdigit(q[k])) {
             *err_at = q;
             *what = "bad \\u escape";
             return Token::kError;
@@ -147,7 +144,7 @@ JsonEventSplitter::Token JsonEventSplitter::Number(const char* p, const char* en
     ++q;
     if (q < end && (*q == '+' || *q == '-')) ++q;
     d = q;
-    while (q < end && IsDigit(*q)) ++q;
+    while (q < end && absl::ascii_isdigit(*q)) ++q;
     if (q == end && !final) return Token::kIncomplete;
     if (q == d) {
       *err_at = q;
@@ -190,7 +187,7 @@ bool JsonEventSplitter::ShallowValue(const char* p, uint64_t at, Step* step) {
       }
       return true;
     }
-    const bool scalar = c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || IsDigit(c);
+    const bool scalar = c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || absl::ascii_isdigit(c);
     *step = scalar ? Fail(at, "", SplitterError::kRootNotContainer) : Fail(at, "invalid value");
     return true;
   }

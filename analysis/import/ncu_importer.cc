@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
 #include "analysis/import/csv_records.h"
+#include "common/base/absl_view.h"
 
 namespace opmap::analysis {
 namespace {
@@ -26,7 +27,6 @@ constexpr std::string_view kFlopPrefix = "sm__sass_thread_inst_executed_op_";
 constexpr std::string_view kFlopSuffix = "_pred_on.sum";
 constexpr std::string_view kSolSection = "GPU Speed Of Light Throughput";
 
-absl::string_view AbslView(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // Where a value sits in the file, for error messages.
 struct Cell {
@@ -43,7 +43,7 @@ absl::Status CellError(const Cell& c, std::string_view what) {
 // nullopt for "n/a" and empty cells (unavailable); an error for anything else that is not
 // a finite number. ncu writes thousands separators in the details page ("5,849.96").
 absl::StatusOr<std::optional<double>> ParseValue(std::string_view text, const Cell& cell) {
-  std::string s(absl::StripAsciiWhitespace(AbslView(text)));
+  std::string s(absl::StripAsciiWhitespace(base::AbslView(text)));
   if (s.empty() || absl::EqualsIgnoreCase(s, "n/a")) return std::optional<double>();
   std::string digits;
   for (char c : s) {
@@ -58,7 +58,7 @@ absl::StatusOr<std::optional<double>> ParseValue(std::string_view text, const Ce
 
 // Multiplier to nanoseconds; empty unit: ncu's base unit (ns).
 std::optional<double> TimeScale(std::string_view unit) {
-  std::string u = absl::AsciiStrToLower(AbslView(unit));
+  std::string u = absl::AsciiStrToLower(base::AbslView(unit));
   if (u.empty() || u == "ns" || u == "nsecond" || u == "nsecs" || u == "nsec") return 1.0;
   if (u == "us" || u == "usecond" || u == "usec" || u == "usecs" || u == "\xc2\xb5s") return 1e3;
   if (u == "ms" || u == "msecond" || u == "msec" || u == "msecs") return 1e6;
@@ -68,7 +68,7 @@ std::optional<double> TimeScale(std::string_view unit) {
 
 // Multiplier to bytes. ncu's Kbyte/Mbyte/Gbyte are powers of 1000.
 std::optional<double> ByteScale(std::string_view unit) {
-  std::string u = absl::AsciiStrToLower(AbslView(unit));
+  std::string u = absl::AsciiStrToLower(base::AbslView(unit));
   if (u.empty() || u == "byte" || u == "bytes" || u == "b") return 1.0;
   if (u == "kbyte" || u == "kb") return 1e3;
   if (u == "mbyte" || u == "mb") return 1e6;
@@ -82,7 +82,7 @@ std::optional<double> ByteScale(std::string_view unit) {
 
 // Multiplier to cycles per second.
 std::optional<double> RateScale(std::string_view unit) {
-  std::string u = absl::AsciiStrToLower(AbslView(unit));
+  std::string u = absl::AsciiStrToLower(base::AbslView(unit));
   if (u.empty() || u == "cycle/second" || u == "hz" || u == "cycle/s") return 1.0;
   if (u == "cycle/msecond" || u == "khz") return 1e3;
   if (u == "cycle/usecond" || u == "mhz") return 1e6;
@@ -221,7 +221,7 @@ absl::Status FieldCountError(const CsvRecord& row, const CsvRecord& header, size
 
 absl::StatusOr<int64_t> ParseId(const CsvRecord& row, int col) {
   int64_t id = 0;
-  if (!absl::SimpleAtoi(AbslView(row.fields[col]), &id) || id < 0) {
+  if (!absl::SimpleAtoi(base::AbslView(row.fields[col]), &id) || id < 0) {
     return CellError(Cell{row.line, static_cast<size_t>(col) + 1, "ID"},
                      absl::StrFormat("\"%s\" is not a kernel ID", row.fields[col]));
   }
@@ -231,10 +231,10 @@ absl::StatusOr<int64_t> ParseId(const CsvRecord& row, int col) {
 void TakeLaunchColumns(const std::vector<std::string>& header, const CsvRecord& row,
                        NcuKernel& k) {
   int64_t v = 0;
-  if (int c = Find(header, "Device"); c >= 0 && absl::SimpleAtoi(AbslView(row.fields[c]), &v)) {
+  if (int c = Find(header, "Device"); c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
     k.device = static_cast<int32_t>(v);
   }
-  if (int c = Find(header, "Stream"); c >= 0 && absl::SimpleAtoi(AbslView(row.fields[c]), &v)) {
+  if (int c = Find(header, "Stream"); c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
     k.stream = v;
   }
 }

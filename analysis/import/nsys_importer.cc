@@ -36,9 +36,9 @@ using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
 int64_t Pid(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
 int64_t Tid(int64_t global_tid) { return global_tid & 0xFFFFFF; }
 
-class Importer {
+class NsysImporter {
  public:
-  explicit Importer(sqlite3* db) : db_(db) {}
+  explicit NsysImporter(sqlite3* db) : db_(db) {}
 
   absl::StatusOr<Trace> Run() {
     RETURN_IF_ERROR(LoadTables());
@@ -357,7 +357,7 @@ absl::StatusOr<Trace> ImportNsysSqlite(std::string bytes) {
     return absl::InvalidArgumentError(
         absl::StrFormat("cannot open the SQLite image: %s", sqlite3_errmsg(db.get())));
   }
-  Importer importer(db.get());
+  NsysImporter importer(db.get());
   absl::StatusOr<Trace> trace = importer.Run();
   if (!trace.ok() && absl::StrContains(trace.status().message(), "malformed")) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -14,7 +14,7 @@ namespace {
 
 using report_fields::Rows;
 
-constexpr char kDefinition[] =
+constexpr char kNcuStallDefinition[] =
     "smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio: memory = "
     "{long_scoreboard, lg_throttle, tex_throttle, drain, membar, imc_miss}, on_chip = "
     "{short_scoreboard, mio_throttle}, each over all reasons except selected";
@@ -75,7 +75,7 @@ std::string RenderNcuJson(const NcuSummary& s, const NcuReportOptions& o) {
   w.BeginObject().Key("ncu").BeginObject();
   w.Field("file", o.file).Field("format", s.format);
   Strings(w, "notes", s.notes);
-  w.Field("definition", kDefinition).Field("weighting", s.weighting);
+  w.Field("definition", kNcuStallDefinition).Field("weighting", s.weighting);
   w.Key("stalls").BeginObject();
   w.Field("status", s.stalls.status);
   Strings(w, "reasons_present", s.stalls.present);
@@ -147,7 +147,7 @@ std::string RenderNcuTable(const NcuSummary& s, const NcuReportOptions& o) {
                           o.join->ncu_unjoined, o.join->trace_kernels_unprofiled);
   }
   absl::StrAppendFormat(&out, "  memory stalls (%s; weighted by %s)\n  stall reasons: %s\n",
-                        kDefinition, s.weighting, s.stalls.status);
+                        kNcuStallDefinition, s.weighting, s.stalls.status);
   if (s.stalls.status.starts_with("partial")) {
     absl::StrAppend(&out, "  (* = over the reasons present only)\n");
   }

@@ -6,14 +6,11 @@
 
 #include "absl/strings/str_format.h"
 #include "analysis/report/svg_plot.h"
+#include "common/text/utf8.h"
 
 namespace opmap::analysis::plot_internal {
 
-size_t CodePoints(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
+size_t CodePoints(const std::string& s) { return text::Utf8CodePoints(s); }
 
 std::string Truncate(const std::string& s, size_t max_chars) {
   if (CodePoints(s) <= max_chars) return s;

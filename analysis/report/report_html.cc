@@ -66,7 +66,7 @@ std::string Unique(std::string id, std::set<std::string>& used) {
   return id;
 }
 
-void AppendFacts(std::string& out, const std::vector<std::pair<std::string, std::string>>& facts) {
+void AppendHtmlFacts(std::string& out, const std::vector<std::pair<std::string, std::string>>& facts) {
   if (facts.empty()) return;
   out += "<dl class=\"facts\">\n";
   for (const auto& [k, v] : facts) out += "<dt>" + E(k) + "</dt><dd>" + E(v) + "</dd>\n";
@@ -132,7 +132,7 @@ std::string RenderHtml(const ReportDocument& doc) {
   out += "<title>" + E(doc.title.empty() ? "opmap report" : doc.title) + "</title>\n";
   out += std::string("<style>") + kCss + "</style>\n</head>\n<body>\n<div class=\"page\">\n";
   out += "<header>\n<h1>" + E(doc.title.empty() ? "opmap report" : doc.title) + "</h1>\n";
-  AppendFacts(out, doc.header);
+  AppendHtmlFacts(out, doc.header);
   out += "</header>\n";
 
   if (!doc.sections.empty()) {
@@ -159,7 +159,7 @@ std::string RenderHtml(const ReportDocument& doc) {
     const DocSection& sec = doc.sections[i];
     out += "<section id=\"" + section_ids[i] + "\">\n<h2>" + E(sec.heading) + "</h2>\n";
     for (const std::string& para : sec.paragraphs) out += "<p>" + E(para) + "</p>\n";
-    AppendFacts(out, sec.facts);
+    AppendHtmlFacts(out, sec.facts);
     for (const DocTable& t : sec.tables) AppendTable(out, t);
     for (size_t j = 0; j < sec.plots.size(); ++j) {
       DocPlot p = sec.plots[j];

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "analysis/report/svg_plot.h"
+#include "common/text/utf8.h"
 
 namespace opmap::analysis {
 namespace {
@@ -17,11 +18,7 @@ constexpr size_t kMaxPlotRows = 20;
 // must not push every other row that wide.
 constexpr size_t kMaxPad = 40;
 
-size_t CodePoints(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
+using text::Utf8CodePoints;
 
 bool IsWordChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || static_cast<unsigned char>(c) >= 0x80;
@@ -62,12 +59,12 @@ void AppendTable(std::string& out, const Table& t) {
   std::vector<size_t> width(n, 3);
   for (const auto& row : cells) {
     for (size_t i = 0; i < n; ++i)
-      width[i] = std::max(width[i], std::min(kMaxPad, CodePoints(row[i])));
+      width[i] = std::max(width[i], std::min(kMaxPad, Utf8CodePoints(row[i])));
   }
   auto line = [&](const std::vector<std::string>& row) {
     out += "|";
     for (size_t i = 0; i < n; ++i) {
-      const size_t w = CodePoints(row[i]);
+      const size_t w = Utf8CodePoints(row[i]);
       const std::string pad(w < width[i] ? width[i] - w : 0, ' ');
       const bool right = i < t.right.size() && t.right[i];
       out += " " + (right ? pad + row[i] : row[i] + pad) + " |";
@@ -84,7 +81,7 @@ void AppendTable(std::string& out, const Table& t) {
   for (size_t r = 1; r < cells.size(); ++r) line(cells[r]);
 }
 
-void AppendFacts(std::string& out, const std::vector<std::pair<std::string, std::string>>& facts) {
+void AppendMarkdownFacts(std::string& out, const std::vector<std::pair<std::string, std::string>>& facts) {
   for (const auto& [k, v] : facts)
     out += "- **" + MarkdownEscape(k) + ":** " + MarkdownEscape(v) + "\n";
   if (!facts.empty()) out += "\n";
@@ -196,7 +193,7 @@ std::string MarkdownEscape(const std::string& s) {
 std::string RenderMarkdown(const ReportDocument& doc) {
   std::string out;
   if (!doc.title.empty()) out += "# " + MarkdownEscape(doc.title) + "\n\n";
-  AppendFacts(out, doc.header);
+  AppendMarkdownFacts(out, doc.header);
   for (const DocSection& sec : doc.sections) {
     out += "## " + MarkdownEscape(sec.heading) + "\n\n";
     for (const std::string& para : sec.paragraphs) {
@@ -211,7 +208,7 @@ std::string RenderMarkdown(const ReportDocument& doc) {
       }
       out += text + "\n\n";
     }
-    AppendFacts(out, sec.facts);
+    AppendMarkdownFacts(out, sec.facts);
     for (const DocTable& dt : sec.tables) {
       if (!dt.title.empty()) out += "**" + MarkdownEscape(dt.title) + "**\n\n";
       AppendTable(out, {dt.columns, dt.align_right, dt.rows});

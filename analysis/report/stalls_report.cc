@@ -14,7 +14,7 @@ namespace {
 
 using report_fields::Rows;
 
-constexpr char kDefinition[] =
+constexpr char kStallDefinition[] =
     "memory = {long_scoreboard, lg_throttle, tex_throttle, drain, membar, imc_miss}, "
     "on_chip = {short_scoreboard, mio_throttle}, each over all reasons except selected";
 
@@ -47,7 +47,7 @@ void StallsJson(text::JsonWriter& w, const StallSummary& s, int top) {
     return;
   }
   w.Field("unit", StallUnitName(s.unit));
-  w.Field("definition", kDefinition);
+  w.Field("definition", kStallDefinition);
   w.Key("reasons_present").BeginArray();
   for (const std::string& r : s.reasons_present) w.String(r);
   w.EndArray();
@@ -88,7 +88,7 @@ void StallsJson(text::JsonWriter& w, const StallSummary& s, int top) {
 std::string StallsTable(const StallSummary& s, int top) {
   if (!s.unavailable.empty()) return "\nmemory stalls: unavailable: " + s.unavailable + "\n";
   std::string out = absl::StrFormat(
-      "\nmemory stalls (%s; %s)\n  reasons present: %s\n", StallUnitName(s.unit), kDefinition,
+      "\nmemory stalls (%s; %s)\n  reasons present: %s\n", StallUnitName(s.unit), kStallDefinition,
       absl::StrJoin(s.reasons_present, ", "));
   absl::StrAppendFormat(&out, "%-14s %8s %8s %8s %14s\n", "layer_type", "memory", "on_chip",
                         "kernels", "stalled");

@@ -10,12 +10,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "re2/re2.h"
+#include "common/base/absl_view.h"
 
 namespace opmap::analysis {
 namespace {
 
 // Debian's Abseil has its own string_view type (ABSL_USES_STD_STRING_VIEW is 0).
-absl::string_view AsAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 struct Rule {
   LayerType type;
@@ -165,7 +165,7 @@ std::string_view LayerTypeName(LayerType type) {
 
 std::optional<LayerType> ParseLayerType(std::string_view name) {
   for (int i = 0; i < kNumLayerTypes; ++i) {
-    if (absl::EqualsIgnoreCase(AsAbsl(name), AsAbsl(kLayerTypeNames[i]))) {
+    if (absl::EqualsIgnoreCase(base::AbslView(name), base::AbslView(kLayerTypeNames[i]))) {
       return static_cast<LayerType>(i);
     }
   }
@@ -231,7 +231,7 @@ KernelType ClassifyKernelType(std::string_view name, bool is_memcpy_or_memset_ev
 }
 
 LayerType LayerClassifier::ClassifyKernel(std::string_view kernel_name) {
-  auto it = kernel_by_name_.find(AsAbsl(kernel_name));
+  auto it = kernel_by_name_.find(base::AbslView(kernel_name));
   if (it != kernel_by_name_.end()) return it->second;
   ++evaluations_;
   const LayerType type = ClassifyKernelName(kernel_name);
@@ -259,7 +259,7 @@ std::optional<LayerType> UnpackOperator(uint8_t packed, uint8_t none) {
 }  // namespace
 
 std::optional<LayerType> LayerClassifier::ClassifyOperator(std::string_view op_name) {
-  auto it = operator_by_name_.find(AsAbsl(op_name));
+  auto it = operator_by_name_.find(base::AbslView(op_name));
   if (it != operator_by_name_.end()) return UnpackOperator(it->second, kNoOperatorRule);
   ++evaluations_;
   const std::optional<LayerType> type = ClassifyOperatorName(op_name);

@@ -13,13 +13,13 @@
 #include "absl/time/time.h"
 #include "collector/clickhouse/http_client.h"
 #include "common/text/text_util.h"
+#include "common/base/absl_view.h"
 
 namespace opmap::collector::clickhouse {
 namespace {
 
 constexpr std::string_view kScheme = "clickhouse://";
 
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 std::string_view SV(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
 absl::Status Bad(std::string_view url, std::string_view what) {
@@ -72,28 +72,28 @@ absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url, std::string_view hp
   if (!hp.empty() && hp[0] == '[') {  // [::1]:8123
     size_t close = hp.find(']');
     if (close == std::string_view::npos) {
-      return Bad(url, absl::StrCat("host '", AV(hp), "' has no closing ']'"));
+      return Bad(url, absl::StrCat("host '", base::AbslView(hp), "' has no closing ']'"));
     }
     ep.host = std::string(hp.substr(1, close - 1));
     std::string_view rest = hp.substr(close + 1);
     if (!rest.empty()) {
-      if (rest[0] != ':') return Bad(url, absl::StrCat("junk after host '", AV(hp), "'"));
+      if (rest[0] != ':') return Bad(url, absl::StrCat("junk after host '", base::AbslView(hp), "'"));
       port = rest.substr(1);
-      if (port.empty()) return Bad(url, absl::StrCat("empty port in '", AV(hp), "'"));
+      if (port.empty()) return Bad(url, absl::StrCat("empty port in '", base::AbslView(hp), "'"));
     }
   } else {
     size_t colon = hp.rfind(':');
     ep.host = std::string(hp.substr(0, colon));
     if (colon != std::string_view::npos) {
       port = hp.substr(colon + 1);
-      if (port.empty()) return Bad(url, absl::StrCat("empty port in '", AV(hp), "'"));
+      if (port.empty()) return Bad(url, absl::StrCat("empty port in '", base::AbslView(hp), "'"));
     }
   }
-  if (ep.host.empty()) return Bad(url, absl::StrCat("empty host in '", AV(hp), "'"));
+  if (ep.host.empty()) return Bad(url, absl::StrCat("empty host in '", base::AbslView(hp), "'"));
   if (!port.empty()) {
     uint32_t p = 0;
-    if (!absl::SimpleAtoi(AV(port), &p) || p == 0 || p > 65535) {
-      return Bad(url, absl::StrCat("port '", AV(port), "' is not 1..65535"));
+    if (!absl::SimpleAtoi(base::AbslView(port), &p) || p == 0 || p > 65535) {
+      return Bad(url, absl::StrCat("port '", base::AbslView(port), "' is not 1..65535"));
     }
     ep.port = static_cast<uint16_t>(p);
   }
@@ -103,8 +103,8 @@ absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url, std::string_view hp
 absl::StatusOr<absl::Duration> ParseMs(std::string_view url, std::string_view key,
                                        std::string_view value) {
   int64_t ms = 0;
-  if (!absl::SimpleAtoi(AV(value), &ms) || ms <= 0) {
-    return Bad(url, absl::StrCat(AV(key), " '", AV(value), "' is not a positive integer"));
+  if (!absl::SimpleAtoi(base::AbslView(value), &ms) || ms <= 0) {
+    return Bad(url, absl::StrCat(base::AbslView(key), " '", base::AbslView(value), "' is not a positive integer"));
   }
   return absl::Milliseconds(ms);
 }
@@ -123,26 +123,26 @@ absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
 
   ClickHouseUrl out;
   if (hosts.empty()) return Bad(url, "no HOST:PORT");
-  for (absl::string_view hp : absl::StrSplit(AV(hosts), ',')) {
+  for (absl::string_view hp : absl::StrSplit(base::AbslView(hosts), ',')) {
     if (hp.empty()) return Bad(url, "empty entry in the host list");
     auto ep = ParseEndpoint(url, SV(hp));
     if (!ep.ok()) return ep.status();
     out.client.endpoints.push_back(*std::move(ep));
   }
   if (!db.empty() && !IsIdentifier(db)) {
-    return Bad(url, absl::StrCat("database '", AV(db), "' is not an identifier [A-Za-z_][A-Za-z0-9_]*"));
+    return Bad(url, absl::StrCat("database '", base::AbslView(db), "' is not an identifier [A-Za-z_][A-Za-z0-9_]*"));
   }
   out.client.database = std::string(db);
 
   if (!params.empty()) {
-    for (absl::string_view kv : absl::StrSplit(AV(params), '&')) {
+    for (absl::string_view kv : absl::StrSplit(base::AbslView(params), '&')) {
       if (kv.empty()) continue;
       size_t eq = kv.find('=');
       std::string_view key = SV(kv.substr(0, eq));
       std::string value;
       std::string_view raw = eq == absl::string_view::npos ? "" : SV(kv.substr(eq + 1));
       if (!PercentDecode(raw, &value)) {
-        return Bad(url, absl::StrCat("bad %-escape in the value of '", AV(key), "'"));
+        return Bad(url, absl::StrCat("bad %-escape in the value of '", base::AbslView(key), "'"));
       }
       if (key == "user") {
         if (value.empty()) return Bad(url, "empty user");
@@ -159,7 +159,7 @@ absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
         if (!d.ok()) return d.status();
         (key == "connect_timeout_ms" ? out.client.connect_timeout : out.client.request_timeout) = *d;
       } else {
-        return Bad(url, absl::StrCat("unknown parameter '", AV(key),
+        return Bad(url, absl::StrCat("unknown parameter '", base::AbslView(key),
                                      "' (known: user, password, cluster, connect_timeout_ms, "
                                      "request_timeout_ms)"));
       }

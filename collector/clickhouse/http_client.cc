@@ -25,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/base/status_macros.h"
+#include "common/base/absl_view.h"
 
 namespace opmap::collector::clickhouse {
 namespace {
@@ -33,7 +34,6 @@ constexpr char kCodePayloadUrl[] = "opmap.clickhouse/code";
 constexpr size_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kMaxErrorText = 4096;
 
-absl::string_view AV(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 std::string EndpointName(const Endpoint& e) {
   // IPv6 literals need brackets to be read back as host:port.
@@ -84,10 +84,10 @@ absl::Status WaitFor(int fd, short events, absl::Time deadline, std::string_view
   while (true) {
     pollfd p{fd, events, 0};
     int ms = RemainingMs(deadline);
-    if (ms == 0) return absl::DeadlineExceededError(absl::StrCat("timed out ", AV(what)));
+    if (ms == 0) return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
     int n = poll(&p, 1, ms);
     if (n > 0) return absl::OkStatus();
-    if (n == 0) return absl::DeadlineExceededError(absl::StrCat("timed out ", AV(what)));
+    if (n == 0) return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
     if (errno != EINTR) return absl::UnavailableError(absl::StrCat("poll: ", strerror(errno)));
   }
 }
@@ -229,7 +229,7 @@ absl::StatusOr<std::string> ReadChunked(Reader& r) {
     std::string_view hex(line);
     if (size_t semi = hex.find(';'); semi != std::string_view::npos) hex = hex.substr(0, semi);
     uint64_t size = 0;
-    if (hex.empty() || !absl::SimpleHexAtoi(absl::StripAsciiWhitespace(AV(hex)), &size)) {
+    if (hex.empty() || !absl::SimpleHexAtoi(absl::StripAsciiWhitespace(base::AbslView(hex)), &size)) {
       return absl::UnavailableError(absl::StrCat("bad chunk size '", line, "'"));
     }
     if (size == 0) break;
@@ -291,7 +291,7 @@ int ParseErrorCode(std::string_view body) {
   size_t end = at + 6;
   while (end < body.size() && absl::ascii_isdigit(static_cast<unsigned char>(body[end]))) ++end;
   int code = -1;
-  if (!absl::SimpleAtoi(AV(body.substr(at + 6, end - at - 6)), &code)) return -1;
+  if (!absl::SimpleAtoi(base::AbslView(body.substr(at + 6, end - at - 6)), &code)) return -1;
   return code;
 }
 
@@ -344,7 +344,7 @@ absl::StatusCode CodeFor(int http_status, int ch_code) {
 
 absl::Status StatusFromResponse(const Response& r) {
   int ch_code = ParseErrorCode(r.body);
-  absl::string_view text = absl::StripAsciiWhitespace(AV(r.body));
+  absl::string_view text = absl::StripAsciiWhitespace(base::AbslView(r.body));
   if (text.size() > kMaxErrorText) text = text.substr(0, kMaxErrorText);
   absl::Status s(CodeFor(r.http_status, ch_code),
                  absl::StrCat("clickhouse ", r.endpoint, ": HTTP ", r.http_status, ": ",
@@ -382,7 +382,7 @@ absl::StatusOr<Response> HttpClient::PostTo(const Endpoint& ep, std::string_view
   Fd fd(raw_fd);
   absl::Time deadline = absl::Now() + options_.request_timeout;
   std::string head = absl::StrCat(
-      "POST ", AV(target), " HTTP/1.1\r\nHost: ", EndpointName(ep),
+      "POST ", base::AbslView(target), " HTTP/1.1\r\nHost: ", EndpointName(ep),
       "\r\nConnection: close\r\nContent-Type: application/octet-stream\r\n"
       "X-ClickHouse-User: ", options_.user, "\r\n");
   if (!options_.password.empty()) {

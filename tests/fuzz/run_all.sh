@@ -4,10 +4,12 @@
 # seed corpora from the real data in $OPMAP_SHARED_DIR, fuzzes each target for SECONDS,
 # and prints one summary line per target (docs/fuzzing.md).
 #
-# usage: tests/fuzz/run_all.sh SECONDS [--build] [--only NAME[,NAME...]] [-- libFuzzer flags]
+# usage: tests/fuzz/run_all.sh SECONDS [--build] [--only NAME[,NAME...]] [-j N] [-- libFuzzer flags]
 #        tests/fuzz/run_all.sh --short          all targets in under 3 minutes (15 s each)
+#        tests/fuzz/run_all.sh --build-only     build the fuzzers, replay and fuzz nothing
 #   --build   run the build even when every fuzzer binary exists (it is incremental)
 #   --only    a subset, e.g. --only config,profile (names with or without _fuzzer)
+#   -j N      fuzz N targets at once (default 1; each target is one process on one core)
 # env:  OPMAP_FUZZ_BUILD  build directory        (default: <repo>/build-fuzz)
 #       OPMAP_FUZZ_WORK   corpora, logs, crashes (default: /tmp/opmap-fuzz-all)
 #       OPMAP_SHARED_DIR  real data for seeds    (default: <repo>/../shared)
@@ -38,19 +40,22 @@ targets=(
   "config_fuzzer          4096  config.dict"
 )
 
-seconds="" force_build=0 only="" extra=()
+seconds="" force_build=0 build_only=0 only="" parallel=1 extra=()
 while (( $# )); do
   case "$1" in
     --short) seconds=15 ;;
     --build) force_build=1 ;;
+    --build-only) force_build=1 build_only=1 seconds=0 ;;
     --only) only="$2"; shift ;;
+    -j) parallel="$2"; shift
+        [[ "$parallel" =~ ^[1-9][0-9]*$ ]] || { echo "run_all.sh: -j needs a positive count, not '$parallel'" >&2; exit 2; } ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) if [[ "$1" =~ ^[0-9]+$ ]]; then seconds="$1"; else echo "run_all.sh: bad argument '$1'" >&2; exit 2; fi ;;
   esac
   shift
 done
-[[ -n "$seconds" ]] || { sed -n '2,22p' "$0" >&2; exit 2; }
+[[ -n "$seconds" ]] || { sed -n '2,24p' "$0" >&2; exit 2; }
 
 selected=()
 for t in "${targets[@]}"; do
@@ -78,6 +83,7 @@ if (( need_build )); then
   nice -n "$nice_n" cmake --build "$build" --target opmap_fuzzers -j "${JOBS:-2}" || exit 2
   echo "run_all.sh: build took $((SECONDS - start)) s"
 fi
+(( build_only )) && exit 0
 
 mkdir -p "$work"/{corpus,artifacts,logs,seeds}
 # ---- committed inputs ---------------------------------------------------------------------
@@ -114,25 +120,24 @@ if [[ ! -f "$work/seeds/.done" ]]; then
 fi
 
 # ---- fuzz ---------------------------------------------------------------------------------
-printf '%-24s %12s %9s %7s %7s %8s %10s %7s %s\n' fuzzer execs execs/s cov ft corpus bytes wall crashes
-found=0
-for t in "${selected[@]}"; do
-  read -r name max_len dict <<<"$t"
-  corpus="$work/corpus/$name" artifacts="$work/artifacts/$name/" log="$work/logs/$name.log"
+# One target: fuzz it, then write its summary line to $work/logs/<name>.summary and return
+# 1 when it found something.
+fuzz_one() {
+  local name=$1 max_len=$2 dict=$3
+  local corpus="$work/corpus/$name" artifacts="$work/artifacts/$name/" log="$work/logs/$name.log"
   mkdir -p "$corpus" "$artifacts" "$work/seeds/$name"
-  before=$(ls "$artifacts" | wc -l)
-  args=(-max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048
-        -print_final_stats=1 -artifact_prefix="$artifacts")
+  local before; before=$(ls "$artifacts" | wc -l)
+  local args=(-max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048
+              -print_final_stats=1 -artifact_prefix="$artifacts")
   [[ "$dict" != - && -f "$here/$dict" ]] && args+=(-dict="$here/$dict")
-  seed_dirs=("$work/seeds/$name")
+  local seed_dirs=("$work/seeds/$name")
   [[ -d "$here/seeds/$name" ]] && seed_dirs+=("$here/seeds/$name")
-  start=$(date +%s.%N)
-  set +e
+  local start; start=$(date +%s.%N)
+  local rc=0
   nice -n "$nice_n" "$build/fuzz/$name" "$corpus" "${seed_dirs[@]}" "${args[@]}" ${extra[@]+"${extra[@]}"} \
-    > "$log" 2>&1
-  rc=$?
-  set -e
-  wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')
+    > "$log" 2>&1 || rc=$?
+  local wall; wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }')
+  local execs rate last cov ft files bytes crashes
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 || true)
@@ -142,9 +147,30 @@ for t in "${selected[@]}"; do
   bytes=$(find "$corpus" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
   crashes=$(( $(ls "$artifacts" | wc -l) - before ))
   (( rc != 0 && crashes == 0 )) && crashes="rc=$rc"
-  [[ "$crashes" != 0 ]] && found=1
   printf '%-24s %12s %9s %7s %7s %8s %10s %6ss %s\n' "$name" "${execs:-?}" "${rate:-?}" \
-    "${cov:-?}" "${ft:-?}" "$files" "$bytes" "$wall" "$crashes"
+    "${cov:-?}" "${ft:-?}" "$files" "$bytes" "$wall" "$crashes" > "$work/logs/$name.summary"
+  [[ "$crashes" == 0 ]]
+}
+
+printf '%-24s %12s %9s %7s %7s %8s %10s %7s %s\n' fuzzer execs execs/s cov ft corpus bytes wall crashes
+found=0 running=0
+for t in "${selected[@]}"; do
+  read -r name max_len dict <<<"$t"
+  rm -f "$work/logs/$name.summary"
+  if (( running >= parallel )); then
+    wait -n || found=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$name" "$max_len" "$dict" &
+  running=$((running + 1))
+done
+while (( running > 0 )); do
+  wait -n || found=1
+  running=$((running - 1))
+done
+for t in "${selected[@]}"; do
+  read -r name _ _ <<<"$t"
+  cat "$work/logs/$name.summary" 2>/dev/null || printf '%-24s %s\n' "$name" "no summary (see $work/logs/$name.log)"
 done
 echo "run_all.sh: logs in $work/logs/, corpora in $work/corpus/, findings in $work/artifacts/"
 exit "$found"
