@@ -33,6 +33,14 @@ inline size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
+// Characters a terminal or an SVG text run shows for s: every byte that does not continue
+// a sequence (so an invalid byte counts as one, as its U+FFFD replacement would).
+inline size_t Utf8CodePoints(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 }  // namespace opmap::text
 
 #endif  // OPMAP_COMMON_TEXT_UTF8_H_
