@@ -4,13 +4,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/base/absl_view.h"
 
 namespace opmap::cli {
 
 absl::Status SetCollectors(std::string_view list, ConnectionFlags* flags) {
   bool any = false;
-  for (absl::string_view part :
-       absl::StrSplit(absl::string_view(list.data(), list.size()), ',', absl::SkipWhitespace())) {
+  for (absl::string_view part : absl::StrSplit(base::AbslView(list), ',', absl::SkipWhitespace())) {
     std::string addr(absl::StripAsciiWhitespace(part));
     if (addr.find(':') == std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat("'", addr, "' is not HOST:PORT"));

@@ -1,22 +1,23 @@
 #include "cli/query_command.h"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <iostream>
+#include <limits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/text/json_writer.h"
 #include "analysis/stats/ddsketch.h"
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
 #include "cli/grpc_client.h"
 #include "cli/query_common.h"
 #include "cli/selection_flags.h"
+#include "common/base/absl_view.h"
+#include "common/text/json_writer.h"
 #include "opmap/v1/query.grpc.pb.h"
 
 namespace opmap::cli {
@@ -359,8 +360,7 @@ int Kernels(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
 absl::Status SetGroupBy(std::string_view v, Args* args) {
   args->rows_flag = true;
   bool any = false;
-  for (absl::string_view part :
-       absl::StrSplit(absl::string_view(v.data(), v.size()), ',', absl::SkipWhitespace())) {
+  for (absl::string_view part : absl::StrSplit(base::AbslView(v), ',', absl::SkipWhitespace())) {
     opmap::v1::GroupBy g;
     std::string name;
     if (!ParseGroupBy(std::string_view(part.data(), part.size()), &g, &name)) {
@@ -380,8 +380,7 @@ absl::Status SetGroupBy(std::string_view v, Args* args) {
 absl::Status SetQuantiles(std::string_view v, Args* args) {
   args->latency_flag = true;
   args->quantiles.clear();
-  for (absl::string_view part :
-       absl::StrSplit(absl::string_view(v.data(), v.size()), ',', absl::SkipWhitespace())) {
+  for (absl::string_view part : absl::StrSplit(base::AbslView(v), ',', absl::SkipWhitespace())) {
     double q;
     if (!absl::SimpleAtod(part, &q) || !(q >= 0 && q <= 1)) {
       return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not in [0, 1]"));

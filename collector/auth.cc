@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/base/absl_view.h"
 #include "common/text/text_util.h"
 
 namespace opmap::collector {
@@ -143,9 +144,9 @@ absl::Status Principal::MayWriteAgent(std::string_view agent_id) const {
   for (const std::string& pattern : agents) {
     if (AgentPatternMatches(pattern, agent_id)) return absl::OkStatus();
   }
-  return absl::PermissionDeniedError(absl::StrFormat(
-      "token '%s' may not write agent '%s' (its agents= allows %s)", name,
-      absl::CHexEscape(absl::string_view(agent_id.data(), agent_id.size())), absl::StrJoin(agents, ",")));
+  return absl::PermissionDeniedError(
+      absl::StrFormat("token '%s' may not write agent '%s' (its agents= allows %s)", name,
+                      absl::CHexEscape(base::AbslView(agent_id)), absl::StrJoin(agents, ",")));
 }
 
 std::vector<std::string> Authenticator::UnboundWriters() const {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/wall_clock.h"
 
 namespace opmap::capture {
 
@@ -44,9 +45,7 @@ absl::StatusOr<CaptureFileWriter> CaptureFileWriter::CreateOnFd(int fd, uint32_t
   h.header_bytes = sizeof(h);
   h.pid = pid;
   h.ring_version = ring::kVersion;
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  h.created_ns = int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  h.created_ns = base::RealtimeNs();
   h.ring_capacity = ring_capacity;
   if (auto s = w.Write(&h, sizeof(h)); !s.ok()) return s;
   capfile::MetadataRecord m{};

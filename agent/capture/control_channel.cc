@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/capture/unix_socket.h"
+#include "common/base/absl_view.h"
 
 namespace opmap::capture {
 namespace {
@@ -99,8 +100,7 @@ absl::Status ReadFrame(int fd, absl::Time first_byte_deadline, ControlMessage* o
 std::map<std::string, std::string> ParseMetadata(std::string_view text) {
   std::map<std::string, std::string> m;
   // absl's string_view is its own type in this Abseil build; split on it explicitly.
-  for (absl::string_view line :
-       absl::StrSplit(absl::string_view(text.data(), text.size()), '\n', absl::SkipEmpty())) {
+  for (absl::string_view line : absl::StrSplit(base::AbslView(text), '\n', absl::SkipEmpty())) {
     const size_t eq = line.find('=');
     if (eq == absl::string_view::npos || eq == 0) continue;
     m[std::string(line.substr(0, eq))] = std::string(line.substr(eq + 1));

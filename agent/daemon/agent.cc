@@ -11,14 +11,14 @@
 #include <map>
 #include <optional>
 
+#include "abi/control_messages.h"
+#include "abi/ring_records.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/daemon/control_server.h"
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/daemon/registry.h"
-#include "abi/ring_records.h"
-#include "abi/control_messages.h"
 #include "common/base/wall_clock.h"
 
 namespace opmap::agent {

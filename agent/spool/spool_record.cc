@@ -14,7 +14,6 @@ using base::GetU64LE;
 using base::PutU32LE;
 using base::PutU64LE;
 
-
 // zlib's crc32 takes a uInt length; feed large buffers in pieces.
 uint32_t Crc(uint32_t crc, std::string_view bytes) {
   uLong c = crc;

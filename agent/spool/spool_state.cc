@@ -17,7 +17,6 @@ constexpr uint32_t kStateMagic = 0x5453504F;  // 'O' 'P' 'S' 'T'
 constexpr uint32_t kStateVersion = 1;
 constexpr uint64_t kStateHeaderBytes = 12;
 
-
 // Reads little-endian integers from a byte string, refusing to run past its end.
 class Reader {
  public:

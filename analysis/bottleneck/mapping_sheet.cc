@@ -26,7 +26,6 @@
 namespace opmap::analysis {
 namespace {
 
-
 using sheet::GroupAcc;
 using GroupKey = std::tuple<StringId, StringId, StringId, StringId>;
 

@@ -75,7 +75,6 @@ struct Bound {
   std::string basis;
 };
 
-
 // The roofline floor of an operator's time at its current work: max(FLOPs / peak,
 // bytes / bandwidth) over the terms that are known (each alone is already a floor).
 std::optional<double> RooflineNs(const OperatorFigures& f, const HardwareEnvelope* env,

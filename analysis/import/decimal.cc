@@ -9,7 +9,6 @@
 namespace opmap::analysis {
 namespace {
 
-
 // Multiplies-and-adds with overflow detection.
 bool MulAdd(int64_t& acc, int64_t mul, int64_t add) {
   int64_t r;
@@ -45,7 +44,8 @@ std::optional<int64_t> MicrosTextToNanos(std::string_view text) {
     bool exp_negative = false;
     if (i < text.size() && (text[i] == '+' || text[i] == '-')) exp_negative = text[i++] == '-';
     size_t e = i;
-    while (i < text.size() && absl::ascii_isdigit(text[i]) && i - e < 6) exponent = exponent * 10 + (text[i++] - '0');
+    while (i < text.size() && absl::ascii_isdigit(text[i]) && i - e < 6)
+      exponent = exponent * 10 + (text[i++] - '0');
     if (i == e || (i < text.size() && absl::ascii_isdigit(text[i]))) return std::nullopt;
     if (exp_negative) exponent = -exponent;
   }

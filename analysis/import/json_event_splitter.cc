@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "common/text/utf8.h"
 #include "analysis/import/json_error_locator.h"
+#include "common/text/utf8.h"
 
 namespace opmap::analysis {
 namespace {
@@ -187,7 +187,8 @@ bool JsonEventSplitter::ShallowValue(const char* p, uint64_t at, Step* step) {
       }
       return true;
     }
-    const bool scalar = c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || absl::ascii_isdigit(c);
+    const bool scalar =
+        c == '"' || c == 't' || c == 'f' || c == 'n' || c == '-' || absl::ascii_isdigit(c);
     *step = scalar ? Fail(at, "", SplitterError::kRootNotContainer) : Fail(at, "invalid value");
     return true;
   }

@@ -13,9 +13,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/base/status_macros.h"
 #include "analysis/import/csv_records.h"
 #include "common/base/absl_view.h"
+#include "common/base/status_macros.h"
 
 namespace opmap::analysis {
 namespace {
@@ -26,7 +26,6 @@ constexpr std::string_view kThroughputSuffix = "throughput.avg.pct_of_peak_susta
 constexpr std::string_view kFlopPrefix = "sm__sass_thread_inst_executed_op_";
 constexpr std::string_view kFlopSuffix = "_pred_on.sum";
 constexpr std::string_view kSolSection = "GPU Speed Of Light Throughput";
-
 
 // Where a value sits in the file, for error messages.
 struct Cell {
@@ -231,10 +230,12 @@ absl::StatusOr<int64_t> ParseId(const CsvRecord& row, int col) {
 void TakeLaunchColumns(const std::vector<std::string>& header, const CsvRecord& row,
                        NcuKernel& k) {
   int64_t v = 0;
-  if (int c = Find(header, "Device"); c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
+  if (int c = Find(header, "Device");
+      c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
     k.device = static_cast<int32_t>(v);
   }
-  if (int c = Find(header, "Stream"); c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
+  if (int c = Find(header, "Stream");
+      c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
     k.stream = v;
   }
 }

@@ -10,10 +10,8 @@
 
 namespace opmap::analysis::plot_internal {
 
-size_t CodePoints(const std::string& s) { return text::Utf8CodePoints(s); }
-
 std::string Truncate(const std::string& s, size_t max_chars) {
-  if (CodePoints(s) <= max_chars) return s;
+  if (text::Utf8CodePoints(s) <= max_chars) return s;
   size_t n = 0, i = 0;
   for (; i < s.size(); ++i) {
     if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n++ == max_chars - 1) break;

@@ -17,8 +17,6 @@ namespace opmap::analysis::plot_internal {
 // Values this large are treated like inf: their ranges and products would overflow.
 inline bool Plottable(double v) { return std::isfinite(v) && std::fabs(v) < 1e300; }
 
-// UTF-8 code points: the unit of the estimated text widths.
-size_t CodePoints(const std::string& s);
 // Cuts at a code-point boundary so a long kernel name never ends in half a character.
 std::string Truncate(const std::string& s, size_t max_chars);
 

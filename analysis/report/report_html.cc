@@ -66,7 +66,8 @@ std::string Unique(std::string id, std::set<std::string>& used) {
   return id;
 }
 
-void AppendHtmlFacts(std::string& out, const std::vector<std::pair<std::string, std::string>>& facts) {
+void AppendHtmlFacts(std::string& out,
+                     const std::vector<std::pair<std::string, std::string>>& facts) {
   if (facts.empty()) return;
   out += "<dl class=\"facts\">\n";
   for (const auto& [k, v] : facts) out += "<dt>" + E(k) + "</dt><dd>" + E(v) + "</dd>\n";

@@ -81,7 +81,8 @@ void AppendTable(std::string& out, const Table& t) {
   for (size_t r = 1; r < cells.size(); ++r) line(cells[r]);
 }
 
-void AppendMarkdownFacts(std::string& out, const std::vector<std::pair<std::string, std::string>>& facts) {
+void AppendMarkdownFacts(std::string& out,
+                         const std::vector<std::pair<std::string, std::string>>& facts) {
   for (const auto& [k, v] : facts)
     out += "- **" + MarkdownEscape(k) + ":** " + MarkdownEscape(v) + "\n";
   if (!facts.empty()) out += "\n";

@@ -87,9 +87,9 @@ void StallsJson(text::JsonWriter& w, const StallSummary& s, int top) {
 
 std::string StallsTable(const StallSummary& s, int top) {
   if (!s.unavailable.empty()) return "\nmemory stalls: unavailable: " + s.unavailable + "\n";
-  std::string out = absl::StrFormat(
-      "\nmemory stalls (%s; %s)\n  reasons present: %s\n", StallUnitName(s.unit), kStallDefinition,
-      absl::StrJoin(s.reasons_present, ", "));
+  std::string out =
+      absl::StrFormat("\nmemory stalls (%s; %s)\n  reasons present: %s\n", StallUnitName(s.unit),
+                      kStallDefinition, absl::StrJoin(s.reasons_present, ", "));
   absl::StrAppendFormat(&out, "%-14s %8s %8s %8s %14s\n", "layer_type", "memory", "on_chip",
                         "kernels", "stalled");
   for (const LayerTypeStallStats& l : s.layer_types) {

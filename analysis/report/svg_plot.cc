@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/report/plot_axis.h"
+#include "common/text/utf8.h"
 
 namespace opmap::analysis {
 namespace {
@@ -18,7 +19,6 @@ using plot_internal::Axis;
 using plot_internal::BarFrame;
 using plot_internal::Canvas;
 using plot_internal::Categories;
-using plot_internal::CodePoints;
 using plot_internal::DataAttrs;
 using plot_internal::kMaxCategoryChars;
 using plot_internal::LinearAxis;
@@ -29,6 +29,7 @@ using plot_internal::Range;
 using plot_internal::SeriesColor;
 using plot_internal::Tick;
 using plot_internal::Truncate;
+using text::Utf8CodePoints;  // the unit of the estimated text widths
 
 // Reference lines are dark and dashed so they never read as a data series; six of them
 // (one roofline and one ridge per precision) still tell apart.
@@ -228,11 +229,11 @@ class Plotter {
     if (!bar_) xa_ = plot_.log_x ? LogAxis(xr_) : LinearAxis(xr_, false);
     ya_ = plot_.log_y ? LogAxis(yr_) : LinearAxis(yr_, bar_);
     size_t ytick_chars = 1;
-    for (const Tick& t : ya_.ticks) ytick_chars = std::max(ytick_chars, CodePoints(t.label));
+    for (const Tick& t : ya_.ticks) ytick_chars = std::max(ytick_chars, Utf8CodePoints(t.label));
     // Bar categories: every k-th label when they would overlap, rotated when they are wide.
     size_t cat_chars = 0;
     for (const std::string& n : cats_.names()) {
-      cat_chars = std::max(cat_chars, CodePoints(Truncate(n, kMaxCategoryChars)));
+      cat_chars = std::max(cat_chars, Utf8CodePoints(Truncate(n, kMaxCategoryChars)));
     }
     const double right = 24;
     const size_t n_cats = std::max<size_t>(1, cats_.names().size());
@@ -250,7 +251,7 @@ class Plotter {
     double x = x0_;
     int rows = legend_.empty() ? 0 : 1;
     for (const LegendItem& it : legend_) {
-      const double w = 28 + CodePoints(Truncate(it.name, 40)) * kCharWidth + 16;
+      const double w = 28 + Utf8CodePoints(Truncate(it.name, 40)) * kCharWidth + 16;
       if (x + w > x1_ && x > x0_) {
         x = x0_;
         ++rows;

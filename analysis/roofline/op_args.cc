@@ -11,20 +11,20 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "analysis/roofline/input_dims.h"
+#include "common/base/absl_view.h"
 
 namespace opmap::analysis {
 namespace {
 
 absl::Status FieldError(std::string_view field, size_t at, std::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(absl::string_view(field.data(), field.size()),
-                                                 ": ", absl::string_view(what.data(), what.size()),
-                                                 " at byte ", at));
+  return absl::InvalidArgumentError(
+      absl::StrCat(base::AbslView(field), ": ", base::AbslView(what), " at byte ", at));
 }
 
 }  // namespace
 
 std::optional<int> DtypeBytes(std::string_view type_in) {
-  absl::string_view t = absl::StripAsciiWhitespace(absl::string_view(type_in.data(), type_in.size()));
+  absl::string_view t = absl::StripAsciiWhitespace(base::AbslView(type_in));
   absl::ConsumePrefix(&t, "c10::");
   const std::string s = absl::AsciiStrToLower(t);
   if (s == "double" || s == "long int" || s == "long" || s == "int64" || s == "float64" ||
@@ -49,7 +49,7 @@ std::optional<int> DtypeBytes(std::string_view type_in) {
 }
 
 bool IsFloatDtype(std::string_view type_in) {
-  absl::string_view t = absl::StripAsciiWhitespace(absl::string_view(type_in.data(), type_in.size()));
+  absl::string_view t = absl::StripAsciiWhitespace(base::AbslView(type_in));
   absl::ConsumePrefix(&t, "c10::");
   const std::string s = absl::AsciiStrToLower(t);
   return s == "double" || s == "float" || s == "bfloat16" || s == "half" ||
@@ -220,7 +220,7 @@ absl::StatusOr<std::vector<OpArg>> ParseOpArgs(std::string_view input_dims,
   const size_t n = std::max({dims.size(), types.size(), concrete.size()});
   auto check = [&](size_t size, std::string_view field) -> absl::Status {
     if (size != 0 && size != n) {
-      return absl::InvalidArgumentError(absl::StrCat(absl::string_view(field.data(), field.size()), " has ", size,
+      return absl::InvalidArgumentError(absl::StrCat(base::AbslView(field), " has ", size,
                                                      " arguments where another field has ", n));
     }
     return absl::OkStatus();

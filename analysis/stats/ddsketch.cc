@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/base/little_endian.h"
 
 namespace opmap::stats {
 namespace {
@@ -103,10 +104,7 @@ void PutVarint(std::string& out, uint64_t v) {
   out.push_back(static_cast<char>(v));
 }
 
-void PutDouble(std::string& out, double d) {
-  uint64_t bits = std::bit_cast<uint64_t>(d);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
-}
+void PutDouble(std::string& out, double d) { base::PutU64LE(&out, std::bit_cast<uint64_t>(d)); }
 
 uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ (v < 0 ? ~uint64_t{0} : 0); }
 int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
@@ -145,10 +143,8 @@ class Reader {
   }
   absl::Status Double(double& out) {
     if (data_.size() - pos_ < 8) return Error(pos_, "truncated double");
-    uint64_t bits = 0;
-    for (int i = 0; i < 8; ++i) bits |= uint64_t{static_cast<uint8_t>(data_[pos_ + i])} << (8 * i);
+    out = std::bit_cast<double>(base::GetU64LE(data_, pos_));
     pos_ += 8;
-    out = std::bit_cast<double>(bits);
     return absl::OkStatus();
   }
 

@@ -9,8 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
-#include "re2/re2.h"
 #include "common/base/absl_view.h"
+#include "re2/re2.h"
 
 namespace opmap::analysis {
 namespace {

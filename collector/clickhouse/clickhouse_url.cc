@@ -12,8 +12,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "collector/clickhouse/http_client.h"
-#include "common/text/text_util.h"
 #include "common/base/absl_view.h"
+#include "common/text/text_util.h"
 
 namespace opmap::collector::clickhouse {
 namespace {
@@ -77,7 +77,8 @@ absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url, std::string_view hp
     ep.host = std::string(hp.substr(1, close - 1));
     std::string_view rest = hp.substr(close + 1);
     if (!rest.empty()) {
-      if (rest[0] != ':') return Bad(url, absl::StrCat("junk after host '", base::AbslView(hp), "'"));
+      if (rest[0] != ':')
+        return Bad(url, absl::StrCat("junk after host '", base::AbslView(hp), "'"));
       port = rest.substr(1);
       if (port.empty()) return Bad(url, absl::StrCat("empty port in '", base::AbslView(hp), "'"));
     }
@@ -104,7 +105,8 @@ absl::StatusOr<absl::Duration> ParseMs(std::string_view url, std::string_view ke
                                        std::string_view value) {
   int64_t ms = 0;
   if (!absl::SimpleAtoi(base::AbslView(value), &ms) || ms <= 0) {
-    return Bad(url, absl::StrCat(base::AbslView(key), " '", base::AbslView(value), "' is not a positive integer"));
+    return Bad(url, absl::StrCat(base::AbslView(key), " '", base::AbslView(value),
+                                 "' is not a positive integer"));
   }
   return absl::Milliseconds(ms);
 }
@@ -130,7 +132,8 @@ absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
     out.client.endpoints.push_back(*std::move(ep));
   }
   if (!db.empty() && !IsIdentifier(db)) {
-    return Bad(url, absl::StrCat("database '", base::AbslView(db), "' is not an identifier [A-Za-z_][A-Za-z0-9_]*"));
+    return Bad(url, absl::StrCat("database '", base::AbslView(db),
+                                 "' is not an identifier [A-Za-z_][A-Za-z0-9_]*"));
   }
   out.client.database = std::string(db);
 

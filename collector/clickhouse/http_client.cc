@@ -17,15 +17,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
-#include "absl/types/optional.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
-#include "common/base/status_macros.h"
+#include "absl/types/optional.h"
 #include "common/base/absl_view.h"
+#include "common/base/status_macros.h"
 
 namespace opmap::collector::clickhouse {
 namespace {
@@ -33,7 +33,6 @@ namespace {
 constexpr char kCodePayloadUrl[] = "opmap.clickhouse/code";
 constexpr size_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kMaxErrorText = 4096;
-
 
 std::string EndpointName(const Endpoint& e) {
   // IPv6 literals need brackets to be read back as host:port.
@@ -84,10 +83,12 @@ absl::Status WaitFor(int fd, short events, absl::Time deadline, std::string_view
   while (true) {
     pollfd p{fd, events, 0};
     int ms = RemainingMs(deadline);
-    if (ms == 0) return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
+    if (ms == 0)
+      return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
     int n = poll(&p, 1, ms);
     if (n > 0) return absl::OkStatus();
-    if (n == 0) return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
+    if (n == 0)
+      return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
     if (errno != EINTR) return absl::UnavailableError(absl::StrCat("poll: ", strerror(errno)));
   }
 }
@@ -229,7 +230,8 @@ absl::StatusOr<std::string> ReadChunked(Reader& r) {
     std::string_view hex(line);
     if (size_t semi = hex.find(';'); semi != std::string_view::npos) hex = hex.substr(0, semi);
     uint64_t size = 0;
-    if (hex.empty() || !absl::SimpleHexAtoi(absl::StripAsciiWhitespace(base::AbslView(hex)), &size)) {
+    if (hex.empty() ||
+        !absl::SimpleHexAtoi(absl::StripAsciiWhitespace(base::AbslView(hex)), &size)) {
       return absl::UnavailableError(absl::StrCat("bad chunk size '", line, "'"));
     }
     if (size == 0) break;
@@ -381,10 +383,11 @@ absl::StatusOr<Response> HttpClient::PostTo(const Endpoint& ep, std::string_view
   ASSIGN_OR_RETURN(int raw_fd, Connect(ep, options_.connect_timeout));
   Fd fd(raw_fd);
   absl::Time deadline = absl::Now() + options_.request_timeout;
-  std::string head = absl::StrCat(
-      "POST ", base::AbslView(target), " HTTP/1.1\r\nHost: ", EndpointName(ep),
-      "\r\nConnection: close\r\nContent-Type: application/octet-stream\r\n"
-      "X-ClickHouse-User: ", options_.user, "\r\n");
+  std::string head =
+      absl::StrCat("POST ", base::AbslView(target), " HTTP/1.1\r\nHost: ", EndpointName(ep),
+                   "\r\nConnection: close\r\nContent-Type: application/octet-stream\r\n"
+                   "X-ClickHouse-User: ",
+                   options_.user, "\r\n");
   if (!options_.password.empty()) {
     absl::StrAppend(&head, "X-ClickHouse-Key: ", options_.password, "\r\n");
   }

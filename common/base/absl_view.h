@@ -10,7 +10,9 @@
 
 namespace opmap::base {
 
-inline absl::string_view AbslView(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+inline absl::string_view AbslView(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
 
 }  // namespace opmap::base
 

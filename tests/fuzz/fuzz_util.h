@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/base/little_endian.h"
 
 namespace opmap::fuzz {
 
@@ -97,8 +98,7 @@ class Reader {
 
 // The writer side of Reader::Chunk, for seed generators.
 inline void AppendChunk(std::string* out, std::string_view chunk) {
-  const auto n = static_cast<uint32_t>(chunk.size());
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  opmap::base::PutU32LE(out, static_cast<uint32_t>(chunk.size()));
   out->append(chunk);
 }
 

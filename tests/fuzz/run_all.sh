@@ -6,10 +6,11 @@
 #
 # usage: tests/fuzz/run_all.sh SECONDS [--build] [--only NAME[,NAME...]] [-j N] [-- libFuzzer flags]
 #        tests/fuzz/run_all.sh --short          all targets in under 3 minutes (15 s each)
-#        tests/fuzz/run_all.sh --build-only     build the fuzzers, replay and fuzz nothing
+#        tests/fuzz/run_all.sh --build-only     build the fuzzers and stop (no replay, no fuzzing)
 #   --build   run the build even when every fuzzer binary exists (it is incremental)
 #   --only    a subset, e.g. --only config,profile (names with or without _fuzzer)
-#   -j N      fuzz N targets at once (default 1; each target is one process on one core)
+#   -j N      fuzz N targets at once (default 1; each is one process on one core); the
+#             summary lines then come in the order the targets finish
 # env:  OPMAP_FUZZ_BUILD  build directory        (default: <repo>/build-fuzz)
 #       OPMAP_FUZZ_WORK   corpora, logs, crashes (default: /tmp/opmap-fuzz-all)
 #       OPMAP_SHARED_DIR  real data for seeds    (default: <repo>/../shared)
@@ -48,14 +49,16 @@ while (( $# )); do
     --build-only) force_build=1 build_only=1 seconds=0 ;;
     --only) only="$2"; shift ;;
     -j) parallel="$2"; shift
-        [[ "$parallel" =~ ^[1-9][0-9]*$ ]] || { echo "run_all.sh: -j needs a positive count, not '$parallel'" >&2; exit 2; } ;;
+        if [[ ! "$parallel" =~ ^[1-9][0-9]*$ ]]; then
+          echo "run_all.sh: -j needs a positive count, not '$parallel'" >&2; exit 2
+        fi ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) if [[ "$1" =~ ^[0-9]+$ ]]; then seconds="$1"; else echo "run_all.sh: bad argument '$1'" >&2; exit 2; fi ;;
   esac
   shift
 done
-[[ -n "$seconds" ]] || { sed -n '2,24p' "$0" >&2; exit 2; }
+[[ -n "$seconds" ]] || { sed -n '2,22p' "$0" >&2; exit 2; }
 
 selected=()
 for t in "${targets[@]}"; do
@@ -120,8 +123,8 @@ if [[ ! -f "$work/seeds/.done" ]]; then
 fi
 
 # ---- fuzz ---------------------------------------------------------------------------------
-# One target: fuzz it, then write its summary line to $work/logs/<name>.summary and return
-# 1 when it found something.
+# One target: fuzz it, print its summary line (one write, so lines of targets fuzzed at
+# once never interleave) and return 1 when it found something.
 fuzz_one() {
   local name=$1 max_len=$2 dict=$3
   local corpus="$work/corpus/$name" artifacts="$work/artifacts/$name/" log="$work/logs/$name.log"
@@ -148,29 +151,24 @@ fuzz_one() {
   crashes=$(( $(ls "$artifacts" | wc -l) - before ))
   (( rc != 0 && crashes == 0 )) && crashes="rc=$rc"
   printf '%-24s %12s %9s %7s %7s %8s %10s %6ss %s\n' "$name" "${execs:-?}" "${rate:-?}" \
-    "${cov:-?}" "${ft:-?}" "$files" "$bytes" "$wall" "$crashes" > "$work/logs/$name.summary"
+    "${cov:-?}" "${ft:-?}" "$files" "$bytes" "$wall" "$crashes"
   [[ "$crashes" == 0 ]]
 }
 
 printf '%-24s %12s %9s %7s %7s %8s %10s %7s %s\n' fuzzer execs execs/s cov ft corpus bytes wall crashes
-found=0 running=0
+# Waiting on a given pid, not `wait -n`: bash forgets to report a job that ended before
+# `wait -n` was called, and its finding would be lost.
+found=0 pids=()
+reap_oldest() {
+  wait "${pids[0]}" || found=1
+  pids=("${pids[@]:1}")
+}
 for t in "${selected[@]}"; do
   read -r name max_len dict <<<"$t"
-  rm -f "$work/logs/$name.summary"
-  if (( running >= parallel )); then
-    wait -n || found=1
-    running=$((running - 1))
-  fi
+  if (( ${#pids[@]} >= parallel )); then reap_oldest; fi
   fuzz_one "$name" "$max_len" "$dict" &
-  running=$((running + 1))
+  pids+=("$!")
 done
-while (( running > 0 )); do
-  wait -n || found=1
-  running=$((running - 1))
-done
-for t in "${selected[@]}"; do
-  read -r name _ _ <<<"$t"
-  cat "$work/logs/$name.summary" 2>/dev/null || printf '%-24s %s\n' "$name" "no summary (see $work/logs/$name.log)"
-done
+while (( ${#pids[@]} )); do reap_oldest; done
 echo "run_all.sh: logs in $work/logs/, corpora in $work/corpus/, findings in $work/artifacts/"
 exit "$found"

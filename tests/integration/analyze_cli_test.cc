@@ -28,9 +28,12 @@
 #include "gtest/gtest.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/shared_data.h"
+#include "tests/testing/gzip_bytes.h"
 
 namespace opmap {
 namespace {
+
+using ::opmap::testing::GzipBytes;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -45,20 +48,6 @@ Result RunOpmap(const std::vector<std::string>& args) {
   return testing::RunProcess(kBinary, args);
 }
 
-std::string GzipBytes(const std::string& data) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 std::string Gunzip(const std::string& gz) {
   z_stream zs;

@@ -12,13 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "collector/clickhouse/http_client.h"
+#include "common/base/little_endian.h"
 #include "gtest/gtest.h"
 #include "tests/integration/clickhouse_cluster_fixture.h"
 
@@ -32,9 +33,7 @@ using ::opmap::testing::UniqueTableName;
 // RowBinary rows (agent String, seq UInt64, v UInt64): LEB128 length + bytes, then
 // little-endian integers. The same arguments always give the same bytes, which is what
 // block deduplication needs.
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
+using ::opmap::base::PutU64LE;
 std::string Block(uint64_t first_seq, int rows, bool reversed = false) {
   std::string out;
   for (int i = 0; i < rows; ++i) {
@@ -42,8 +41,8 @@ std::string Block(uint64_t first_seq, int rows, bool reversed = false) {
     std::string agent = absl::StrCat("agent-", seq % 16);
     out.push_back(static_cast<char>(agent.size()));  // < 128: one LEB128 byte
     out += agent;
-    PutU64(&out, seq);
-    PutU64(&out, seq * 7);
+    PutU64LE(&out, seq);
+    PutU64LE(&out, seq * 7);
   }
   return out;
 }

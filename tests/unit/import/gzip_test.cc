@@ -16,27 +16,15 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/gzip_bytes.h"
 
 namespace opmap::analysis {
 namespace {
 
+using ::opmap::testing::GzipBytes;
+
 using ::testing::HasSubstr;
 
-// gzip (RFC 1952) bytes of `data`, written by zlib (windowBits 15 + 16).
-std::string GzipAtLevel(const std::string& data, int level = Z_DEFAULT_COMPRESSION) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 // Deterministic, compressible but not trivially so: a fake trace.
 std::string FakeTraceText(size_t events) {
@@ -56,7 +44,7 @@ constexpr size_t kPadding = 64;
 
 TEST(LooksGzippedTest, Magic) {
   EXPECT_TRUE(LooksGzipped(std::string("\x1f\x8b", 2)));
-  EXPECT_TRUE(LooksGzipped(GzipAtLevel("x")));
+  EXPECT_TRUE(LooksGzipped(GzipBytes("x")));
   EXPECT_FALSE(LooksGzipped(""));
   EXPECT_FALSE(LooksGzipped("\x1f"));
   EXPECT_FALSE(LooksGzipped("{\"traceEvents\": []}"));
@@ -66,7 +54,7 @@ TEST(LooksGzippedTest, Magic) {
 TEST(GunzipTest, RoundTrip) {
   const std::string text = FakeTraceText(5000);
   for (int level : {0, 1, 6, 9}) {
-    absl::StatusOr<std::string> out = Gunzip(GzipAtLevel(text, level), kPadding);
+    absl::StatusOr<std::string> out = Gunzip(GzipBytes(text, level), kPadding);
     ASSERT_TRUE(out.ok()) << "level " << level << ": " << out.status();
     EXPECT_EQ(*out, text) << "level " << level;
     EXPECT_GE(out->capacity(), out->size() + kPadding) << "level " << level;
@@ -75,7 +63,7 @@ TEST(GunzipTest, RoundTrip) {
 
 TEST(GunzipTest, EmptyAndTinyPayloads) {
   for (const std::string& text : {std::string(), std::string("x"), std::string("{}")}) {
-    absl::StatusOr<std::string> out = Gunzip(GzipAtLevel(text), kPadding);
+    absl::StatusOr<std::string> out = Gunzip(GzipBytes(text), kPadding);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(*out, text);
     EXPECT_GE(out->capacity(), out->size() + kPadding);
@@ -85,7 +73,7 @@ TEST(GunzipTest, EmptyAndTinyPayloads) {
 TEST(GunzipTest, HighRatioPayloadGrowsPastTheFirstReserve) {
   // 24 MiB of one byte: compresses ~1000:1, inflates over several buffer growths.
   const std::string text(24u << 20, 'a');
-  std::string gz = GzipAtLevel(text, 9);
+  std::string gz = GzipBytes(text, 9);
   ASSERT_LT(gz.size(), 100000u);
   absl::StatusOr<std::string> out = Gunzip(gz, kPadding);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -97,7 +85,7 @@ TEST(GunzipTest, HighRatioPayloadGrowsPastTheFirstReserve) {
 TEST(GunzipTest, ConcatenatedMembers) {
   const std::string a = FakeTraceText(300), b = "second member", c(100000, 'z');
   // The last member's ISIZE (a small one here) is only a hint for the whole output.
-  std::string gz = GzipAtLevel(a) + GzipAtLevel(c) + GzipAtLevel(b);
+  std::string gz = GzipBytes(a) + GzipBytes(c) + GzipBytes(b);
   absl::StatusOr<std::string> out = Gunzip(gz, kPadding);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, a + c + b);
@@ -106,7 +94,7 @@ TEST(GunzipTest, ConcatenatedMembers) {
 
 TEST(GunzipTest, PaddingIsHonouredForAnySize) {
   for (size_t padding : {size_t{0}, size_t{1}, size_t{64}, size_t{4096}, size_t{1} << 20}) {
-    absl::StatusOr<std::string> out = Gunzip(GzipAtLevel(FakeTraceText(50)), padding);
+    absl::StatusOr<std::string> out = Gunzip(GzipBytes(FakeTraceText(50)), padding);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_GE(out->capacity(), out->size() + padding) << "padding " << padding;
   }
@@ -129,7 +117,7 @@ size_t CheapCut(const std::string& gz, size_t target) {
 }
 
 TEST(GunzipTest, TruncatedStreamNamesTheOffset) {
-  const std::string gz = GzipAtLevel(FakeTraceText(600));  // < 64 KiB inflated
+  const std::string gz = GzipBytes(FakeTraceText(600));  // < 64 KiB inflated
   ASSERT_GT(gz.size(), 1000u);
   // Cut in the header, in the deflate data, and in the 8-byte trailer.
   for (size_t target : {size_t{2}, size_t{5}, size_t{9}, size_t{10}, size_t{11}, size_t{100},
@@ -147,7 +135,7 @@ TEST(GunzipTest, TruncatedStreamNamesTheOffset) {
 }
 
 TEST(GunzipTest, TruncatedSecondMember) {
-  const std::string first = GzipAtLevel("first"), second = GzipAtLevel(FakeTraceText(100));
+  const std::string first = GzipBytes("first"), second = GzipBytes(FakeTraceText(100));
   const std::string both = first + second;
   const std::string gz = both.substr(0, CheapCut(both, first.size() + second.size() / 2));
   ASSERT_LT(gz.size(), both.size());
@@ -158,7 +146,7 @@ TEST(GunzipTest, TruncatedSecondMember) {
 }
 
 TEST(GunzipTest, CorruptStreamNamesACompressedOffset) {
-  const std::string gz = GzipAtLevel(FakeTraceText(3000));
+  const std::string gz = GzipBytes(FakeTraceText(3000));
   const size_t k = gz.size() / 2;
   std::string bad = gz;
   for (size_t i = k; i < k + 8; ++i) bad[i] = static_cast<char>(~bad[i]);
@@ -175,7 +163,7 @@ TEST(GunzipTest, CorruptStreamNamesACompressedOffset) {
 
 TEST(GunzipTest, BadCrcAndLengthInTrailer) {
   const std::string text = FakeTraceText(200);
-  std::string gz = GzipAtLevel(text);
+  std::string gz = GzipBytes(text);
   std::string bad_crc = gz;
   bad_crc[gz.size() - 8] ^= 0x55;
   absl::StatusOr<std::string> out = Gunzip(bad_crc, kPadding);
@@ -192,7 +180,7 @@ TEST(GunzipTest, BadCrcAndLengthInTrailer) {
 }
 
 TEST(GunzipTest, BadHeader) {
-  std::string gz = GzipAtLevel("hello");
+  std::string gz = GzipBytes("hello");
   gz[2] = 7;  // compression method other than deflate
   absl::StatusOr<std::string> out = Gunzip(gz, kPadding);
   ASSERT_FALSE(out.ok());
@@ -217,7 +205,7 @@ TEST(GunzipTest, TruncatedFileDoesNotTrustGarbageSizeHint) {
   // bytes of the cut are: here 0x10000000 = 256 MiB as little-endian ISIZE.
   std::string text(2000, 'q');
   text.replace(1000, 4, std::string("\x00\x00\x00\x10", 4));
-  const std::string gz = GzipAtLevel(text, 0);
+  const std::string gz = GzipBytes(text, 0);
   const size_t pos = gz.find(std::string("qq\x00\x00\x00\x10", 6));
   ASSERT_NE(pos, std::string::npos);
   const std::string cut = gz.substr(0, pos + 6);

@@ -3,10 +3,8 @@
 // malformed-input errors (byte offset or traceEvents[i] plus the field).
 #include "analysis/import/kineto_importer.h"
 
-#include <zlib.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,9 +14,12 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/gzip_bytes.h"
 
 namespace opmap::analysis {
 namespace {
+
+using ::opmap::testing::GzipBytes;
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;
@@ -405,20 +406,6 @@ TEST(KinetoImporterTest, JsonBufferWithoutPaddingIsAccepted) {
   EXPECT_GE(doc.capacity(), doc.size() + KinetoRequiredPadding());
 }
 
-std::string GzipBytes(const std::string& data) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 TEST(KinetoImporterTest, GzipBytesAreInflated) {
   absl::StatusOr<Trace> t = ImportKinetoBytes(GzipBytes(Doc({Kernel("3", "1")})));

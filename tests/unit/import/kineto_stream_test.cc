@@ -2,11 +2,9 @@
 // the same Trace and the same errors (byte offsets in the whole text, traceEvents[i]),
 // events larger than a window, the per-event size limit, progress, and gzip damage
 // reported as such even when the garbage it inflates to is invalid JSON.
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -18,26 +16,15 @@
 #include "analysis/import/kineto_importer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/gzip_bytes.h"
 
 namespace opmap::analysis {
 namespace {
 
+using ::opmap::testing::GzipBytes;
+
 using ::testing::HasSubstr;
 
-std::string Gzip(const std::string& data, int level = 1) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 std::string Event(size_t i) {
   switch (i % 4) {
@@ -96,7 +83,7 @@ absl::StatusOr<Trace> ImportBoth(const std::string& doc) {
   std::string plain = doc;
   absl::StatusOr<Trace> a = ImportKinetoJson(plain);
   EXPECT_EQ(plain, doc) << "ImportKinetoJson changed the text";
-  absl::StatusOr<Trace> b = ImportKinetoBytes(Gzip(doc));
+  absl::StatusOr<Trace> b = ImportKinetoBytes(GzipBytes(doc, 1));
   EXPECT_EQ(Summary(a), Summary(b));
   return a;
 }
@@ -209,7 +196,7 @@ TEST(KinetoStreamTest, GzipProgressEndsAtTheTextSize) {
   std::vector<std::pair<size_t, size_t>> calls;
   KinetoImportOptions options;
   options.progress = [&](size_t done, size_t total) { calls.emplace_back(done, total); };
-  absl::StatusOr<Trace> t = ImportKinetoBytes(Gzip(doc), options);
+  absl::StatusOr<Trace> t = ImportKinetoBytes(GzipBytes(doc, 1), options);
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_GT(calls.size(), 3u);
   for (size_t i = 1; i < calls.size(); ++i) {
@@ -221,7 +208,7 @@ TEST(KinetoStreamTest, GzipProgressEndsAtTheTextSize) {
 }
 
 TEST(KinetoStreamTest, CorruptGzipWinsOverTheGarbageItInflatesTo) {
-  const std::string gz = Gzip(BigDoc(40000), 6);
+  const std::string gz = GzipBytes(BigDoc(40000), 6);
   for (size_t k : {gz.size() / 4, gz.size() / 2}) {
     std::string bad = gz;
     for (size_t i = k; i < k + 16; ++i) bad[i] = static_cast<char>(~bad[i]);

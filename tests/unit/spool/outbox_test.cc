@@ -17,10 +17,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-constexpr size_t kPayload = 1000;
-// Record size on disk for a one-character session id.
-constexpr uint64_t kRecord = SpoolRecordSize(1, kPayload);
-
 // A one-character session id per batch number: the cap tests drop batches, and a session
 // that loses one loses the rest too (DropsTheRestOfASessionThatLostABatch), so each batch
 // there is a session of its own.

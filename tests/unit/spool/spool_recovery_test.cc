@@ -19,9 +19,6 @@ namespace {
 
 using ::testing::ElementsAre;
 
-constexpr size_t kRecoveryPayload = 1000;
-constexpr uint64_t kRecoveryRecord = SpoolRecordSize(1, kRecoveryPayload);
-
 // Batch i of a run: sessions A and B alternate, each with seqs 1, 2, ...
 OutboxKey KeyOf(int i) { return {i % 2 ? "B" : "A", static_cast<uint64_t>(i / 2 + 1)}; }
 
@@ -53,13 +50,13 @@ void FlipByte(const std::filesystem::path& file, uint64_t offset) {
 TEST_F(SpoolTest, SigkillKeepsEverySpooledUnackedBatchExactlyOnce) {
   // Memory holds 4 batches: of 20 pushed, the first 16 are spooled, the last 4 only in
   // memory (lost to the SIGKILL, by design). A/1..A/3 are acked before the kill.
-  const OutboxOptions opt = Options(4 * kRecoveryPayload);
+  const OutboxOptions opt = Options(4 * kPayload);
   ASSERT_TRUE(RunAndKill([&] {
     absl::StatusOr<std::unique_ptr<Outbox>> o = Outbox::Open(opt);
     if (!o.ok()) return false;
     for (int i = 0; i < 20; ++i) {
       OutboxKey k = KeyOf(i);
-      if (!(*o)->Push(k, BatchBytes(k.session_id, k.seq, kRecoveryPayload)).ok()) return false;
+      if (!(*o)->Push(k, BatchBytes(k.session_id, k.seq, kPayload)).ok()) return false;
     }
     const bool ok = (*o)->Ack("A", 3).ok();
     o->release();  // a SIGKILL runs no destructor (which would Close and spill)
@@ -68,11 +65,11 @@ TEST_F(SpoolTest, SigkillKeepsEverySpooledUnackedBatchExactlyOnce) {
   auto o = OpenOrDie(opt);
   const OutboxStats st = o->stats();
   EXPECT_EQ(st.recovered_batches, 13u);
-  EXPECT_EQ(st.recovered_bytes, 13 * kRecoveryPayload);
+  EXPECT_EQ(st.recovered_bytes, 13 * kPayload);
   EXPECT_EQ(st.recovered_acked_skipped, 3u);
   EXPECT_EQ(st.torn_records_discarded, 0u);
   EXPECT_EQ(st.spool_batches, 13u);
-  EXPECT_THAT(Keys(Drain(*o, kRecoveryPayload)),
+  EXPECT_THAT(Keys(Drain(*o, kPayload)),
               ElementsAre("B/1", "B/2", "B/3", "A/4", "B/4", "A/5", "B/5", "A/6", "B/6",
                           "A/7", "B/7", "A/8", "B/8"));
   // The session's seq carries on after recovery.
@@ -81,13 +78,13 @@ TEST_F(SpoolTest, SigkillKeepsEverySpooledUnackedBatchExactlyOnce) {
 }
 
 TEST_F(SpoolTest, SpillBeforeSigkillKeepsTheMemoryPartToo) {
-  const OutboxOptions opt = Options(4 * kRecoveryPayload);
+  const OutboxOptions opt = Options(4 * kPayload);
   ASSERT_TRUE(RunAndKill([&] {
     absl::StatusOr<std::unique_ptr<Outbox>> o = Outbox::Open(opt);
     if (!o.ok()) return false;
     for (int i = 0; i < 20; ++i) {
       OutboxKey k = KeyOf(i);
-      if (!(*o)->Push(k, BatchBytes(k.session_id, k.seq, kRecoveryPayload)).ok()) return false;
+      if (!(*o)->Push(k, BatchBytes(k.session_id, k.seq, kPayload)).ok()) return false;
     }
     const bool ok = (*o)->Ack("A", 3).ok() && (*o)->Spill().ok();
     o->release();
@@ -95,33 +92,33 @@ TEST_F(SpoolTest, SpillBeforeSigkillKeepsTheMemoryPartToo) {
   }));
   auto o = OpenOrDie(opt);
   EXPECT_EQ(o->stats().recovered_batches, 17u);
-  std::vector<OutboxItem> items = Drain(*o, kRecoveryPayload);
+  std::vector<OutboxItem> items = Drain(*o, kPayload);
   ASSERT_EQ(items.size(), 17u);
   EXPECT_EQ(Keys(items).front(), "B/1");
   EXPECT_EQ(Keys(items).back(), "B/10");
   // Reopened again without acks: the same 17, not one more.
   o.reset();
   o = OpenOrDie(opt);
-  EXPECT_EQ(Drain(*o, kRecoveryPayload).size(), 17u);
+  EXPECT_EQ(Drain(*o, kPayload).size(), 17u);
 }
 
 TEST_F(SpoolTest, TornTailIsDiscardedAndCountedTheRestIntact) {
   const OutboxOptions opt = Options(0);
   {
     auto o = OpenOrDie(opt);
-    for (uint64_t q = 1; q <= 10; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kRecoveryPayload)).ok());
+    for (uint64_t q = 1; q <= 10; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kPayload)).ok());
   }
   auto files = SegmentFiles(dir_);
   ASSERT_EQ(files.size(), 1u);
-  ASSERT_EQ(std::filesystem::file_size(files[0]), 10 * kRecoveryRecord);
-  std::filesystem::resize_file(files[0], 10 * kRecoveryRecord - 500);  // the 10th cut mid-payload
+  ASSERT_EQ(std::filesystem::file_size(files[0]), 10 * kRecord);
+  std::filesystem::resize_file(files[0], 10 * kRecord - 500);  // the 10th cut mid-payload
 
   auto o = OpenOrDie(opt);
   const OutboxStats st = o->stats();
   EXPECT_EQ(st.torn_records_discarded, 1u);
-  EXPECT_EQ(st.torn_bytes_discarded, kRecoveryRecord - 500);
+  EXPECT_EQ(st.torn_bytes_discarded, kRecord - 500);
   EXPECT_EQ(st.recovered_batches, 9u);
-  std::vector<OutboxItem> items = Drain(*o, kRecoveryPayload);
+  std::vector<OutboxItem> items = Drain(*o, kPayload);
   ASSERT_EQ(items.size(), 9u);
   for (size_t i = 0; i < 9; ++i) EXPECT_EQ(items[i].key.seq, i + 1);
 }
@@ -130,44 +127,44 @@ TEST_F(SpoolTest, TornHeaderAtTheTailIsDiscardedToo) {
   const OutboxOptions opt = Options(0);
   {
     auto o = OpenOrDie(opt);
-    for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kRecoveryPayload)).ok());
+    for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kPayload)).ok());
   }
   auto files = SegmentFiles(dir_);
-  std::filesystem::resize_file(files[0], 2 * kRecoveryRecord + 7);  // inside the 3rd header
+  std::filesystem::resize_file(files[0], 2 * kRecord + 7);  // inside the 3rd header
   auto o = OpenOrDie(opt);
   EXPECT_EQ(o->stats().torn_records_discarded, 1u);
   EXPECT_EQ(o->stats().torn_bytes_discarded, 7u);
-  EXPECT_EQ(Drain(*o, kRecoveryPayload).size(), 2u);
+  EXPECT_EQ(Drain(*o, kPayload).size(), 2u);
 }
 
 TEST_F(SpoolTest, FlippedBytesCostOnlyTheirRecords) {
   const OutboxOptions opt = Options(0);
   {
     auto o = OpenOrDie(opt);
-    for (uint64_t q = 1; q <= 10; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kRecoveryPayload)).ok());
+    for (uint64_t q = 1; q <= 10; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kPayload)).ok());
   }
   auto files = SegmentFiles(dir_);
-  FlipByte(files[0], 2 * kRecoveryRecord + 5);          // A/3's length field
-  FlipByte(files[0], 6 * kRecoveryRecord + kRecoveryRecord / 2);  // inside A/7's payload
+  FlipByte(files[0], 2 * kRecord + 5);          // A/3's length field
+  FlipByte(files[0], 6 * kRecord + kRecord / 2);  // inside A/7's payload
   auto o = OpenOrDie(opt);
   OutboxStats st = o->stats();
   EXPECT_EQ(st.torn_records_discarded, 2u);
-  EXPECT_EQ(st.torn_bytes_discarded, 2 * kRecoveryRecord);
+  EXPECT_EQ(st.torn_bytes_discarded, 2 * kRecord);
   EXPECT_EQ(st.recovered_batches, 8u);
-  EXPECT_THAT(Keys(Drain(*o, kRecoveryPayload)),
+  EXPECT_THAT(Keys(Drain(*o, kPayload)),
               ElementsAre("A/1", "A/2", "A/4", "A/5", "A/6", "A/8", "A/9", "A/10"));
 }
 
 TEST_F(SpoolTest, RecordDamagedAfterItWasSpooledIsNeverSent) {
   auto o = OpenOrDie(Options(0));
-  for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kRecoveryPayload)).ok());
-  FlipByte(SegmentFiles(dir_)[0], kRecoveryRecord + 100);  // A/2, while the outbox is open
+  for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kPayload)).ok());
+  FlipByte(SegmentFiles(dir_)[0], kRecord + 100);  // A/2, while the outbox is open
   // A/3 could never be stored after A/2's loss (the collector stores seqs in order): it
   // goes too, as a drop.
-  EXPECT_THAT(Keys(Drain(*o, kRecoveryPayload)), ElementsAre("A/1"));
+  EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("A/1"));
   const OutboxStats st = o->stats();
   EXPECT_EQ(st.torn_records_discarded, 1u);
-  EXPECT_EQ(st.torn_bytes_discarded, kRecoveryRecord);
+  EXPECT_EQ(st.torn_bytes_discarded, kRecord);
   EXPECT_EQ(st.dropped_batches, 1u);
   EXPECT_EQ(st.spool_batches, 1u);
 }
@@ -175,7 +172,7 @@ TEST_F(SpoolTest, RecordDamagedAfterItWasSpooledIsNeverSent) {
 TEST_F(SpoolTest, CloseSpillsMemoryAndACorruptStateFileOnlyCostsResends) {
   {
     auto o = OpenOrDie(Options(1 << 20));
-    for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kRecoveryPayload)).ok());
+    for (uint64_t q = 1; q <= 3; ++q) ASSERT_TRUE(o->Push({"A", q}, BatchBytes("A", q, kPayload)).ok());
     ASSERT_EQ(o->stats().spool_batches, 0u);
     ASSERT_TRUE(o->Ack("A", 1).ok());
     ASSERT_TRUE(o->Close().ok());
@@ -190,7 +187,7 @@ TEST_F(SpoolTest, CloseSpillsMemoryAndACorruptStateFileOnlyCostsResends) {
   auto o = OpenOrDie(Options(1 << 20));
   EXPECT_TRUE(o->stats().state_file_discarded);
   // A/2's ack was lost with the state file: it is resent (the collector drops it).
-  EXPECT_THAT(Keys(Drain(*o, kRecoveryPayload)), ElementsAre("A/2", "A/3"));
+  EXPECT_THAT(Keys(Drain(*o, kPayload)), ElementsAre("A/2", "A/3"));
 }
 
 }  // namespace

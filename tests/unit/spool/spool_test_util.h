@@ -12,9 +12,15 @@
 #include <vector>
 
 #include "agent/spool/outbox.h"
+#include "agent/spool/spool_record.h"
 #include "gtest/gtest.h"
 
 namespace opmap::agent::testing {
+
+// The payload size the spool tests push, and its record's size on disk for a
+// one-character session id.
+inline constexpr size_t kPayload = 1000;
+inline constexpr uint64_t kRecord = SpoolRecordSize(1, kPayload);
 
 // Bytes that differ for every (session, seq) and every position.
 inline std::string BatchBytes(const std::string& session, uint64_t seq, size_t size) {
