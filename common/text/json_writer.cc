@@ -100,6 +100,10 @@ JsonWriter& JsonWriter::Double(double value, int decimals) {
   Separate();
   if (!std::isfinite(value)) {
     out_.append("null");
+  } else if (decimals <= 0 && std::fabs(value) >= 0x1p63) {
+    // "%.0f" would write an integer literal wider than int64, which strict readers
+    // (simdjson, most typed decoders) refuse; the exponent form is the same double.
+    absl::StrAppendFormat(&out_, "%.17g", value);
   } else {
     absl::StrAppendFormat(&out_, "%.*f", decimals, value);
   }

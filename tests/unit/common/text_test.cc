@@ -32,6 +32,16 @@ TEST(JsonWriter, ObjectsArraysAndNonFiniteNumbers) {
   EXPECT_EQ(w.str(), R"({"n":3,"x":1.50,"a":[null,"s"]})");
 }
 
+// A whole number wider than int64 (a hostile ncu export's dram_bytes) is written in
+// exponent form: as an integer literal, simdjson and typed readers refuse the report.
+TEST(JsonWriter, WholeNumbersBeyondInt64UseTheExponentForm) {
+  JsonWriter w;
+  w.BeginArray().Double(1.5e110, 0).Double(-1e19, 0).Double(9.2e18, 0).Double(1e20, 2);
+  w.EndArray();
+  EXPECT_EQ(w.str(), "[1.5e+110,-1e+19,9200000000000000000,"
+                     "100000000000000000000.00]");
+}
+
 TEST(Csv, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
