@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
@@ -106,6 +107,35 @@ absl::Status SqliteStore::CheckIntegrity() {
       "%s: the store failed PRAGMA quick_check (%s): move it aside and restore the last "
       "backup (docs/operations.md, \"A damaged store\")",
       db->path(), check.ok() ? *check : std::string(check.status().message())));
+}
+
+absl::Status SqliteStore::RemoveAllRowsForTesting() {
+  if (reader_ != nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: only a \":memory:\" store can be emptied", reader_->path()));
+  }
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> tables;
+  {
+    ASSIGN_OR_RETURN(sqlite::Statement st,
+                     db_->Prepare("SELECT name FROM sqlite_master WHERE type = 'table'"));
+    for (;;) {
+      ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      tables.emplace_back(st.Text(0));
+    }
+  }
+  ASSIGN_OR_RETURN(sqlite::Transaction tx, sqlite::Transaction::Begin(*db_));
+  for (const std::string& table : tables) {
+    if (table == "meta") {
+      RETURN_IF_ERROR(db_->Exec("DELETE FROM meta WHERE key = 'commits'"));
+    } else {
+      RETURN_IF_ERROR(db_->Exec(absl::StrCat("DELETE FROM \"", table, "\"")));
+    }
+  }
+  RETURN_IF_ERROR(tx.Commit());
+  commits_ = 0;
+  return absl::OkStatus();
 }
 
 SqliteStore::~SqliteStore() {

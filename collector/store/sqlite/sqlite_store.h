@@ -125,6 +125,11 @@ class SqliteStore final : public Store {
 
   ~SqliteStore() override;
   int64_t rollup_bucket_ns() const { return bucket_ns_; }
+  // Empties a ":memory:" store (every row of every table; the commit count back to 0)
+  // and keeps its schema and prepared statements, so a fuzzer reuses one store across
+  // inputs instead of paying schema setup and statement preparation per input. A file
+  // store answers FailedPrecondition: nothing deletes a real store's data this way.
+  absl::Status RemoveAllRowsForTesting();
   // The background checkpointer (null for ":memory:"): tests flush it.
   WalCheckpointer* checkpointer() { return checkpointer_.get(); }
 
