@@ -33,7 +33,9 @@
 #include "collector/query_service.h"
 #include "collector/store/store.h"
 #include "collector/store_health.h"
+#include "common/log/rate_limited_log.h"
 #include "common/version/version.h"
+#include "google/protobuf/stubs/logging.h"
 
 namespace opmap::collector {
 namespace {
@@ -42,6 +44,24 @@ constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
 
 void Log(const std::string& line) { std::fprintf(stderr, "opmap-collector: %s\n", line.c_str()); }
+
+// Lines a peer can cause once per message (a refused batch, a message protobuf will not
+// parse): at most a burst of 100, then 60 a minute, with the count of what was left out.
+void PeerLog(const std::string& line) {
+  static log::RateLimitedLog* const limited = new log::RateLimitedLog(Log, log::RateLimit{}, [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  });
+  limited->Write(line);
+}
+
+// Protobuf logs one line per string field that is not UTF-8 in a message it refuses.
+void ProtobufLog(google::protobuf::LogLevel level, const char*, int, const std::string& message) {
+  PeerLog(absl::StrFormat("protobuf %s: %s",
+                          level >= google::protobuf::LOGLEVEL_ERROR ? "error" : "warning",
+                          message));
+}
 
 bool ReadWholeFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -138,13 +158,14 @@ int Run(const CollectorConfig& config) {
   CollectorMetrics metrics;
   StoreHealth health;
   metrics.health = &health;
+  google::protobuf::SetLogHandler(ProtobufLog);
   IngestOptions ingest_options;
   ingest_options.health = &health;
   ingest_options.max_session_records = config.max_session_records;
   ingest_options.max_held_records = config.max_held_records;
   ingest_options.max_streams = static_cast<int>(config.max_streams);
   ingest_options.max_streams_per_principal = static_cast<int>(config.max_streams_per_token);
-  ingest_options.log = Log;
+  ingest_options.log = PeerLog;
   IngestService ingest(store->get(), &auth, &metrics, ingest_options);
   QueryOptions query_options;
   query_options.health = &health;

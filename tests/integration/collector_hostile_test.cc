@@ -24,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "analysis/import/kineto_importer.h"
 #include "collector/received_batch.h"
 #include "gmock/gmock.h"
@@ -140,6 +141,24 @@ class CollectorHostileTest : public ::testing::Test {
     // An export of no session holds no event (the importer refuses it as empty).
     return back.ok() ? static_cast<int64_t>(back->gpu_events.size()) : 0;
   }
+  // One Ingest stream carrying `bytes` as its only message (ReceivedBatch's traits send
+  // them as they are, Batch or not); the status the collector ended it with.
+  grpc::Status SendRawMessage(const std::string& bytes) {
+    std::shared_ptr<grpc::Channel> channel = Channel();
+    const grpc::internal::RpcMethod method("/opmap.v1.Ingest/Ingest",
+                                           grpc::internal::RpcMethod::BIDI_STREAMING, channel);
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAgentToken));
+    std::unique_ptr<grpc::ClientReaderWriter<collector::ReceivedBatch, Ack>> stream(
+        grpc::internal::ClientReaderWriterFactory<collector::ReceivedBatch, Ack>::Create(
+            channel.get(), method, &ctx));
+    collector::ReceivedBatch message;
+    message.bytes = bytes;
+    if (stream->Write(message)) stream->WritesDone();
+    Ack ack;
+    EXPECT_FALSE(stream->Read(&ack));
+    return stream->Finish();
+  }
   // The well-behaved peer: one complete session through a fresh stream.
   void WellBehavedSessionIsStored(const std::string& session) {
     Stream s(Channel(), kAgentToken);
@@ -207,28 +226,41 @@ TEST_F(CollectorHostileTest, ImportSessionsAreNamespacedByToken) {
 // Finding 11: an unparseable Batch ended the stream with status OK, no ack, no message.
 TEST_F(CollectorHostileTest, UnparseableBatchEndsTheStreamInvalidArgument) {
   StartCollector();
-  std::shared_ptr<grpc::Channel> channel = Channel();
-  const grpc::internal::RpcMethod method("/opmap.v1.Ingest/Ingest",
-                                         grpc::internal::RpcMethod::BIDI_STREAMING, channel);
-  grpc::ClientContext ctx;
-  ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAgentToken));
-  // ReceivedBatch's traits send `bytes` as they are: here, not a Batch at all.
-  std::unique_ptr<grpc::ClientReaderWriter<collector::ReceivedBatch, Ack>> stream(
-      grpc::internal::ClientReaderWriterFactory<collector::ReceivedBatch, Ack>::Create(
-          channel.get(), method, &ctx));
-  collector::ReceivedBatch garbage;
-  garbage.bytes = std::string("\xff\xff\xff\xff\x0f", 5);
-  ASSERT_TRUE(stream->Write(garbage));
-  stream->WritesDone();
-  Ack ack;
-  EXPECT_FALSE(stream->Read(&ack));
-  grpc::Status st = stream->Finish();
+  // Not a Batch at all.
+  grpc::Status st = SendRawMessage(std::string("\xff\xff\xff\xff\x0f", 5));
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(st.error_message(),
             "message 1 of this stream (5 bytes) does not parse as opmap.v1.Batch; nothing of "
             "it was stored");
   EXPECT_EQ(collector_->Metric("opmap_collector_malformed_messages_total"), 1);
   WellBehavedSessionIsStored("after-garbage");
+}
+
+// Protobuf logs a line for each message whose string field is not UTF-8, and each
+// refused batch is logged: a peer sending such messages in a loop filled the log at its
+// own rate. Past a burst of 100 the peer's lines are cut to 60 a minute, and the next
+// line let through counts what was left out.
+TEST_F(CollectorHostileTest, LinesAPeerCausesAreRateLimited) {
+  StartCollector();
+  const std::string bad_agent_id("\x0a\x01\xff", 3);  // agent_id = "\xff"
+  constexpr int kMessages = 400;
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(SendRawMessage(bad_agent_id).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(collector_->Metric("opmap_collector_malformed_messages_total"), kMessages);
+  absl::SleepFor(absl::Seconds(1.5));  // room for one more line
+  ASSERT_EQ(SendRawMessage(bad_agent_id).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  const std::string log = collector_->Log();
+  int protobuf_lines = 0;
+  for (size_t at = log.find("protobuf error:"); at != std::string::npos;
+       at = log.find("protobuf error:", at + 1)) {
+    ++protobuf_lines;
+  }
+  EXPECT_GE(protobuf_lines, 100) << log;
+  EXPECT_LE(protobuf_lines, 110) << log;  // the burst, and the ~1 a second regained
+  EXPECT_THAT(log, ::testing::ContainsRegex("\\([0-9]+ log lines suppressed: more than 60 a "
+                                          "minute\\)"));
+  WellBehavedSessionIsStored("after-the-flood");
 }
 
 // Finding 7: durations up to INT64_MAX were accepted and sums overflowed (a layer type's
