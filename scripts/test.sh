@@ -5,12 +5,14 @@
 #
 # Stages (each prints how long it took):
 #   1. scripts/setup.sh: the Debian packages (clang and its fuzzing runtime included);
-#   2. build/ (gcc, Release: -O2, no debug info) and ctest, with the ClickHouse test
-#      cluster started beside it unless OPMAP_NO_CLICKHOUSE=1;
-#   3. build-fuzz/ (clang, ASan + UBSan, libFuzzer: tests/fuzz/run_all.sh): the committed
-#      crash inputs and seeds replayed, then each of the 9 targets fuzzed for
-#      OPMAP_FUZZ_SECONDS (default 10) from the committed seeds plus, where ../shared is
-#      present, seeds cut from the real data. OPMAP_NO_FUZZ=1 skips this stage.
+#   2. build/ (gcc, Release: -O2, no debug info), with the ClickHouse test cluster started
+#      beside it unless OPMAP_NO_CLICKHOUSE=1;
+#   3. ctest, with build-fuzz/ (clang, ASan + UBSan, libFuzzer) built niced beside it;
+#      the tests labelled needs_idle_cpu run last, alone;
+#   4. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
+#      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 10), two at a time, from the
+#      committed seeds plus, where ../shared is present, seeds cut from the real data.
+#      OPMAP_NO_FUZZ=1 skips the fuzz build and this stage.
 # env: OPMAP_BUILD_DIR (build), OPMAP_FUZZ_BUILD (build-fuzz), OPMAP_FUZZ_WORK (corpora
 #      and findings, default /tmp/opmap-fuzz-all, kept between runs)
 set -euo pipefail
@@ -22,30 +24,80 @@ scripts/setup.sh
 stage setup
 
 BUILD_DIR="${OPMAP_BUILD_DIR:-build}"
+fuzz=1
+[[ "${OPMAP_NO_FUZZ:-0}" == "1" ]] && fuzz=0
+# Work started in the background is stopped however the run ends.
+bg_pids=()
+cleanup() {
+  for pid in "${bg_pids[@]}"; do
+    pkill -TERM -P "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
+  done
+  if [[ -n "${CH_DIR:-}" ]]; then
+    scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null 2>&1 || true
+    rm -rf "$CH_DIR"
+  fi
+}
+trap cleanup EXIT
+# wait_for PID LOG WHAT: the background job's status; its log is printed when it failed.
+wait_for() {
+  if ! wait "$1"; then
+    echo "test.sh: $3 failed:" >&2
+    cat "$2" >&2
+    exit 2
+  fi
+}
+
+# ClickHouse test cluster (issue 8): ZooKeeper + 3 servers on 127.0.0.1, free ports. It
+# starts beside the build (its start is mostly waiting). OPMAP_NO_CLICKHOUSE=1: not
+# started, its tests skip.
+if [[ "${OPMAP_NO_CLICKHOUSE:-0}" != "1" ]]; then
+  CH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/opmap-ch.XXXXXX")
+  # A longer start timeout than alone: the build takes the CPU meanwhile.
+  OPMAP_CH_START_TIMEOUT="${OPMAP_CH_START_TIMEOUT:-300}" \
+    scripts/clickhouse_cluster.sh start "$CH_DIR" > "$CH_DIR/start.log" 2>&1 &
+  ch_pid=$!
+  bg_pids+=("$ch_pid")
+fi
+
 # The fuzz stage replays the committed fuzz inputs with the sanitizers on, so the gcc
 # build does not build its own replay binary (OPMAP_FUZZ_REPLAY) unless that stage is off.
 replay=OFF
-[[ "${OPMAP_NO_FUZZ:-0}" == "1" ]] && replay=ON
+(( fuzz )) || replay=ON
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPMAP_FUZZ_REPLAY=$replay
 cmake --build "$BUILD_DIR" -j2
 stage build
-# ClickHouse test cluster (issue 8): ZooKeeper + 3 servers on 127.0.0.1, free ports,
-# stopped however the run ends. OPMAP_NO_CLICKHOUSE=1: not started, its tests skip.
-if [[ "${OPMAP_NO_CLICKHOUSE:-0}" != "1" ]]; then
-  CH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/opmap-ch.XXXXXX")
-  trap 'scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null; rm -rf "$CH_DIR"' EXIT
-  scripts/clickhouse_cluster.sh start "$CH_DIR"
+
+if [[ -n "${CH_DIR:-}" ]]; then
+  wait_for "$ch_pid" "$CH_DIR/start.log" "starting the ClickHouse test cluster"
   export OPMAP_CLICKHOUSE_ENV="$CH_DIR/cluster.env"
 fi
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600
+# The fuzzers build (clang, ASan) niced beside the tests: most tests wait on sockets and
+# child processes, so the build mostly takes CPU they leave idle. The tests that time
+# live processes (label needs_idle_cpu) run after it, with nothing beside them.
+if (( fuzz )); then
+  fuzz_build_log=$(mktemp "${TMPDIR:-/tmp}/opmap-fuzz-build.XXXXXX")
+  NICE=19 tests/fuzz/run_all.sh --build-only > "$fuzz_build_log" 2>&1 &
+  fuzz_build_pid=$!
+  bg_pids+=("$fuzz_build_pid")
+fi
+ctest_rc=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 -LE needs_idle_cpu ||
+  ctest_rc=$?
+if (( fuzz )); then
+  wait_for "$fuzz_build_pid" "$fuzz_build_log" "building the fuzzers"
+  stage "ctest (and the fuzz build beside it)"
+fi
+ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L needs_idle_cpu || ctest_rc=$?
 stage ctest
 if [[ -n "${CH_DIR:-}" ]]; then
-  scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null; rm -rf "$CH_DIR"; trap - EXIT
+  scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null; rm -rf "$CH_DIR"; CH_DIR=""
 fi
+(( ctest_rc == 0 )) || exit "$ctest_rc"
 
-if [[ "${OPMAP_NO_FUZZ:-0}" != "1" ]]; then
-  # The fuzzers compete with nothing here: no nice. A finding fails the run; its input is
-  # under $OPMAP_FUZZ_WORK/artifacts/ (docs/fuzzing.md says what to do with it).
-  NICE=0 tests/fuzz/run_all.sh "${OPMAP_FUZZ_SECONDS:-10}" --build
+if (( fuzz )); then
+  # Nothing else runs now: two targets at once, no nice. A finding fails the run; its
+  # input is under $OPMAP_FUZZ_WORK/artifacts/ (docs/fuzzing.md says what to do with it).
+  NICE=0 tests/fuzz/run_all.sh "${OPMAP_FUZZ_SECONDS:-10}" -j 2
   stage fuzz
 fi
