@@ -229,13 +229,17 @@ absl::StatusOr<int64_t> ParseId(const CsvRecord& row, int col) {
 
 void TakeLaunchColumns(const std::vector<std::string>& header, const CsvRecord& row,
                        NcuKernel& k) {
+  // A long-format row may stop before the header does (the trailing rule columns are
+  // optional): a column past its end is absent, not read.
+  auto cell = [&](std::string_view name) -> const std::string* {
+    const int c = Find(header, name);
+    return c >= 0 && static_cast<size_t>(c) < row.fields.size() ? &row.fields[c] : nullptr;
+  };
   int64_t v = 0;
-  if (int c = Find(header, "Device");
-      c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
+  if (const std::string* d = cell("Device"); d && absl::SimpleAtoi(base::AbslView(*d), &v)) {
     k.device = static_cast<int32_t>(v);
   }
-  if (int c = Find(header, "Stream");
-      c >= 0 && absl::SimpleAtoi(base::AbslView(row.fields[c]), &v)) {
+  if (const std::string* s = cell("Stream"); s && absl::SimpleAtoi(base::AbslView(*s), &v)) {
     k.stream = v;
   }
 }

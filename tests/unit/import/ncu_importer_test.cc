@@ -315,6 +315,23 @@ TEST(NcuImport, NotAvailableIsNotZero) {
   EXPECT_EQ(p->kernels[0].dram_bytes, 1500.0);
 }
 
+// A long-format row may stop before the header's trailing columns (the fuzzer found the
+// Device and Stream columns read past a short row's end): they are then absent.
+TEST(NcuImport, LongFormRowShorterThanTheLaunchColumns) {
+  absl::StatusOr<NcuProfile> p = ImportNcuCsv(
+      "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\",\"Device\","
+      "\"Stream\"\n"
+      "\"0\",\"k\",\"dram__bytes.sum\",\"byte\",\"1,024\"\n"
+      "\"1\",\"k2\",\"dram__bytes.sum\",\"byte\",\"8\",\"3\",\"9\"\n");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->kernels.size(), 2u);
+  EXPECT_EQ(p->kernels[0].dram_bytes, 1024.0);
+  EXPECT_EQ(p->kernels[0].device, NcuKernel{}.device);
+  EXPECT_EQ(p->kernels[0].stream, NcuKernel{}.stream);
+  EXPECT_EQ(p->kernels[1].device, 3);
+  EXPECT_EQ(p->kernels[1].stream, 9);
+}
+
 std::string ErrorOf(std::string_view csv) {
   absl::StatusOr<NcuProfile> p = ImportNcuCsv(csv);
   EXPECT_FALSE(p.ok());
