@@ -11,6 +11,8 @@
 #include "common/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/rollup.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "grpcpp/support/method_handler.h"
 
 namespace opmap::collector {
@@ -66,6 +68,21 @@ Batch Remainder(const Batch& b, bool keep_delta, uint32_t string_count,
   } else {
     out.mutable_strings()->set_base_index(string_count);
     if (string_count == 0) out.mutable_strings()->add_strings("");
+  }
+  return out;
+}
+
+// A rejected batch's remainder as bytes that depend only on its content: protobuf
+// writes map entries (the resource's labels) in hash order unless told otherwise, and a
+// resend of the same batch through another collector must store the same bytes (the
+// ClickHouse engine deduplicates identical inserts, nothing else).
+std::string DeterministicBytes(const Batch& b) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    b.SerializeToCodedStream(&coded);
   }
   return out;
 }
@@ -325,7 +342,7 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   if (to_store == &batch && received != nullptr) {
     commit.payload = std::move(*received);
   } else {
-    commit.payload = to_store->SerializeAsString();
+    commit.payload = DeterministicBytes(*to_store);
   }
   commit.received_ns = NowNs();
   commit.string_count_after = assembler.string_count();

@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tests/unit/collector/collector_fixture.h"
 
 namespace opmap::collector::test_support {
@@ -172,6 +174,41 @@ TEST_P(CollectorTest, ValidBatchIsStoredAsReceived) {
   EXPECT_EQ(remainder.seq(), 2u);
   EXPECT_EQ(remainder.kernels().dur_ns_size(), 0);
   EXPECT_EQ(stored[2], batches[2].SerializeAsString());
+}
+
+// A rejected batch's remainder is serialized with its labels in key order, whatever
+// order they were set in: the same batch resent through another collector stores the
+// same bytes, so the ClickHouse engine's block deduplication holds it once.
+TEST_P(CollectorTest, RemainderBytesDoNotDependOnLabelOrder) {
+  if (GetParam() != "sqlite") {
+    GTEST_SKIP() << "the bytes are the ingest service's, not an engine's";
+  }
+  std::vector<std::string> payloads;
+  for (bool reverse : {false, true}) {
+    Collector c(absl::StrCat("sqlite:", dir_, reverse ? "/reverse.db" : "/forward.db"));
+    std::vector<Batch> batches = SessionBatches("labels");
+    ASSERT_EQ(c.ingest().HandleBatch(batches[0])->durable_seq(), 1u);
+    Batch bad = batches[1];
+    bad.mutable_kernels()->set_dur_ns(0, -5);
+    bad.mutable_resource()->clear_labels();
+    for (int i = 0; i < 32; ++i) {
+      const int k = reverse ? 31 - i : i;
+      (*bad.mutable_resource()->mutable_labels())[absl::StrFormat("key-%02d", k)] = "v";
+    }
+    ASSERT_EQ(c.ingest().HandleBatch(bad)->rejected_size(), 1);
+    std::vector<std::string> stored =
+        c.store().LoadSessionPayloads("agent-1", "labels").value();
+    ASSERT_EQ(stored.size(), 2u);
+    payloads.push_back(stored[1]);
+  }
+  EXPECT_EQ(payloads[0], payloads[1]);
+  size_t last = 0;
+  for (int k = 0; k < 32; ++k) {
+    const size_t at = payloads[0].find(absl::StrFormat("key-%02d", k));
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_GT(at, last) << "label key-" << k << " out of key order";
+    last = at;
+  }
 }
 
 TEST_P(CollectorTest, GapIsHeldBackUntilResent) {
