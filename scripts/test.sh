@@ -5,10 +5,10 @@
 #
 # Stages (each prints how long it took):
 #   1. scripts/setup.sh: the Debian packages (clang and its fuzzing runtime included);
-#   2. build/ (gcc, Release: -O2, no debug info), with the ClickHouse test cluster started
-#      beside it unless OPMAP_NO_CLICKHOUSE=1;
-#   3. ctest, with build-fuzz/ (clang, ASan + UBSan, libFuzzer) built niced beside it;
-#      the tests labelled needs_idle_cpu run last, alone;
+#   2. build/ (gcc, Release: -O2, no debug info);
+#   3. ctest, with the ClickHouse test cluster unless OPMAP_NO_CLICKHOUSE=1, and
+#      build-fuzz/ (clang, ASan + UBSan, libFuzzer) built niced beside it; the tests
+#      labelled needs_idle_cpu run last, alone;
 #   4. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
 #      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 10), two at a time, from the
 #      committed seeds plus, where ../shared is present, seeds cut from the real data.
@@ -48,18 +48,6 @@ wait_for() {
   fi
 }
 
-# ClickHouse test cluster (issue 8): ZooKeeper + 3 servers on 127.0.0.1, free ports. It
-# starts beside the build (its start is mostly waiting). OPMAP_NO_CLICKHOUSE=1: not
-# started, its tests skip.
-if [[ "${OPMAP_NO_CLICKHOUSE:-0}" != "1" ]]; then
-  CH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/opmap-ch.XXXXXX")
-  # A longer start timeout than alone: the build takes the CPU meanwhile.
-  OPMAP_CH_START_TIMEOUT="${OPMAP_CH_START_TIMEOUT:-300}" \
-    scripts/clickhouse_cluster.sh start "$CH_DIR" > "$CH_DIR/start.log" 2>&1 &
-  ch_pid=$!
-  bg_pids+=("$ch_pid")
-fi
-
 # The fuzz stage replays the committed fuzz inputs with the sanitizers on, so the gcc
 # build does not build its own replay binary (OPMAP_FUZZ_REPLAY) unless that stage is off.
 replay=OFF
@@ -68,8 +56,11 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPMAP_FUZZ_REPL
 cmake --build "$BUILD_DIR" -j2
 stage build
 
-if [[ -n "${CH_DIR:-}" ]]; then
-  wait_for "$ch_pid" "$CH_DIR/start.log" "starting the ClickHouse test cluster"
+# ClickHouse test cluster (issue 8): ZooKeeper + 3 servers on 127.0.0.1, free ports,
+# stopped however the run ends. OPMAP_NO_CLICKHOUSE=1: not started, its tests skip.
+if [[ "${OPMAP_NO_CLICKHOUSE:-0}" != "1" ]]; then
+  CH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/opmap-ch.XXXXXX")
+  scripts/clickhouse_cluster.sh start "$CH_DIR"
   export OPMAP_CLICKHOUSE_ENV="$CH_DIR/cluster.env"
 fi
 # The fuzzers build (clang, ASan) niced beside the tests: most tests wait on sockets and
