@@ -124,6 +124,14 @@ void IngestService::Release(Session& s) {
   s.held = 0;
 }
 
+void IngestService::PeerLog(const std::string& line) const {
+  if (options_.peer_log) {
+    options_.peer_log(line);
+  } else {
+    Log(line);
+  }
+}
+
 void IngestService::Log(const std::string& line) const {
   if (options_.log) {
     options_.log(line);
@@ -223,8 +231,8 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   if (principal != nullptr) {
     if (absl::Status allowed = principal->MayWriteAgent(batch.agent_id()); !allowed.ok()) {
       metrics_->permission_denied.fetch_add(1, std::memory_order_relaxed);
-      Log(absl::StrFormat("ingest refused: %s (session %s, seq %d)", allowed.message(),
-                          absl::CHexEscape(batch.session_id()), batch.seq()));
+      PeerLog(absl::StrFormat("ingest refused: %s (session %s, seq %d)", allowed.message(),
+                              absl::CHexEscape(batch.session_id()), batch.seq()));
       return allowed;
     }
   }

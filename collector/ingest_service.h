@@ -66,6 +66,9 @@ struct IngestOptions {
   StoreHealth* health = nullptr;
   // Where refusals worth an operator's attention are logged (stderr when unset).
   std::function<void(const std::string&)> log;
+  // Where the lines a peer can cause once per batch go (a refused batch): a rate-limited
+  // sink, so a flood cannot cut the collector's own lines. Unset: `log`.
+  std::function<void(const std::string&)> peer_log;
 };
 
 class IngestService final : public opmap::v1::Ingest::Service {
@@ -114,6 +117,7 @@ class IngestService final : public opmap::v1::Ingest::Service {
   grpc::Status OpenStream(grpc::ServerContext* context, const std::string& principal);
   void CloseStream(grpc::ServerContext* context, const std::string& principal);
   void Log(const std::string& line) const;
+  void PeerLog(const std::string& line) const;
 
   Store* store_;
   const Authenticator* auth_;

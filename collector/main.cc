@@ -165,7 +165,8 @@ int Run(const CollectorConfig& config) {
   ingest_options.max_held_records = config.max_held_records;
   ingest_options.max_streams = static_cast<int>(config.max_streams);
   ingest_options.max_streams_per_principal = static_cast<int>(config.max_streams_per_token);
-  ingest_options.log = PeerLog;
+  ingest_options.log = Log;
+  ingest_options.peer_log = PeerLog;
   IngestService ingest(store->get(), &auth, &metrics, ingest_options);
   QueryOptions query_options;
   query_options.health = &health;

@@ -26,27 +26,19 @@ stage setup
 BUILD_DIR="${OPMAP_BUILD_DIR:-build}"
 fuzz=1
 [[ "${OPMAP_NO_FUZZ:-0}" == "1" ]] && fuzz=0
-# Work started in the background is stopped however the run ends.
-bg_pids=()
+# The background fuzz build and the ClickHouse cluster are stopped however the run ends.
+fuzz_build_pid=""
 cleanup() {
-  for pid in "${bg_pids[@]}"; do
-    pkill -TERM -P "$pid" 2>/dev/null || true
-    kill "$pid" 2>/dev/null || true
-  done
+  if [[ -n "$fuzz_build_pid" ]]; then
+    pkill -TERM -P "$fuzz_build_pid" 2>/dev/null || true
+    kill "$fuzz_build_pid" 2>/dev/null || true
+  fi
   if [[ -n "${CH_DIR:-}" ]]; then
     scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null 2>&1 || true
     rm -rf "$CH_DIR"
   fi
 }
 trap cleanup EXIT
-# wait_for PID LOG WHAT: the background job's status; its log is printed when it failed.
-wait_for() {
-  if ! wait "$1"; then
-    echo "test.sh: $3 failed:" >&2
-    cat "$2" >&2
-    exit 2
-  fi
-}
 
 # The fuzz stage replays the committed fuzz inputs with the sanitizers on, so the gcc
 # build does not build its own replay binary (OPMAP_FUZZ_REPLAY) unless that stage is off.
@@ -70,13 +62,17 @@ if (( fuzz )); then
   fuzz_build_log=$(mktemp "${TMPDIR:-/tmp}/opmap-fuzz-build.XXXXXX")
   NICE=19 tests/fuzz/run_all.sh --build-only > "$fuzz_build_log" 2>&1 &
   fuzz_build_pid=$!
-  bg_pids+=("$fuzz_build_pid")
 fi
 ctest_rc=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 -LE needs_idle_cpu ||
   ctest_rc=$?
 if (( fuzz )); then
-  wait_for "$fuzz_build_pid" "$fuzz_build_log" "building the fuzzers"
+  if ! wait "$fuzz_build_pid"; then
+    echo "test.sh: building the fuzzers failed:" >&2
+    cat "$fuzz_build_log" >&2
+    exit 2
+  fi
+  fuzz_build_pid=""
   stage "ctest (and the fuzz build beside it)"
 fi
 ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L needs_idle_cpu || ctest_rc=$?
