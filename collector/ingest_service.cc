@@ -1,5 +1,6 @@
 #include "collector/ingest_service.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -31,12 +32,23 @@ struct IngestService::Session {
   std::optional<opmap::v1::Resource> last_resource;       // of the last valid batch
   TelemetryAccumulator telemetry;  // counters and drops of the batches the assembler took
   int64_t held = 0;                // records counted in held_records_ for the assembler
+  // Hull of the capture windows of the batches the assembler took (0 = unset).
+  int64_t window_start_ns = 0;
+  int64_t window_end_ns = 0;
   std::atomic<int64_t> last_used_ns{0};
 };
 
 namespace {
 
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
+
+// Widens [start, end) by a batch's capture window; 0 means unset (a start of 0 is none).
+void WidenWindow(const Batch& b, int64_t& start, int64_t& end) {
+  if (b.window_start_ns() > 0 && (start == 0 || b.window_start_ns() < start)) {
+    start = b.window_start_ns();
+  }
+  end = std::max(end, b.window_end_ns());
+}
 
 int64_t RecordsIn(const Batch& b) {
   return static_cast<int64_t>(b.kernels().start_ns_size()) + b.memory_ops().start_ns_size() +
@@ -171,6 +183,7 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
   if (s.assembler != nullptr) return absl::OkStatus();
   auto assembler = std::make_unique<analysis::SessionAssembler>();
   s.telemetry = TelemetryAccumulator();
+  s.window_start_ns = s.window_end_ns = 0;
   if (s.last_seq > 0) {
     // Rebuild from what the store holds (after a restart or an eviction). Stored batches
     // passed validation when they came; replay them without today's size limits.
@@ -198,6 +211,7 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
             batch.agent_id(), batch.session_id(), st.message()));
       }
       s.telemetry.Add(stored, *assembler);
+      WidenWindow(stored, s.window_start_ns, s.window_end_ns);
       s.last_resource = stored.resource();
     }
   }
@@ -355,14 +369,24 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   commit.received_ns = NowNs();
   commit.string_count_after = assembler.string_count();
   commit.record_count = rejection.has_value() ? 0 : records;
+  // The session was read from the store and every commit since went through here.
+  commit.follows_stored = true;
+  int64_t window_start = s.window_start_ns, window_end = s.window_end_ns;
+  WidenWindow(*to_store, window_start, window_end);
   std::optional<analysis::SessionRollup> rollup;
   std::optional<SessionTelemetry> telemetry;
+  std::optional<analysis::MappingResult> mapping;
   if (to_store->last_in_session()) {
-    analysis::MappingResult mapping = analysis::MapGpuEvents(assembler.trace());
-    rollup = analysis::BuildRollup(assembler.trace(), mapping);
+    mapping = analysis::MapGpuEvents(assembler.trace());
+    rollup = analysis::BuildRollup(assembler.trace(), *mapping);
     commit.rollup = &*rollup;
     telemetry = s.telemetry.Finish(assembler.trace().strings);
     commit.telemetry = &*telemetry;
+    commit.has_session_window = true;
+    commit.session_window_start_ns = window_start;
+    commit.session_window_end_ns = window_end;
+    commit.trace = &assembler.trace();
+    commit.mapping = &*mapping;
   }
   const absl::Time t0 = absl::Now();
   absl::StatusOr<CommitOutcome> outcome = store_->CommitBatch(commit);
@@ -387,6 +411,8 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     return ack;
   }
   s.last_seq = seq;
+  s.window_start_ns = window_start;
+  s.window_end_ns = window_end;
   Hold(s, commit.record_count);
   metrics_->batches.fetch_add(1, std::memory_order_relaxed);
   metrics_->records.fetch_add(commit.record_count, std::memory_order_relaxed);

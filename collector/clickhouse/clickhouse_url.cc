@@ -157,6 +157,13 @@ absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
           return Bad(url, absl::StrCat("cluster '", value, "' is not an identifier"));
         }
         out.cluster = value;
+      } else if (key == "rollup_bucket_ns") {
+        int64_t ns = 0;
+        if (!absl::SimpleAtoi(value, &ns) || ns < 0) {
+          return Bad(url, absl::StrCat("rollup_bucket_ns '", value,
+                                       "' is not a whole number of nanoseconds >= 0"));
+        }
+        out.rollup_bucket_ns = ns;
       } else if (key == "connect_timeout_ms" || key == "request_timeout_ms") {
         auto d = ParseMs(url, key, value);
         if (!d.ok()) return d.status();
@@ -164,7 +171,7 @@ absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
       } else {
         return Bad(url, absl::StrCat("unknown parameter '", base::AbslView(key),
                                      "' (known: user, password, cluster, connect_timeout_ms, "
-                                     "request_timeout_ms)"));
+                                     "request_timeout_ms, rollup_bucket_ns)"));
       }
     }
   }

@@ -94,6 +94,9 @@ class HttpClient {
 struct ClickHouseUrl {
   ClientOptions client;
   std::string cluster;
+  // The rollup bucket width a store creates a new database with (0: no buckets);
+  // -1: the store's default. An existing database keeps its own.
+  int64_t rollup_bucket_ns = -1;
 };
 absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url);
 

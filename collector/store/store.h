@@ -70,6 +70,24 @@ struct BatchCommit {
   const analysis::SessionRollup* rollup = nullptr;
   // With `rollup`: the session's counters and drops, stored in the same transaction.
   const SessionTelemetry* telemetry = nullptr;
+  // Set by a caller that read the session's state from this store and holds it since
+  // (the ingest service): `batch` is the seq right after the stored last_seq. A store
+  // may then skip reading whether the seq is stored (ClickHouse: block deduplication
+  // drops a concurrent resend of the same bytes; an older resend is what the caller's
+  // last_seq catches). A session's last batch is checked whatever this says (once per
+  // session: it may be the resend of a commit that failed after storing the batch).
+  bool follows_stored = false;
+  // With `rollup`, when the caller tracked it: the hull of the capture windows of every
+  // batch of the session (this one included), 0 = unset. Lets a store that can't read
+  // its own writes consistently (ClickHouse after a replica failover) write the same
+  // session row whichever collector completes the session.
+  bool has_session_window = false;
+  int64_t session_window_start_ns = 0;
+  int64_t session_window_end_ns = 0;
+  // With `rollup`, optional: the session's decoded events and their mapping, for a
+  // store that keeps mapped events as rows (ClickHouse's `events` table).
+  const analysis::Trace* trace = nullptr;
+  const analysis::MappingResult* mapping = nullptr;
 };
 
 enum class CommitOutcome { kStored, kDuplicate };

@@ -8,7 +8,9 @@
 // batches in order.
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/wire/batch_codec.h"
+#include "collector/clickhouse/http_client.h"
 #include "gtest/gtest.h"
 #include "opmap/v1/ingest.grpc.pb.h"
 #include "tests/integration/clickhouse_cluster_fixture.h"
@@ -78,7 +81,8 @@ class ScaleOut : public ::testing::Test {
     std::string url = cluster_->Url();
     const size_t slash = url.find('/', std::string("clickhouse://").size());
     const size_t query = url.find('?', slash);
-    url = url.substr(0, slash + 1) + UniqueTableName("scaleout") + url.substr(query);
+    db_ = UniqueTableName("scaleout");
+    url = url.substr(0, slash + 1) + db_ + url.substr(query);
     for (auto* c : {&a_, &b_}) {
       CollectorProcess::Options o;
       o.dir = dir_.path() + (c == &a_ ? "/a" : "/b");
@@ -104,7 +108,16 @@ class ScaleOut : public ::testing::Test {
     return r.out;
   }
 
+  // A statement on the cluster: its TSV answer.
+  std::string ClickHouse(const std::string& sql) {
+    collector::clickhouse::HttpClient client(cluster_->Options());
+    absl::StatusOr<std::string> body = client.Query(absl::StrCat(sql, " FORMAT TSV"));
+    EXPECT_TRUE(body.ok()) << sql << ": " << body.status();
+    return body.ok() ? *body : "";
+  }
+
   TempDir dir_;
+  std::string db_;
   std::unique_ptr<ClickHouseCluster> cluster_;
   std::unique_ptr<CollectorProcess> a_, b_, sqlite_;
 };
@@ -162,6 +175,38 @@ TEST_F(ScaleOut, AlternatingReplicasWithKillsStoreExactlyOnceAndAnswerLikeSqlite
   ASSERT_TRUE(ParseLatencyJson(total, {}, {"p50", "p95", "p99"}, &result)) << total;
   ASSERT_EQ(result.rows.size(), 1u) << total;
   EXPECT_EQ(result.rows[0].count, static_cast<int64_t>(trace->gpu_events.size()));
+
+  // The session's events, each once (block dedup kept the repeats out across the kills),
+  // attributed as the rollup is: per layer type the SQLite collector's count and sum.
+  std::map<analysis::GpuEventKind, int64_t> gpu_kinds;
+  for (const analysis::GpuEvent& g : trace->gpu_events) ++gpu_kinds[g.kind];
+  std::string want_kinds;
+  const char* kKindNames[] = {"kernel", "memcpy", "memset"};
+  for (const auto& [kind, count] : gpu_kinds) {
+    absl::StrAppend(&want_kinds, kKindNames[static_cast<int>(kind)], "\t", count, "\n");
+  }
+  absl::StrAppend(&want_kinds, "range\t", trace->ranges.size(), "\nlaunch\t",
+                  trace->api_calls.size(), "\n");
+  EXPECT_EQ(ClickHouse(absl::StrCat("SELECT kind, count() FROM ", db_,
+                                    ".events WHERE session = 'qwen-1' GROUP BY kind "
+                                    "ORDER BY kind")),
+            want_kinds);
+  LatencyResult by_layer;
+  const std::string layers =
+      Query(sqlite_->address(), {"latency", "--subject", "kernel", "--group-by", "layer_type"});
+  ASSERT_TRUE(ParseLatencyJson(layers, {"layer_type"}, {"p50", "p95", "p99"}, &by_layer));
+  std::vector<std::string> want_layers;
+  for (const LatencyRow& row : by_layer.rows) {
+    want_layers.push_back(absl::StrCat(row.key[0], "\t", row.count, "\t", row.sum_ns));
+  }
+  std::sort(want_layers.begin(), want_layers.end());
+  EXPECT_EQ(ClickHouse(absl::StrCat("SELECT layer_type, count(), sum(duration_ns) FROM ", db_,
+                                    ".events WHERE kind IN ('kernel', 'memcpy', 'memset') "
+                                    "GROUP BY layer_type ORDER BY layer_type")),
+            absl::StrJoin(want_layers, "\n") + "\n");
+  // One sessions row and one bucketed session, whichever replica wrote them.
+  EXPECT_EQ(ClickHouse(absl::StrCat("SELECT count(), sum(bucketed) FROM ", db_, ".sessions")),
+            "1\t1\n");
 
   // Every answer equals the SQLite collector's, from either ClickHouse replica.
   const std::vector<std::vector<std::string>> queries = {

@@ -55,18 +55,7 @@ using clickhouse::RowBinaryReader;
 using query_common::Accumulator;
 using query_common::KeyColumn;
 
-// One group's merged rollup columns, in the order ReadAggregate reads them. Bin k of a
-// row is index offset + k; 18.16's lambdas can't read other columns, so the offset comes
-// in as a second array.
-constexpr char kAggregates[] =
-    "count(), toInt64(sum(count)), toInt64(sum(sum_ns)), toInt64(minIf(min_ns, count > 0)), "
-    "toInt64(maxIf(max_ns, count > 0)), toInt32(min(sketch_scale)), toInt32(max(sketch_scale)), "
-    "sumMap(arrayMap((i, o) -> toInt64(i) + o - 1, arrayEnumerate(sketch_bins), "
-    "arrayResize(emptyArrayInt64(), length(sketch_bins), toInt64(sketch_offset))), sketch_bins), "
-    "toUInt64(sum(sketch_zero)), toFloat64(sum(sketch_sum)), "
-    "toFloat64(minIf(sketch_min, sketch_count > 0)), toFloat64(maxIf(sketch_max, sketch_count > 0))";
-
-// Reads kAggregates into `acc`; false when the group had no row (an aggregate without
+// Reads one group's aggregates (SelectRollupGroups) into `acc`; false when the group had no row (an aggregate without
 // GROUP BY answers one row even over nothing).
 absl::StatusOr<bool> ReadAggregate(RowBinaryReader& r, Accumulator& acc,
                                    absl::FunctionRef<std::string()> what) {
@@ -125,9 +114,11 @@ const char* ColumnName(KeyColumn c) {
 }  // namespace
 
 std::string ClickHouseStore::SessionSelection(const opmap::v1::TimeRange& range,
-                                              const opmap::v1::Filter& filter) const {
-  return absl::StrFormat("(agent, session) %s (SELECT agent, session FROM %s WHERE 1%s)", In(),
-                         Table("sessions"), clickhouse_internal::Conditions(range, filter));
+                                              const opmap::v1::Filter& filter,
+                                              std::string_view extra) const {
+  return absl::StrFormat("(agent, session) %s (SELECT agent, session FROM %s WHERE 1%s%s)", In(),
+                         Table("sessions"), clickhouse_internal::Conditions(range, filter),
+                         extra);
 }
 
 absl::StatusOr<query_common::SessionCount> ClickHouseStore::CountSessions(
@@ -155,17 +146,10 @@ absl::StatusOr<opmap::v1::LatencyResponse> ClickHouseStore::QueryLatency(
   if (response.unavailable_size() > 0) return response;
   std::vector<std::string> keys;
   for (KeyColumn c : plan.columns) keys.push_back(ColumnName(c));
-  std::vector<std::string> group_by = keys;
-  std::sort(group_by.begin(), group_by.end());
-  group_by.erase(std::unique(group_by.begin(), group_by.end()), group_by.end());
-  ASSIGN_OR_RETURN(
-      const std::string body,
-      Query(absl::StrFormat("SELECT %s%s FROM %s WHERE subject = %d AND %s%s FORMAT RowBinary",
-                            absl::StrJoin(keys, ", "), keys.empty() ? kAggregates
-                                                                    : absl::StrCat(", ", kAggregates),
-                            Table("rollups"), static_cast<int>(plan.subject),
-                            SessionSelection(request.range(), request.filter()),
-                            group_by.empty() ? "" : " GROUP BY " + absl::StrJoin(group_by, ", "))));
+  // Bucket rows merge sessions: a session grouping reads per-session rows only.
+  ASSIGN_OR_RETURN(const std::vector<std::string> bodies,
+                   SelectRollupGroups(plan.subject, keys, request.range(), request.filter(),
+                                      !plan.by_session));
   // Session windows, for a session grouping.
   absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> windows;
   if (plan.by_session) {
@@ -185,28 +169,48 @@ absl::StatusOr<opmap::v1::LatencyResponse> ClickHouseStore::QueryLatency(
     }
   }
   std::vector<query_common::LatencyGroup> groups;
-  RowBinaryReader r(body);
-  while (!r.done()) {
-    query_common::LatencyGroup g;
-    for (KeyColumn c : plan.columns) {
-      ASSIGN_OR_RETURN(std::string_view part, r.String());
-      if (c != KeyColumn::kSession) {
-        g.key.emplace_back(part);
-        continue;
+  absl::flat_hash_map<std::string, size_t> index;  // a group from both bodies is one group
+  std::vector<std::string> key;
+  std::string joined;
+  for (const std::string& body : bodies) {
+    RowBinaryReader r(body);
+    while (!r.done()) {
+      key.clear();
+      joined.clear();
+      for (KeyColumn c : plan.columns) {
+        ASSIGN_OR_RETURN(std::string_view part, r.String());
+        if (c != KeyColumn::kSession) {
+          key.emplace_back(part);
+        } else {
+          ASSIGN_OR_RETURN(std::string_view session, r.String());
+          // As SqliteStore names a session: "agent/session".
+          key.push_back(std::string(part) + "/" + std::string(session));
+        }
+        query_common::AppendKeyPart(joined, key.back());
       }
-      ASSIGN_OR_RETURN(std::string_view session, r.String());
-      // As SqliteStore names a session: "agent/session".
-      g.key.push_back(std::string(part) + "/" + std::string(session));
-      auto it = windows.find(g.key.back());
-      if (it != windows.end()) {
-        g.window_start_ns = it->second.first;
-        g.window_end_ns = it->second.second;
+      auto [it, inserted] = index.try_emplace(joined, groups.size());
+      query_common::LatencyGroup scratch;
+      query_common::LatencyGroup& g = inserted ? scratch : groups[it->second];
+      if (inserted) {
+        g.key = key;
+        if (plan.by_session) {
+          auto w = windows.find(g.key.back());
+          if (w != windows.end()) {
+            g.window_start_ns = w->second.first;
+            g.window_end_ns = w->second.second;
+          }
+        }
+      }
+      ASSIGN_OR_RETURN(const bool any, ReadAggregate(r, g.acc, [&] {
+                         return absl::StrFormat("(%s)", absl::StrJoin(g.key, ", "));
+                       }));
+      if (!inserted) continue;
+      if (any) {
+        groups.push_back(std::move(scratch));
+      } else {
+        index.erase(it);
       }
     }
-    ASSIGN_OR_RETURN(const bool any, ReadAggregate(r, g.acc, [&] {
-                       return absl::StrFormat("(%s)", absl::StrJoin(g.key, ", "));
-                     }));
-    if (any) groups.push_back(std::move(g));
   }
   RETURN_IF_ERROR(query_common::FinishLatency(
       request, plan, std::move(groups),
@@ -219,33 +223,31 @@ absl::StatusOr<opmap::v1::TopKernelsResponse> ClickHouseStore::QueryTopKernels(
   RETURN_IF_ERROR(query_common::ValidateRange(request.range()));
   // Per (kernel, layer type): a kernel's row is typed by the layer type holding most of
   // its time, so the split comes back and is merged here.
-  ASSIGN_OR_RETURN(
-      const std::string body,
-      Query(absl::StrFormat("SELECT kernel, layer_type, %s FROM %s WHERE subject = %d AND %s "
-                            "GROUP BY kernel, layer_type FORMAT RowBinary",
-                            kAggregates, Table("rollups"),
-                            static_cast<int>(analysis::RollupSubject::kKernel),
-                            SessionSelection(request.range(), request.filter()))));
+  ASSIGN_OR_RETURN(const std::vector<std::string> bodies,
+                   SelectRollupGroups(analysis::RollupSubject::kKernel, {"kernel", "layer_type"},
+                                      request.range(), request.filter(), true));
   std::vector<query_common::KernelGroup> kernels;
   absl::flat_hash_map<std::string, size_t> index;
   int64_t total_ns = 0;
-  RowBinaryReader r(body);
-  while (!r.done()) {
-    ASSIGN_OR_RETURN(std::string_view name, r.String());
-    ASSIGN_OR_RETURN(std::string_view layer, r.String());
-    auto [it, inserted] = index.try_emplace(std::string(name), kernels.size());
-    if (inserted) kernels.emplace_back().name = std::string(name);
-    query_common::KernelGroup& k = kernels[it->second];
-    const int64_t before = k.acc.exact.sum_ns;
-    ASSIGN_OR_RETURN(const bool any, ReadAggregate(r, k.acc, [&] {
-                       return absl::StrFormat("(%s, %s)", layer, name);
-                     }));
-    if (!any) continue;
-    const int64_t sum_ns = k.acc.exact.sum_ns - before;
-    const analysis::LayerType type =
-        analysis::ParseLayerType(layer).value_or(analysis::LayerType::kOther);
-    k.layer_time[static_cast<int>(type)] += sum_ns;
-    total_ns += sum_ns;
+  for (const std::string& body : bodies) {
+    RowBinaryReader r(body);
+    while (!r.done()) {
+      ASSIGN_OR_RETURN(std::string_view name, r.String());
+      ASSIGN_OR_RETURN(std::string_view layer, r.String());
+      auto [it, inserted] = index.try_emplace(std::string(name), kernels.size());
+      if (inserted) kernels.emplace_back().name = std::string(name);
+      query_common::KernelGroup& k = kernels[it->second];
+      const int64_t before = k.acc.exact.sum_ns;
+      ASSIGN_OR_RETURN(const bool any, ReadAggregate(r, k.acc, [&] {
+                         return absl::StrFormat("(%s, %s)", layer, name);
+                       }));
+      if (!any) continue;
+      const int64_t sum_ns = k.acc.exact.sum_ns - before;
+      const analysis::LayerType type =
+          analysis::ParseLayerType(layer).value_or(analysis::LayerType::kOther);
+      k.layer_time[static_cast<int>(type)] += sum_ns;
+      total_ns += sum_ns;
+    }
   }
   opmap::v1::TopKernelsResponse response;
   RETURN_IF_ERROR(query_common::FinishTopKernels(request, std::move(kernels), total_ns, response));

@@ -1,10 +1,12 @@
 // ClickHouseStore: a complete session's rollup, device times, counters, drops and
-// unavailable entries, then its sessions row (the completion marker). Each table gets one
-// INSERT whose rows are sorted by their key: the same rollup gives the same bytes on every
-// collector replica, so a repeat after a failure is dropped by block deduplication.
+// unavailable entries, its events and bucket rows, then its sessions row (the completion
+// marker). Each table gets one INSERT whose rows are sorted by their key: the same rollup
+// gives the same bytes on every collector replica, so a repeat after a failure is dropped
+// by block deduplication.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "collector/store/clickhouse/clickhouse_internal.h"
 #include "collector/store/clickhouse/clickhouse_rowbinary.h"
 #include "collector/store/clickhouse/clickhouse_store.h"
+#include "collector/store/rollup_buckets.h"
 
 namespace opmap::collector {
 
@@ -157,6 +160,9 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
         },
         into("session_unavailable", "agent, session, ordinal, what, reason")));
   }
+  RETURN_IF_ERROR(InsertEvents(b, commit));
+  const std::optional<int64_t> bucket = BucketOf(window_start_ns, window_end_ns, bucket_ns_);
+  if (bucket.has_value()) RETURN_IF_ERROR(InsertBuckets(b, rollup, *bucket));
   // Last: the session is complete once this row is stored.
   const clickhouse_internal::Labels labels = clickhouse_internal::SortedLabels(res);
   using analysis::MappingRule;
@@ -180,11 +186,13 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
   w.Int64(rule(MappingRule::kLaunchNesting));
   w.Int64(rule(MappingRule::kGraphLaunch));
   w.Int64(rule(MappingRule::kUnmapped));
+  w.UInt8(bucket.has_value() ? 1 : 0);
+  w.Int64(bucket.value_or(0));
   return Insert("sessions",
                 "agent, session, last_seq, string_count, host, model, revision, label_keys, "
                 "label_values, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns, "
                 "rule_graph_node, rule_external_id, rule_launch_nesting, rule_graph_launch, "
-                "rule_unmapped",
+                "rule_unmapped, bucketed, bucket_ns",
                 w.data());
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "common/base/status_macros.h"
+#include "collector/store/clickhouse/clickhouse_rowbinary.h"
 #include "collector/store/clickhouse/clickhouse_store.h"
 
 namespace opmap::collector {
@@ -19,52 +20,83 @@ struct TableDef {
   const char* order_by;
   const char* partition_by;  // "" for none
   const char* shard_key;     // of the Distributed table
-  bool replacing;            // a row per key: duplicates collapse in merges
+  // MergeTree; ReplacingMergeTree (a row per key: duplicates collapse in merges);
+  // AggregatingMergeTree (rows of a key merge their aggregate states).
+  const char* engine;
 };
 
 // Column order here is the order inserts list them in (clickhouse_store.cc); the types
 // are what RowBinary writes.
 const TableDef kTables[] = {
-    {"opmap_meta", "key String, value Int64", "key", "", "cityHash64(key)", true},
+    {"opmap_meta", "key String, value Int64", "key", "", "cityHash64(key)", "ReplacingMergeTree"},
     {"batches",
      "agent String, session String, seq UInt64, last UInt8, day UInt32, window_start_ns Int64, "
      "window_end_ns Int64, records Int64, string_count_after UInt32, host String, model String, "
      "revision String, label_keys Array(String), label_values Array(String), payload String",
-     "(agent, session, seq)", "day", "cityHash64(agent)", false},
+     "(agent, session, seq)", "day", "cityHash64(agent)", "MergeTree"},
     {"rollups",
      "agent String, session String, subject UInt8, ordinal UInt32, layer_type String, "
      "operator String, kernel String, module String, module_type String, host String, "
      "revision String, count Int64, sum_ns Int64, min_ns Int64, max_ns Int64, "
      "sketch_scale Int32, sketch_offset Int32, sketch_zero UInt64, sketch_count UInt64, "
      "sketch_sum Float64, sketch_min Float64, sketch_max Float64, sketch_bins Array(UInt64)",
-     "(subject, agent, session, ordinal)", "", "cityHash64(agent)", false},
+     "(subject, agent, session, ordinal)", "", "cityHash64(agent)", "MergeTree"},
     {"device_times",
      "agent String, session String, host String, device Int64, gpu_uuid String, "
      "gpu_name String, span_ns Int64, busy_ns Int64, idle_ns Int64, compute_ns Int64, "
      "non_compute_ns Int64, event_count Int64",
-     "(agent, session, device)", "", "cityHash64(agent)", false},
+     "(agent, session, device)", "", "cityHash64(agent)", "MergeTree"},
     {"session_counters",
      "agent String, session String, name String, source Int32, pid Int64, samples Int64, "
      "value Int64, time_enabled_ns Int64, time_running_ns Int64",
-     "(agent, session, name, source, pid)", "", "cityHash64(agent)", false},
+     "(agent, session, name, source, pid)", "", "cityHash64(agent)", "MergeTree"},
     {"session_drops",
      "agent String, session String, stage Int32, kind Int32, reason String, count Int64",
-     "(agent, session, stage, kind, reason)", "", "cityHash64(agent)", false},
+     "(agent, session, stage, kind, reason)", "", "cityHash64(agent)", "MergeTree"},
     {"session_unavailable",
      "agent String, session String, ordinal UInt32, what String, reason String",
-     "(agent, session, ordinal)", "", "cityHash64(agent)", false},
+     "(agent, session, ordinal)", "", "cityHash64(agent)", "MergeTree"},
     {"sessions",
      "agent String, session String, last_seq UInt64, string_count UInt32, host String, "
      "model String, revision String, label_keys Array(String), label_values Array(String), "
      "window_start_ns Int64, window_end_ns Int64, gpu_event_count Int64, gpu_time_ns Int64, "
      "rule_graph_node Int64, rule_external_id Int64, rule_launch_nesting Int64, "
-     "rule_graph_launch Int64, rule_unmapped Int64",
-     "(agent, session)", "", "cityHash64(agent)", true},
+     "rule_graph_launch Int64, rule_unmapped Int64, bucketed UInt8, bucket_ns Int64",
+     "(agent, session)", "", "cityHash64(agent)", "ReplacingMergeTree"},
+    // v2. Pre-merged rollups (clickhouse_buckets.cc): per bucket and key, the merged
+    // rows of every session bucketed there, as aggregate states. Sharded by the bucket,
+    // so a bucket's rows are merged on one shard.
+    {"rollup_buckets",
+     "subject UInt8, bucket_ns Int64, model String, revision String, host String, "
+     "label_keys Array(String), label_values Array(String), layer_type String, "
+     "operator String, kernel String, module String, module_type String, "
+     "sessions AggregateFunction(sum, UInt64), count AggregateFunction(sum, Int64), "
+     "sum_ns AggregateFunction(sum, Int64), min_ns AggregateFunction(min, Int64), "
+     "max_ns AggregateFunction(max, Int64), sketch_scale_min AggregateFunction(min, Int32), "
+     "sketch_scale_max AggregateFunction(max, Int32), "
+     "sketch_bins AggregateFunction(sumMap, Array(Int64), Array(UInt64)), "
+     "sketch_zero AggregateFunction(sum, UInt64), sketch_sum AggregateFunction(sum, Float64), "
+     "sketch_min AggregateFunction(min, Float64), sketch_max AggregateFunction(max, Float64), "
+     "first_session String",
+     "(subject, bucket_ns, model, revision, host, label_keys, label_values, layer_type, "
+     "operator, kernel, module, module_type)",
+     "", "cityHash64(bucket_ns)", "AggregatingMergeTree"},
+    // v2. Mapped events, one row each (clickhouse_events.cc, analysis/summary/event_rows.h).
+    {"events",
+     "day UInt32, agent String, session String, host String, model String, revision String, "
+     "label_keys Array(String), label_values Array(String), "
+     "kind Enum8('kernel' = 0, 'memcpy' = 1, 'memset' = 2, 'range' = 3, 'launch' = 4), "
+     "start_ns Int64, end_ns Int64, duration_ns Int64, name String, operator String, "
+     "layer_type String, module String, rule String, device Int32, stream Int64, "
+     "correlation Int64, grid_x Int32, grid_y Int32, grid_z Int32, block_x Int32, "
+     "block_y Int32, block_z Int32, request UInt32",
+     "(model, revision, kind, agent, session, start_ns)", "day", "cityHash64(agent)",
+     "MergeTree"},
     {"signoffs",
      "report_sha256 String, kind String, baseline String, candidate String, verdict String, "
      "owner String, role String, signed_ns Int64, principal String",
      "(kind, baseline, candidate, report_sha256, owner, role)", "",
-     "cityHash64(report_sha256)", false},
+     "cityHash64(report_sha256)", "MergeTree"},
 };
 
 }  // namespace
@@ -81,15 +113,9 @@ absl::Status ClickHouseStore::SetUpSchema() {
   // An existing schema at this version needs no DDL. Checked first because ON CLUSTER
   // statements wait for every server: a collector (re)started while one ClickHouse
   // replica is down must still come up and serve from the others.
-  {
-    absl::StatusOr<std::string> current =
-        Query(absl::StrCat("SELECT max(value) FROM ", Table("opmap_meta"),
-                           " WHERE key = 'schema_version' FORMAT TSV"));
-    int64_t v = 0;
-    if (current.ok() && absl::SimpleAtoi(absl::StripAsciiWhitespace(*current), &v) &&
-        v == kSchemaVersion) {
-      return absl::OkStatus();
-    }
+  if (absl::StatusOr<Meta> meta = ReadMeta(); meta.ok() && meta->version == kSchemaVersion) {
+    bucket_ns_ = meta->bucket_ns;
+    return absl::OkStatus();
   }
   RETURN_IF_ERROR(
       Query(absl::StrCat("CREATE DATABASE IF NOT EXISTS ", database_, OnCluster())).status());
@@ -98,7 +124,7 @@ absl::Status ClickHouseStore::SetUpSchema() {
   auto create = [&](const TableDef& t) -> absl::Status {
     const std::string partition =
         *t.partition_by == '\0' ? "" : absl::StrCat(" PARTITION BY ", t.partition_by);
-    const char* engine = t.replacing ? "ReplacingMergeTree" : "MergeTree";
+    const char* engine = t.engine;
     if (cluster_.empty()) {
       return Query(absl::StrFormat("CREATE TABLE IF NOT EXISTS %s (%s) ENGINE = %s()%s ORDER BY %s",
                                    Table(t.name), t.columns, engine, partition, t.order_by))
@@ -119,29 +145,86 @@ absl::Status ClickHouseStore::SetUpSchema() {
         .status();
   };
   RETURN_IF_ERROR(create(kTables[0]));
-  ASSIGN_OR_RETURN(std::string version_text,
-                   Query(absl::StrCat("SELECT max(value) FROM ", Table("opmap_meta"),
-                                      " WHERE key = 'schema_version' FORMAT TSV")));
-  int64_t version = 0;
-  absl::StripAsciiWhitespace(&version_text);
-  if (!version_text.empty() && !absl::SimpleAtoi(version_text, &version)) {
-    return absl::DataLossError(absl::StrFormat(
-        "ClickHouse store %s: opmap_meta.schema_version is \"%s\"", database_, version_text));
-  }
-  if (version > kSchemaVersion) {
+  ASSIGN_OR_RETURN(const Meta meta, ReadMeta());
+  if (meta.version > kSchemaVersion) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "ClickHouse store %s: schema version %d is newer than this collector supports (%d)",
-        database_, version, kSchemaVersion));
+        database_, meta.version, kSchemaVersion));
   }
-  if (version == kSchemaVersion) return absl::OkStatus();  // made by an earlier open
+  if (meta.version == kSchemaVersion) {  // made by an earlier open
+    bucket_ns_ = meta.bucket_ns;
+    return absl::OkStatus();
+  }
+  if (meta.version == 1) {
+    // v1 → v2: sessions gains the bucket columns (its sessions stay unbucketed and are
+    // read per session, as v1 read them); the new tables are created below.
+    RETURN_IF_ERROR(AddSessionBucketColumns());
+  }
   for (size_t i = 1; i < sizeof(kTables) / sizeof(kTables[0]); ++i) {
     RETURN_IF_ERROR(create(kTables[i]));
   }
-  // Written last: a version row means every table exists. The same bytes from every
-  // collector that creates the schema: deduplicated (and collapsed by ReplacingMergeTree).
-  return Query(absl::StrFormat("INSERT INTO %s (key, value) VALUES ('schema_version', %d)",
-                               Table("opmap_meta"), kSchemaVersion))
-      .status();
+  // The bucket width, fixed for the database's life (a session's bucket is chosen when it
+  // completes). Then the version, last: a version row means every table exists. The same
+  // bytes from every collector that creates the schema: deduplicated (and collapsed by
+  // ReplacingMergeTree).
+  RETURN_IF_ERROR(Query(absl::StrFormat(
+                            "INSERT INTO %s (key, value) VALUES ('rollup_bucket_ns', %d)",
+                            Table("opmap_meta"), new_bucket_ns_))
+                      .status());
+  RETURN_IF_ERROR(Query(absl::StrFormat("INSERT INTO %s (key, value) VALUES ('schema_version', %d)",
+                                        Table("opmap_meta"), kSchemaVersion))
+                      .status());
+  // Read back: a collector creating the schema at the same time with another width wrote
+  // its row too, and every collector must bucket with the one that stays (the largest).
+  ASSIGN_OR_RETURN(const Meta written, ReadMeta());
+  bucket_ns_ = written.bucket_ns;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ClickHouseStore::Meta> ClickHouseStore::ReadMeta() {
+  ASSIGN_OR_RETURN(const std::string body,
+                   Query(absl::StrFormat("SELECT toInt64(maxIf(value, key = 'schema_version')), "
+                                         "toInt64(maxIf(value, key = 'rollup_bucket_ns')) FROM %s "
+                                         "FORMAT RowBinary",
+                                         Table("opmap_meta"))));
+  clickhouse::RowBinaryReader r(body);
+  Meta meta;
+  ASSIGN_OR_RETURN(meta.version, r.Int64());
+  ASSIGN_OR_RETURN(meta.bucket_ns, r.Int64());
+  if (meta.version < 0 || meta.bucket_ns < 0) {
+    return absl::DataLossError(absl::StrFormat(
+        "ClickHouse store %s: opmap_meta holds schema_version %d, rollup_bucket_ns %d",
+        database_, meta.version, meta.bucket_ns));
+  }
+  return meta;
+}
+
+absl::Status ClickHouseStore::AddSessionBucketColumns() {
+  // 18.16 has no ADD COLUMN IF NOT EXISTS: look first; a collector migrating at the same
+  // time may win the race, so a failed ALTER is fine when the column is there after it.
+  std::vector<std::string> tables = {"sessions"};
+  if (!cluster_.empty()) tables.insert(tables.begin(), "sessions_local");
+  for (const std::string& table : tables) {
+    auto has_column = [&]() -> absl::StatusOr<bool> {
+      ASSIGN_OR_RETURN(const std::string n,
+                       Query(absl::StrFormat("SELECT count() FROM system.columns WHERE database "
+                                             "= '%s' AND table = '%s' AND name = 'bucket_ns' "
+                                             "FORMAT TSV",
+                                             database_, table)));
+      return absl::StripAsciiWhitespace(n) != "0";
+    };
+    ASSIGN_OR_RETURN(const bool present, has_column());
+    if (present) continue;
+    absl::Status st = Query(absl::StrFormat("ALTER TABLE %s%s ADD COLUMN bucketed UInt8, "
+                                            "ADD COLUMN bucket_ns Int64",
+                                            Table(table), OnCluster()))
+                          .status();
+    if (!st.ok()) {
+      ASSIGN_OR_RETURN(const bool now, has_column());
+      if (!now) return st;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace opmap::collector

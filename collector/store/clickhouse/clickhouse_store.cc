@@ -73,7 +73,8 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(std::stri
   parsed.client.settings["insert_distributed_sync"] = "1";
   parsed.client.settings["load_balancing"] = "in_order";
   std::unique_ptr<ClickHouseStore> store(
-      new ClickHouseStore(std::move(parsed.client), std::move(database), parsed.cluster));
+      new ClickHouseStore(std::move(parsed.client), std::move(database), parsed.cluster,
+                          parsed.rollup_bucket_ns >= 0 ? parsed.rollup_bucket_ns : kRollupBucketNs));
   if (absl::Status st = store->SetUpSchema(); !st.ok()) {
     return absl::Status(st.code(), absl::StrFormat("ClickHouse store %s: schema: %s",
                                                    store->database_, st.message()));
@@ -150,35 +151,39 @@ absl::StatusOr<CommitOutcome> ClickHouseStore::CommitBatch(const BatchCommit& co
   const opmap::v1::Batch& b = *commit.batch;
   const int64_t seq = static_cast<int64_t>(b.seq());
   const std::string key = SessionKey(b.agent_id(), b.session_id());
-  ASSIGN_OR_RETURN(
-      const std::string body,
-      Query(absl::StrFormat("SELECT (SELECT count() FROM %1$s WHERE %3$s), "
-                            "(SELECT toUInt64(max(last_seq)) FROM %1$s WHERE %3$s), "
-                            "(SELECT count() FROM %2$s WHERE %3$s AND seq = %4$d), "
-                            "(SELECT toUInt8(max(last)) FROM %2$s WHERE %3$s AND seq = %4$d) "
-                            "FORMAT RowBinary",
-                            Table("sessions"), Table("batches"), key, seq)));
-  RowBinaryReader r(body);
-  ASSIGN_OR_RETURN(const uint64_t complete, r.UInt64());
-  ASSIGN_OR_RETURN(const uint64_t complete_seq, r.UInt64());
-  ASSIGN_OR_RETURN(const uint64_t stored, r.UInt64());
-  ASSIGN_OR_RETURN(const uint8_t stored_last, r.UInt8());
-  if (complete > 0) {
-    // A complete session's raw batches may have expired, so the batches table can't
-    // tell a resend apart: anything up to its last seq is one.
-    if (static_cast<uint64_t>(seq) <= complete_seq) return CommitOutcome::kDuplicate;
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "seq: %d follows the last batch (%d) of complete session %s/%s", seq, complete_seq,
-        b.agent_id(), b.session_id()));
-  }
-  // A stored batch is a duplicate, unless it is the session's last one and the session is
-  // not complete: a commit that failed after the batch; finish it (below).
-  if (stored > 0 && (stored_last == 0 || commit.rollup == nullptr)) {
-    return CommitOutcome::kDuplicate;
+  uint64_t stored = 0;
+  // The read-before-insert, skipped on the hot path (clickhouse_store.h "Exactly once").
+  if (!commit.follows_stored || commit.rollup != nullptr) {
+    ASSIGN_OR_RETURN(
+        const std::string body,
+        Query(absl::StrFormat("SELECT (SELECT count() FROM %1$s WHERE %3$s), "
+                              "(SELECT toUInt64(max(last_seq)) FROM %1$s WHERE %3$s), "
+                              "(SELECT count() FROM %2$s WHERE %3$s AND seq = %4$d), "
+                              "(SELECT toUInt8(max(last)) FROM %2$s WHERE %3$s AND seq = %4$d) "
+                              "FORMAT RowBinary",
+                              Table("sessions"), Table("batches"), key, seq)));
+    RowBinaryReader r(body);
+    ASSIGN_OR_RETURN(const uint64_t complete, r.UInt64());
+    ASSIGN_OR_RETURN(const uint64_t complete_seq, r.UInt64());
+    ASSIGN_OR_RETURN(stored, r.UInt64());
+    ASSIGN_OR_RETURN(const uint8_t stored_last, r.UInt8());
+    if (complete > 0) {
+      // A complete session's raw batches may have expired, so the batches table can't
+      // tell a resend apart: anything up to its last seq is one.
+      if (static_cast<uint64_t>(seq) <= complete_seq) return CommitOutcome::kDuplicate;
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "seq: %d follows the last batch (%d) of complete session %s/%s", seq, complete_seq,
+          b.agent_id(), b.session_id()));
+    }
+    // A stored batch is a duplicate, unless it is the session's last one and the session
+    // is not complete: a commit that failed after the batch; finish it (below).
+    if (stored > 0 && (stored_last == 0 || commit.rollup == nullptr)) {
+      return CommitOutcome::kDuplicate;
+    }
   }
 
-  const clickhouse_internal::Labels labels = SortedLabels(b.resource());
   if (stored == 0) {
+    const clickhouse_internal::Labels labels = SortedLabels(b.resource());
     RowBinaryWriter w;
     w.String(b.agent_id());
     w.String(b.session_id());
@@ -199,19 +204,25 @@ absl::StatusOr<CommitOutcome> ClickHouseStore::CommitBatch(const BatchCommit& co
   }
   if (commit.rollup == nullptr) return CommitOutcome::kStored;
 
-  // The session's window: the hull of its batches' capture windows (this one included,
-  // whether or not a read already sees it), widened by the rollup's event hull.
-  ASSIGN_OR_RETURN(
-      const std::string hull,
-      Query(absl::StrFormat("SELECT toInt64(minIf(window_start_ns, window_start_ns > 0)), "
-                            "toInt64(max(window_end_ns)) FROM %s WHERE %s AND seq != %d "
-                            "FORMAT RowBinary",
-                            Table("batches"), key, seq)));
-  RowBinaryReader hr(hull);
-  ASSIGN_OR_RETURN(int64_t start, hr.Int64());
-  ASSIGN_OR_RETURN(int64_t end, hr.Int64());
-  start = HullStart(start, b.window_start_ns());
-  end = std::max(end, b.window_end_ns());
+  // The session's window: the hull of its batches' capture windows (this one included),
+  // widened by the rollup's event hull. From the caller when it tracked it (the same on
+  // every collector, so the sessions row is the same bytes after a failover); else read
+  // back, whether or not a read already sees this batch.
+  int64_t start = commit.session_window_start_ns;
+  int64_t end = commit.session_window_end_ns;
+  if (!commit.has_session_window) {
+    ASSIGN_OR_RETURN(
+        const std::string hull,
+        Query(absl::StrFormat("SELECT toInt64(minIf(window_start_ns, window_start_ns > 0)), "
+                              "toInt64(max(window_end_ns)) FROM %s WHERE %s AND seq != %d "
+                              "FORMAT RowBinary",
+                              Table("batches"), key, seq)));
+    RowBinaryReader hr(hull);
+    ASSIGN_OR_RETURN(start, hr.Int64());
+    ASSIGN_OR_RETURN(end, hr.Int64());
+    start = HullStart(start, b.window_start_ns());
+    end = std::max(end, b.window_end_ns());
+  }
   const analysis::SessionRollup& rollup = *commit.rollup;
   if (rollup.first_start_ns != 0 || rollup.last_end_ns != 0) {
     start = HullStart(start, rollup.first_start_ns);
@@ -259,14 +270,28 @@ absl::StatusOr<int64_t> ClickHouseStore::ExpireRawBefore(int64_t cutoff_ns) {
     ASSIGN_OR_RETURN(const uint64_t batches, r.UInt64());
     ASSIGN_OR_RETURN(const uint64_t open, r.UInt64());
     if (open > 0) continue;
-    const std::string table =
-        cluster_.empty() ? Table("batches") : Table("batches_local");
-    RETURN_IF_ERROR(
-        Query(absl::StrFormat("ALTER TABLE %s%s DROP PARTITION %d", table, OnCluster(), day))
-            .status());
+    RETURN_IF_ERROR(DropDay("batches", day));
     dropped += static_cast<int64_t>(batches);
   }
+  // The events of those days: only complete sessions have any, so no day is kept.
+  ASSIGN_OR_RETURN(const std::string days,
+                   Query(absl::StrFormat("SELECT DISTINCT day FROM %s WHERE day < %d "
+                                         "ORDER BY day FORMAT RowBinary",
+                                         Table("events"), cutoff_day)));
+  RowBinaryReader d(days);
+  while (!d.done()) {
+    ASSIGN_OR_RETURN(const uint32_t day, d.UInt32());
+    RETURN_IF_ERROR(DropDay("events", day));
+  }
   return dropped;
+}
+
+absl::Status ClickHouseStore::DropDay(std::string_view table, uint32_t day) {
+  // Partitions live in the local tables; ON CLUSTER drops them on every replica.
+  const std::string local =
+      cluster_.empty() ? Table(table) : Table(absl::StrCat(std::string(table), "_local"));
+  return Query(absl::StrFormat("ALTER TABLE %s%s DROP PARTITION %d", local, OnCluster(), day))
+      .status();
 }
 
 StoreStats ClickHouseStore::Stats() {

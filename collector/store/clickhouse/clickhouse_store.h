@@ -16,8 +16,20 @@
 //   device_times, session_counters, session_drops, session_unavailable: as in SQLite,
 //           keyed by (agent, session)
 //   sessions(agent, session, last_seq, string_count, host, model, revision, labels,
-//            window_start_ns, window_end_ns, gpu totals)   one row per COMPLETE session:
-//            written last, it is the marker that the session's rollup is stored
+//            window_start_ns, window_end_ns, gpu totals, bucketed, bucket_ns)   one row
+//            per COMPLETE session: written last, it is the marker that the session's
+//            rollup is stored
+//   rollup_buckets(subject, bucket_ns, model, revision, host, labels, layer_type,
+//            operator, kernel, module, module_type; aggregate states)   (v2) pre-merged
+//            rollups: per bucket of kRollupBucketNs and key, the rollup rows of every
+//            session bucketed there (collector/store/rollup_buckets.h), merged by an
+//            AggregatingMergeTree. Queries read these instead of per-session rows for the
+//            buckets wholly inside their range (clickhouse_buckets.cc)
+//   events(day, agent, session, resource, kind, start/end/duration, name, operator,
+//            layer_type, module, rule, device, stream, correlation, grid, block, request)
+//            (v2) every GPU event, host range and launch call of a complete session as
+//            mapped (analysis/summary/event_rows.h), for analysts' SQL (docs/scale-out.md).
+//            One INSERT per session, written at completion. PARTITION BY day.
 //   signoffs(report_sha256, kind, baseline, candidate, verdict, owner, role, signed_ns,
 //            principal)
 // With a cluster, each is a ReplicatedMergeTree table `<name>_local`
@@ -32,11 +44,17 @@
 // (ReplicatedMergeTree, window `replicated_deduplication_window` of the servers) drops a
 // resend that reaches any collector replica, even concurrently. Inserts go with
 // insert_distributed_sync=1: CommitBatch returns only after every shard answered 200.
-// Before inserting, CommitBatch reads whether the seq is stored, so a resend outside the
-// dedup window is still a duplicate. A session's last batch is inserted first, then its
-// rollup tables, then the sessions row: a failure in between leaves a session that is not
-// complete, whose last batch GetSession does not count (last_seq stays below it), so the
-// resend redoes the rest and the repeated inserts are dropped as duplicates.
+// A batch the caller knows to follow the stored session directly (BatchCommit::
+// follows_stored: the ingest service read the session and committed every batch since)
+// is inserted without a read: a concurrent resend through another collector is the same
+// bytes and block deduplication drops it; an older resend is below the caller's
+// last_seq. Any other batch, and every session's last one, is checked first (whether its
+// seq is stored), so a resend outside the dedup window is still a duplicate. A session's
+// last batch is inserted first, then its rollup tables, events and bucket rows, then the
+// sessions row: a failure in between leaves a session that is not complete, whose last
+// batch GetSession does not count (last_seq stays below it), so the resend redoes the
+// rest and the repeated inserts are dropped as duplicates. Until that resend, the bucket
+// rows of such a session may already count in queries over its bucket.
 // WITHOUT a cluster (plain MergeTree) nothing deduplicates: the read-before-insert makes a
 // single collector exactly once, but two collector replicas racing on the same batch can
 // both store it. Scale-out needs `cluster=`.
@@ -46,7 +64,8 @@
 //
 // Retention (ExpireRawBefore): ALTER ... DELETE is a heavy mutation on 18.16, so raw batches
 // are dropped a whole partition (capture day) at a time: days that end before the cutoff
-// and hold batches of complete sessions only (a day with an open session is kept whole).
+// and hold batches of complete sessions only (a day with an open session is kept whole),
+// and the `events` of every day before the cutoff (only complete sessions have events).
 // The cutoff is thus compared with capture time, not receive time, at day granularity.
 //
 // Reads go to the replicas in order (load_balancing=in_order), the replica inserts go to,
@@ -72,7 +91,11 @@ namespace opmap::collector {
 
 class ClickHouseStore final : public Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  // v2: rollup_buckets, events, sessions.bucketed/bucket_ns (a v1 database is migrated).
+  static constexpr int kSchemaVersion = 2;
+  // The width of a new database's rollup buckets unless its URL says rollup_bucket_ns=
+  // (kept in opmap_meta; SQLite's default).
+  static constexpr int64_t kRollupBucketNs = int64_t{3600} * 1'000'000'000;
 
   // Parses the URL, creates the database and schema (or checks an existing one).
   // InvalidArgument for a bad URL; Unavailable when no server answers;
@@ -107,12 +130,19 @@ class ClickHouseStore final : public Store {
   absl::StatusOr<std::string> Execute(std::string_view sql);
 
  private:
-  ClickHouseStore(clickhouse::ClientOptions options, std::string database, std::string cluster)
+  ClickHouseStore(clickhouse::ClientOptions options, std::string database, std::string cluster,
+                  int64_t new_bucket_ns)
       : options_(std::move(options)), database_(std::move(database)),
-        cluster_(std::move(cluster)) {}
+        cluster_(std::move(cluster)), new_bucket_ns_(new_bucket_ns) {}
 
   // Schema (clickhouse_schema.cc).
   absl::Status SetUpSchema();
+  struct Meta {
+    int64_t version = 0;    // 0: no schema yet
+    int64_t bucket_ns = 0;  // 0: unset (v1)
+  };
+  absl::StatusOr<Meta> ReadMeta();
+  absl::Status AddSessionBucketColumns();
   // "DB.name": the table queries and inserts use (the Distributed one with a cluster).
   std::string Table(std::string_view name) const;
   // " ON CLUSTER name" or "".
@@ -121,15 +151,31 @@ class ClickHouseStore final : public Store {
   const char* In() const { return cluster_.empty() ? "IN" : "GLOBAL IN"; }
 
   absl::StatusOr<std::string> Query(std::string_view sql);
+  // ALTER TABLE ... DROP PARTITION `day` of a day-partitioned table, on every replica.
+  absl::Status DropDay(std::string_view table, uint32_t day);
   absl::Status Insert(std::string_view table, std::string_view columns, std::string_view rows);
 
   // Ingest helpers (clickhouse_store.cc / clickhouse_rollup_insert.cc).
   absl::Status InsertRollup(const opmap::v1::Batch& batch, const BatchCommit& commit,
                             int64_t window_start_ns, int64_t window_end_ns);
+  // The session's rows merged into its bucket (clickhouse_buckets.cc).
+  absl::Status InsertBuckets(const opmap::v1::Batch& batch, const analysis::SessionRollup& rollup,
+                             int64_t bucket_ns);
+  // The session's mapped events (clickhouse_events.cc); nothing when the commit has none.
+  absl::Status InsertEvents(const opmap::v1::Batch& batch, const BatchCommit& commit);
 
-  // "(agent, session) IN (complete sessions the range and filter select)".
-  std::string SessionSelection(const opmap::v1::TimeRange& range,
-                               const opmap::v1::Filter& filter) const;
+  // "(agent, session) IN (complete sessions the range and filter select)"; `extra`: more
+  // " AND ..." conditions on the sessions table.
+  std::string SessionSelection(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter,
+                               std::string_view extra = "") const;
+  // The rollup rows of `subject` that the range and filter select, grouped server-side
+  // by `keys` (column names), as RowBinary bodies whose rows are the keys then one
+  // group's aggregates (ReadAggregate): per-session rows of the selected sessions, and
+  // with `use_buckets` the bucket rows of the buckets wholly inside the range in place of
+  // the sessions bucketed there (clickhouse_buckets.cc). A group may be in both bodies.
+  absl::StatusOr<std::vector<std::string>> SelectRollupGroups(
+      analysis::RollupSubject subject, const std::vector<std::string>& keys,
+      const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter, bool use_buckets);
   absl::StatusOr<query_common::SessionCount> CountSessions(const opmap::v1::TimeRange& range,
                                                            const opmap::v1::Filter& filter);
 
@@ -140,6 +186,8 @@ class ClickHouseStore final : public Store {
   const clickhouse::ClientOptions options_;
   const std::string database_;
   const std::string cluster_;
+  const int64_t new_bucket_ns_;  // the width a database created here gets
+  int64_t bucket_ns_ = 0;  // set by SetUpSchema, before any concurrent use; 0 = no buckets
   absl::Mutex pool_mu_;
   std::vector<std::unique_ptr<clickhouse::HttpClient>> pool_ ABSL_GUARDED_BY(pool_mu_);
 };
