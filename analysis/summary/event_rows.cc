@@ -43,9 +43,11 @@ class RequestIndex {
 
 }  // namespace
 
-std::vector<EventRow> BuildEventRows(const Trace& trace, const MappingResult& mapping) {
+EventRows BuildEventRows(const Trace& trace, const MappingResult& mapping) {
   const EventLayerTypes types = ClassifyGpuEvents(trace, mapping);
-  const ModuleAttribution attribution = AttributeModules(trace);
+  EventRows out;
+  out.modules = AttributeModules(trace);
+  const ModuleAttribution& attribution = out.modules;
   auto module_of_range = [&](int32_t r) -> std::string_view {
     if (r < 0) return {};
     const int32_t m = attribution.module_of[r];
@@ -53,7 +55,7 @@ std::vector<EventRow> BuildEventRows(const Trace& trace, const MappingResult& ma
   };
   const RequestIndex requests(trace);
   const size_t n = trace.gpu_events.size();
-  std::vector<EventRow> rows;
+  std::vector<EventRow>& rows = out.rows;
   rows.reserve(n + trace.ranges.size() + trace.api_calls.size());
   // The first GPU event of each launch call, for the call's own row.
   std::vector<int32_t> launched(trace.api_calls.size(), -1);
@@ -113,7 +115,7 @@ std::vector<EventRow> BuildEventRows(const Trace& trace, const MappingResult& ma
     }
     row.request = requests.Find(call.start_ns);
   }
-  return rows;
+  return out;
 }
 
 }  // namespace opmap::analysis

@@ -16,7 +16,9 @@
 // request: 1 + the index (in start order) of the request range (RequestKey) whose host
 // interval holds the row's host time (a GPU event's launch call, or its operator range
 // when the launch is unknown; a range's or call's own start), 0 for none.
-// Thread-compatible: reads the trace and the mapping; the views point into trace.strings.
+// Thread-compatible: reads the trace and the mapping. The rows' views point into
+// trace.strings and into the module names the result owns (EventRows::modules), so they
+// live as long as both.
 #ifndef OPMAP_ANALYSIS_SUMMARY_EVENT_ROWS_H_
 #define OPMAP_ANALYSIS_SUMMARY_EVENT_ROWS_H_
 
@@ -27,6 +29,7 @@
 
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
+#include "analysis/summary/modules.h"
 
 namespace opmap::analysis {
 
@@ -51,8 +54,13 @@ struct EventRow {
   uint32_t request = 0;
 };
 
+struct EventRows {
+  ModuleAttribution modules;  // owns the module names the rows name
+  std::vector<EventRow> rows;
+};
+
 // Rows in a fixed order: GPU events, then ranges, then launch calls, each in trace order.
-std::vector<EventRow> BuildEventRows(const Trace& trace, const MappingResult& mapping);
+EventRows BuildEventRows(const Trace& trace, const MappingResult& mapping);
 
 }  // namespace opmap::analysis
 

@@ -33,8 +33,8 @@ constexpr size_t kRowsPerInsert = 1'048'576;
 
 absl::Status ClickHouseStore::InsertEvents(const opmap::v1::Batch& b, const BatchCommit& commit) {
   if (commit.trace == nullptr || commit.mapping == nullptr) return absl::OkStatus();
-  const std::vector<analysis::EventRow> rows =
-      analysis::BuildEventRows(*commit.trace, *commit.mapping);
+  const analysis::EventRows built = analysis::BuildEventRows(*commit.trace, *commit.mapping);
+  const std::vector<analysis::EventRow>& rows = built.rows;
   if (rows.empty()) return absl::OkStatus();
   const opmap::v1::Resource& res = b.resource();
   const clickhouse_internal::Labels labels = clickhouse_internal::SortedLabels(res);
