@@ -396,11 +396,11 @@ TEST_F(ClickHouseBucketTest, BucketsHoldTheWhollyInsideSessionsAndAnswerAsSqlite
   EXPECT_EQ(Scalar("SELECT sumMerge(count) FROM %s.rollup_buckets WHERE subject = 0"),
             Scalar("SELECT sum(count) FROM %s.rollups WHERE subject = 0 AND (agent, session) "
                    "GLOBAL IN (SELECT agent, session FROM %s.sessions WHERE bucketed = 1)"));
-  ExpectSameAnswers(*clickhouse_, {}, 3);
+  ExpectSameAnswers(*clickhouse_, {}, 5);
   opmap::v1::Filter f;
   (*f.mutable_labels())["team"] = "b";
   f.set_revision("r1");
-  ExpectSameAnswers(*clickhouse_, f, 3);
+  ExpectSameAnswers(*clickhouse_, f, 5);
 }
 
 }  // namespace
