@@ -12,6 +12,10 @@
 //     ClickHouse tables are sharded by agent).
 //  2. Query latency: with the ingest run's kernels stored (~10 M by default), 100 runs of a
 //     latency-percentile query of kernel durations grouped by layer type: p50 / p99 ms.
+//  3. ClickHouse only, the engine's own figures (bench/clickhouse_baseline.h): the rate
+//     at which clickhouse-client INSERTs the rows the collectors stored, in their block
+//     sizes, into a twin database; quantilesTDigest over the raw `events` rows; and the
+//     query over --scale-kernels kernels stored in N sessions and in N x --sessions-factor.
 //
 // ClickHouse: the 2-shard cluster of scripts/clickhouse_cluster.sh, started in a temp dir and
 // stopped at the end, or the running one OPMAP_CLICKHOUSE_ENV names (then only the bench's
@@ -38,13 +42,17 @@
 #include "absl/time/clock.h"
 #include "analysis/model/trace.h"
 #include "analysis/wire/batch_codec.h"
+#include "bench/clickhouse_baseline.h"
+#include "collector/store/clickhouse/clickhouse_store.h"
 #include "bench/ingest_runner.h"
+#include "bench/synthetic_session.h"
 #include "tests/integration/collector_fixture.h"
 
 namespace {
 
 using opmap::analysis::Trace;
 using opmap::bench::Commas;
+using opmap::bench::kSessionStartNs;
 
 constexpr char kUsage[] = R"(usage: ingest_bench [options]
 
@@ -59,6 +67,12 @@ constexpr char kUsage[] = R"(usage: ingest_bench [options]
   --collectors N       collector processes in front of ClickHouse (default 2)
   --window N           unacknowledged batches per stream (default 64)
   --query-runs N       latency queries to time (default 100)
+  --baseline-clients N clickhouse-client processes at once for the engine baseline
+                       (default: --ch-streams); 0: no baseline
+  --scale-kernels N    kernels for the sessions-scaling pair (default 100000; 0: none):
+                       stored once in sessions of --session-kernels and once in
+                       --sessions-factor times as many sessions, each its own database
+  --sessions-factor F  (default 100)
   --query-range-cut    query [first session start, +1 h) instead of all time: a range
                        that cuts through the rollup bucket holding every session, so the
                        SQLite collector reads each session's own rows (the slow path)
@@ -80,87 +94,12 @@ struct Options {
   size_t window = 64;
   int query_runs = 100;
   bool query_range_cut = false;
+  int baseline_clients = -1;
+  int64_t scale_kernels = 100'000;
+  int sessions_factor = 100;
   std::string cluster_script = OPMAP_SOURCE_DIR "/scripts/clickhouse_cluster.sh";
   std::string dir;
 };
-
-constexpr int64_t kSessionStartNs = 1'760'000'000'000'000'000;
-
-// One synthetic capture session: operator ranges on one thread, each launching 5
-// kernels through cudaLaunchKernel (correlation ids), 50 kernel names across the
-// layer types.
-Trace MakeSession(int kernels) {
-  static const char* kOps[] = {"aten::addmm", "aten::mm", "aten::bmm",
-                               "aten::_flash_attention_forward", "aten::native_layer_norm",
-                               "aten::add", "aten::mul", "aten::gelu", "aten::_softmax",
-                               "aten::embedding", "aten::copy_", "nccl:all_reduce"};
-  // {prefix, suffix} around a tile size: 10 stems x 5 sizes = 50 names.
-  static const char* kKernelStems[][2] = {
-      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize", "x128x64"},
-      {"ampere_sgemm_", "x64_nn"},
-      {"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<", ">>"},
-      {"void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<", ">"},
-      {"void at::native::vectorized_elementwise_kernel<", ", add>"},
-      {"void at::native::vectorized_elementwise_kernel<", ", mul>"},
-      {"void at::native::(anonymous namespace)::softmax_warp_forward<", ">"},
-      {"void at::native::indexSelectLargeIndex<", ">"},
-      {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL<", ">"},
-      {"void at::native::unrolled_elementwise_kernel<", ", gelu>"}};
-  Trace t;
-  t.info.format = "live";
-  t.info.process = 4242;
-  t.info.gpu_names = {"NVIDIA H200"};
-  auto launch_name = t.strings.Intern("cudaLaunchKernel");
-  std::vector<opmap::analysis::StringId> ops, names;
-  for (const char* op : kOps) ops.push_back(t.strings.Intern(op));
-  for (int i = 0; i < 50; ++i) {
-    names.push_back(t.strings.Intern(
-        absl::StrCat(kKernelStems[i % 10][0], 64 << (i / 10), kKernelStems[i % 10][1])));
-  }
-  // Each kernel name belongs to one operator (as in real models), with its own typical
-  // duration from 2 µs to 200 µs and a log-normal spread of ±25% around it.
-  std::vector<std::vector<int>> op_kernels(std::size(kOps));
-  std::vector<double> base_ns(names.size());
-  for (size_t n = 0; n < names.size(); ++n) {
-    op_kernels[n % std::size(kOps)].push_back(static_cast<int>(n));
-    base_ns[n] = 2'000.0 * std::pow(100.0, static_cast<double>(n) / (names.size() - 1));
-  }
-  std::mt19937_64 rng(7);
-  std::lognormal_distribution<double> spread(0.0, 0.25);
-  const int64_t t0 = kSessionStartNs;
-  int64_t correlation = 1;
-  for (int k = 0; k < kernels; k += 5) {
-    const int op = (k / 5) % static_cast<int>(std::size(kOps));
-    opmap::analysis::Range r;
-    r.start_ns = t0 + (k / 5) * 10'000;
-    r.dur_ns = 9'000;
-    r.name = ops[op];
-    r.kind = opmap::analysis::RangeKind::kCpuOp;
-    r.process = 4242;
-    r.thread = 4243;
-    t.ranges.push_back(r);
-    for (int j = 0; j < 5 && k + j < kernels; ++j) {
-      opmap::analysis::ApiCall a;
-      a.start_ns = r.start_ns + 100 + j * 1'500;
-      a.dur_ns = 1'000;
-      a.name = launch_name;
-      a.process = 4242;
-      a.thread = 4243;
-      a.correlation = correlation;
-      t.api_calls.push_back(a);
-      const int n = op_kernels[op][(k / 5 / std::size(kOps) + j) % op_kernels[op].size()];
-      opmap::analysis::GpuEvent g;
-      g.start_ns = a.start_ns + 5'000;
-      g.dur_ns = std::max<int64_t>(1, std::llround(base_ns[n] * spread(rng)));
-      g.name = names[n];
-      g.device = 0;
-      g.stream = 7;
-      g.correlation = correlation++;
-      t.gpu_events.push_back(g);
-    }
-  }
-  return t;
-}
 
 bool ParseArgs(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
@@ -176,6 +115,13 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "--agents") { if (!next(&o->agents)) return false; }
     else if (a == "--ch-streams") { if (!next(&o->ch_streams)) return false; }
     else if (a == "--collectors") { if (!next(&o->collectors)) return false; }
+    else if (a == "--baseline-clients" && i + 1 < argc) {
+      if (!absl::SimpleAtoi(argv[++i], &o->baseline_clients) || o->baseline_clients < 0) {
+        return false;
+      }
+    } else if (a == "--scale-kernels" && i + 1 < argc) {
+      if (!absl::SimpleAtoi(argv[++i], &o->scale_kernels) || o->scale_kernels < 0) return false;
+    } else if (a == "--sessions-factor") { if (!next(&o->sessions_factor)) return false; }
     else if (a == "--engines" && i + 1 < argc) {
       o->sqlite = o->clickhouse = false;
       for (absl::string_view e : absl::StrSplit(argv[++i], ',')) {
@@ -194,12 +140,15 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else return false;
   }
   if (o->ch_kernels == 0) o->ch_kernels = o->kernels;
+  if (o->baseline_clients < 0) o->baseline_clients = o->ch_streams;
+  if (o->session_kernels / o->sessions_factor < 5) return false;
   return o->sqlite || o->clickhouse;
 }
 
 struct EngineFigures {
   std::string name;
   int64_t kernels = 0;
+  int64_t sessions = 0;
   opmap::bench::IngestResult ingest;
   double server_cpu = -1;  // ClickHouse servers, all together; -1: none
   double zk_cpu = -1;      // ZooKeeper
@@ -275,16 +224,15 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
-}  // namespace
+// A session of `kernels` kernels, batched once; each session differs only in its ids.
+struct SessionTemplate {
+  std::vector<opmap::v1::Batch> batches;
+  int kernels = 0;
+  int64_t records = 0;  // per session, all kinds
+};
 
-int main(int argc, char** argv) {
-  Options opt;
-  if (!ParseArgs(argc, argv, &opt)) {
-    std::fprintf(stderr, "%s", kUsage);
-    return 2;
-  }
-  // The session template, batched once; each session differs only in its ids.
-  const Trace session = MakeSession(opt.session_kernels);
+absl::StatusOr<SessionTemplate> MakeTemplate(int kernels, const Options& opt) {
+  const Trace session = opmap::bench::MakeSession(kernels);
   opmap::analysis::BatchingOptions batching;
   batching.agent_id = "bench-agent";
   batching.session_id = "template";
@@ -293,23 +241,179 @@ int main(int argc, char** argv) {
   batching.resource.set_model_name("synthetic");
   batching.resource.set_model_revision("r1");
   batching.max_records_per_batch = opt.batch_records;
-  absl::StatusOr<std::vector<opmap::v1::Batch>> tmpl =
+  absl::StatusOr<std::vector<opmap::v1::Batch>> batches =
       opmap::analysis::TraceToBatches(session, batching);
-  if (!tmpl.ok()) return Fail(tmpl.status());
-  const int64_t records_per_session = static_cast<int64_t>(
-      session.gpu_events.size() + session.api_calls.size() + session.ranges.size());
+  if (!batches.ok()) return batches.status();
+  SessionTemplate t;
+  t.batches = std::move(*batches);
+  t.kernels = kernels;
+  t.records = static_cast<int64_t>(session.gpu_events.size() + session.api_calls.size() +
+                                   session.ranges.size());
   size_t payload_bytes = 0;
-  for (const auto& b : *tmpl) payload_bytes += b.ByteSizeLong();
+  for (const auto& b : t.batches) payload_bytes += b.ByteSizeLong();
   std::printf("ingest_bench: sessions of %s kernels (+%s launches, %s operator ranges) in "
-              "%zu batches of <= %zu records (%.1f MB/session on the wire), %d agent ids, "
+              "%zu batches of <= %zu records (%.2f MB/session on the wire), %d agent ids, "
               "window %zu\n",
-              Commas(opt.session_kernels).c_str(), Commas(session.api_calls.size()).c_str(),
-              Commas(session.ranges.size()).c_str(), tmpl->size(), opt.batch_records,
+              Commas(kernels).c_str(), Commas(session.api_calls.size()).c_str(),
+              Commas(session.ranges.size()).c_str(), t.batches.size(), opt.batch_records,
               payload_bytes / 1e6, opt.agents, opt.window);
   std::fflush(stdout);
-  auto sessions_for = [&](int64_t kernels) {
-    return (kernels + opt.session_kernels - 1) / opt.session_kernels;
+  return t;
+}
+
+opmap::bench::IngestPlan PlanFor(const SessionTemplate& t, int64_t kernels, int streams,
+                                 const Options& opt, std::string label) {
+  opmap::bench::IngestPlan plan;
+  plan.batches = &t.batches;
+  plan.sessions = (kernels + t.kernels - 1) / t.kernels;
+  plan.session_kernels = t.kernels;
+  plan.streams = streams;
+  plan.window = opt.window;
+  plan.agents = opt.agents;
+  plan.label = std::move(label);
+  return plan;
+}
+
+// --collectors collectors on the database `suffix` names: ingest, then the query.
+absl::StatusOr<EngineFigures> RunClickHouse(const opmap::bench::BenchCluster& cluster,
+                                            const std::string& suffix,
+                                            const SessionTemplate& t, int64_t kernels,
+                                            const Options& opt) {
+  opmap::testing::TempDir temp;
+  std::vector<std::unique_ptr<opmap::testing::CollectorProcess>> owned;
+  std::vector<opmap::testing::CollectorProcess*> collectors;
+  for (int i = 0; i < opt.collectors; ++i) {
+    opmap::testing::CollectorProcess::Options copt;
+    copt.dir = temp.File(absl::StrCat("collector", i));
+    std::filesystem::create_directories(copt.dir);
+    copt.store = cluster.Url(suffix);
+    // The synthetic sessions were captured on 2025-10-09: with the default retention the
+    // collectors would drop their events (and batches) at their first retention pass.
+    copt.extra = {"--raw-retention", "87600h"};
+    owned.push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
+    if (absl::Status s = owned.back()->Start(); !s.ok()) return s;
+    collectors.push_back(owned.back().get());
+  }
+  EngineFigures f;
+  f.name = absl::StrCat("clickhouse, ", opt.collectors, " collectors");
+  const opmap::bench::IngestPlan plan = PlanFor(t, kernels, opt.ch_streams, opt, "ch" + suffix);
+  f.kernels = plan.sessions * t.kernels;
+  f.sessions = plan.sessions;
+  std::printf("[clickhouse] %s sessions, %d streams over %d collectors, store %s\n",
+              Commas(plan.sessions).c_str(), opt.ch_streams, opt.collectors,
+              cluster.Url(suffix).c_str());
+  std::fflush(stdout);
+  const std::vector<pid_t> servers = cluster.ServerPids();
+  auto server_cpu = [&] {
+    double c = 0;
+    for (pid_t p : servers) c += std::max(0.0, opmap::bench::ProcessCpuSeconds(p));
+    return c;
   };
+  const double server_cpu0 = server_cpu();
+  int zk_pid = 0;
+  (void)absl::SimpleAtoi(cluster.Env("ZK_PID"), &zk_pid);
+  const double zk_cpu0 = zk_pid > 0 ? opmap::bench::ProcessCpuSeconds(zk_pid) : -1;
+  auto ingest = opmap::bench::RunIngest(plan, collectors);
+  if (!ingest.ok()) return ingest.status();
+  f.ingest = *ingest;
+  if (!servers.empty()) f.server_cpu = server_cpu() - server_cpu0;
+  if (zk_cpu0 >= 0) f.zk_cpu = opmap::bench::ProcessCpuSeconds(zk_pid) - zk_cpu0;
+  PrintIngest(f, t.records, t.kernels);
+  const std::string db = cluster.database(suffix);
+  auto stored = cluster.Query(absl::StrCat(
+      "SELECT (SELECT count() FROM ", db, ".batches), (SELECT count() FROM ", db,
+      ".sessions), (SELECT count() FROM ", db, ".events), (SELECT sum(bytes) FROM "
+      "system.parts WHERE active AND database = '", db, "') FORMAT TSV"));
+  std::vector<std::string> cols =
+      absl::StrSplit(absl::StripAsciiWhitespace(stored.ok() ? *stored : ""), '\t');
+  if (cols.size() == 4) {
+    std::printf("  store: batches %s, sessions %s, events %s (through the Distributed "
+                "tables); parts on the first server %.0f MB\n",
+                cols[0].c_str(), cols[1].c_str(), cols[2].c_str(),
+                std::atof(cols[3].c_str()) / 1e6);
+  } else {
+    std::printf("  store: counts unavailable: %s\n",
+                std::string(stored.status().message()).c_str());
+  }
+  int64_t commits = 0;
+  for (auto* c : collectors) commits += c->Metric("opmap_collector_batches_total");
+  std::printf("  collectors: batches %" PRId64 " in all; mean store commit %.1f ms\n", commits,
+              MeanCommitMs(collectors));
+  std::fflush(stdout);
+  auto q = opmap::bench::RunLatencyQuery(*collectors[0], opt.query_runs, opt.query_range_cut,
+                                         kSessionStartNs, f.kernels, 60);
+  if (!q.ok()) return q.status();
+  f.query = *q;
+  PrintQuery(f, opt);
+  for (auto* c : collectors) c->Stop();
+  return f;
+}
+
+void PrintRatios(const EngineFigures& a, const EngineFigures& b) {
+  std::printf("\nratios, %s / %s (same run):\n", b.name.c_str(), a.name.c_str());
+  std::printf("  ingest kernel records/s: %s / %s = %.3fx\n",
+              Commas(static_cast<int64_t>(b.rate())).c_str(),
+              Commas(static_cast<int64_t>(a.rate())).c_str(), b.rate() / a.rate());
+  std::printf("  query p99 over %s vs %s kernels: %.1f ms / %.1f ms = %.1fx (p50 %.1fx)\n",
+              Commas(b.kernels).c_str(), Commas(a.kernels).c_str(), b.query.Pct(0.99),
+              a.query.Pct(0.99), b.query.Pct(0.99) / a.query.Pct(0.99),
+              b.query.Pct(0.5) / a.query.Pct(0.5));
+}
+
+// The engine's own figures beside the collectors' (clickhouse_baseline.h).
+absl::Status RunEngineBaselines(const opmap::bench::BenchCluster& cluster,
+                                const EngineFigures& f, const Options& opt) {
+  auto raw = opmap::bench::RawQuantiles(cluster, cluster.database(), opt.query_runs);
+  if (!raw.ok()) return raw.status();
+  std::printf("engine query: quantilesTDigest(0.5, 0.95, 0.99) of kernel duration_ns by "
+              "layer type over %s raw events rows (%zu groups), %d runs over HTTP\n",
+              Commas(static_cast<int64_t>(raw->counted)).c_str(), raw->groups, opt.query_runs);
+  std::printf("  -> p50 %.1f ms, p99 %.1f ms; the collector's p99 / this = %.2fx "
+              "(target <= 2x: %s)\n",
+              raw->Pct(0.5), raw->Pct(0.99), f.query.Pct(0.99) / raw->Pct(0.99),
+              f.query.Pct(0.99) <= 2 * raw->Pct(0.99) ? "met" : "NOT met");
+  std::fflush(stdout);
+  if (opt.baseline_clients == 0) return absl::OkStatus();
+  // The twin: the schema the store makes, on a database of its own.
+  {
+    auto twin = opmap::collector::ClickHouseStore::Open(cluster.Url("_engine"));
+    if (!twin.ok()) return twin.status();
+  }
+  opmap::testing::TempDir work;
+  opmap::bench::BaselinePlan plan;
+  plan.cluster = &cluster;
+  plan.source_db = cluster.database();
+  plan.target_db = cluster.database("_engine");
+  plan.sessions = f.sessions;
+  plan.agents = opt.agents;
+  plan.clients = opt.baseline_clients;
+  plan.work_dir = work.path();
+  auto base = opmap::bench::InsertBaseline(plan);
+  if (!base.ok()) return base.status();
+  const double rate = f.kernels / base->seconds;
+  std::printf("engine ingest: clickhouse-client, %d at once, INSERTs the same rows (RowBinary, "
+              "%s rows, %.0f MB, %s blocks) into the same Distributed tables in %.2f s\n",
+              plan.clients, Commas(base->rows).c_str(), base->bytes / 1e6,
+              Commas(base->blocks).c_str(), base->seconds);
+  for (const std::string& t : base->tables) std::printf("    %s\n", t.c_str());
+  std::printf("  -> %s kernel records/s; the collectors' rate / this = %.3fx "
+              "(target >= 0.5x: %s)\n",
+              Commas(static_cast<int64_t>(rate)).c_str(), f.rate() / rate,
+              f.rate() >= 0.5 * rate ? "met" : "NOT met");
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (!ParseArgs(argc, argv, &opt)) {
+    std::fprintf(stderr, "%s", kUsage);
+    return 2;
+  }
+  absl::StatusOr<SessionTemplate> tmpl = MakeTemplate(opt.session_kernels, opt);
+  if (!tmpl.ok()) return Fail(tmpl.status());
 
   std::vector<EngineFigures> figures;
   if (opt.sqlite) {
@@ -320,22 +424,16 @@ int main(int argc, char** argv) {
     if (absl::Status s = collector.Start(); !s.ok()) return Fail(s);
     EngineFigures f;
     f.name = "sqlite, 1 collector";
-    opmap::bench::IngestPlan plan;
-    plan.batches = &*tmpl;
-    plan.sessions = sessions_for(opt.kernels);
-    plan.session_kernels = opt.session_kernels;
-    plan.streams = opt.streams;
-    plan.window = opt.window;
-    plan.agents = opt.agents;
-    plan.label = "sqlite";
+    const opmap::bench::IngestPlan plan = PlanFor(*tmpl, opt.kernels, opt.streams, opt, "sqlite");
     f.kernels = plan.sessions * opt.session_kernels;
+    f.sessions = plan.sessions;
     std::printf("[sqlite] %s sessions, %d stream(s), into %s\n", Commas(plan.sessions).c_str(),
                 opt.streams, collector.db().c_str());
     std::fflush(stdout);
     auto ingest = opmap::bench::RunIngest(plan, {&collector});
     if (!ingest.ok()) return Fail(ingest.status());
     f.ingest = *ingest;
-    PrintIngest(f, records_per_session, opt.session_kernels);
+    PrintIngest(f, tmpl->records, opt.session_kernels);
     std::error_code ec;
     std::printf("  store: %.0f MB (SQLite file + WAL), collector: batches %" PRId64
                 ", sessions complete %" PRId64 "\n",
@@ -361,87 +459,27 @@ int main(int argc, char** argv) {
                 (*cluster)->Env("CH_CLUSTER").c_str(),
                 (*cluster)->owned() ? "started here" : "OPMAP_CLICKHOUSE_ENV",
                 absl::ToDoubleSeconds(absl::Now() - t0), (*cluster)->database().c_str());
-    opmap::testing::TempDir temp;
-    std::vector<std::unique_ptr<opmap::testing::CollectorProcess>> owned;
-    std::vector<opmap::testing::CollectorProcess*> collectors;
-    for (int i = 0; i < opt.collectors; ++i) {
-      opmap::testing::CollectorProcess::Options copt;
-      copt.dir = temp.File(absl::StrCat("collector", i));
-      std::filesystem::create_directories(copt.dir);
-      copt.store = (*cluster)->Url();
-      owned.push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
-      if (absl::Status s = owned.back()->Start(); !s.ok()) return Fail(s);
-      collectors.push_back(owned.back().get());
+    auto f = RunClickHouse(**cluster, "", *tmpl, opt.ch_kernels, opt);
+    if (!f.ok()) return Fail(f.status());
+    figures.push_back(*f);
+    if (absl::Status s = RunEngineBaselines(**cluster, *f, opt); !s.ok()) return Fail(s);
+    if (opt.scale_kernels > 0) {
+      // The same kernels in sessions_factor times as many sessions: the query's cost
+      // should follow keys and buckets, not sessions.
+      auto small = MakeTemplate(opt.session_kernels / opt.sessions_factor, opt);
+      if (!small.ok()) return Fail(small.status());
+      auto few = RunClickHouse(**cluster, "_few", *tmpl, opt.scale_kernels, opt);
+      if (!few.ok()) return Fail(few.status());
+      auto many = RunClickHouse(**cluster, "_many", *small, opt.scale_kernels, opt);
+      if (!many.ok()) return Fail(many.status());
+      std::printf("\nsessions scaling: query p99 over %s kernels in %s sessions / in %s "
+                  "sessions: %.1f ms / %.1f ms = %.2fx (target <= 2x: %s)\n",
+                  Commas(many->kernels).c_str(), Commas(many->sessions).c_str(),
+                  Commas(few->sessions).c_str(), many->query.Pct(0.99), few->query.Pct(0.99),
+                  many->query.Pct(0.99) / few->query.Pct(0.99),
+                  many->query.Pct(0.99) <= 2 * few->query.Pct(0.99) ? "met" : "NOT met");
     }
-    EngineFigures f;
-    f.name = absl::StrCat("clickhouse, ", opt.collectors, " collectors");
-    opmap::bench::IngestPlan plan;
-    plan.batches = &*tmpl;
-    plan.sessions = sessions_for(opt.ch_kernels);
-    plan.session_kernels = opt.session_kernels;
-    plan.streams = opt.ch_streams;
-    plan.window = opt.window;
-    plan.agents = opt.agents;
-    plan.label = "ch";
-    f.kernels = plan.sessions * opt.session_kernels;
-    std::printf("[clickhouse] %s sessions, %d streams over %d collectors, store %s\n",
-                Commas(plan.sessions).c_str(), opt.ch_streams, opt.collectors,
-                (*cluster)->Url().c_str());
-    std::fflush(stdout);
-    const std::vector<pid_t> servers = (*cluster)->ServerPids();
-    auto server_cpu = [&] {
-      double c = 0;
-      for (pid_t p : servers) c += std::max(0.0, opmap::bench::ProcessCpuSeconds(p));
-      return c;
-    };
-    const double server_cpu0 = server_cpu();
-    int zk_pid = 0;
-    (void)absl::SimpleAtoi((*cluster)->Env("ZK_PID"), &zk_pid);
-    const double zk_cpu0 = zk_pid > 0 ? opmap::bench::ProcessCpuSeconds(zk_pid) : -1;
-    auto ingest = opmap::bench::RunIngest(plan, collectors);
-    if (!ingest.ok()) return Fail(ingest.status());
-    f.ingest = *ingest;
-    if (!servers.empty()) f.server_cpu = server_cpu() - server_cpu0;
-    if (zk_cpu0 >= 0) f.zk_cpu = opmap::bench::ProcessCpuSeconds(zk_pid) - zk_cpu0;
-    PrintIngest(f, records_per_session, opt.session_kernels);
-    const std::string& db = (*cluster)->database();
-    auto stored = (*cluster)->Query(absl::StrCat(
-        "SELECT (SELECT count() FROM ", db, ".batches), (SELECT count() FROM ", db,
-        ".sessions), (SELECT sum(bytes) FROM system.parts WHERE active AND database = '", db,
-        "') FORMAT TSV"));
-    std::vector<std::string> cols =
-        absl::StrSplit(absl::StripAsciiWhitespace(stored.ok() ? *stored : ""), '\t');
-    if (cols.size() == 3) {
-      std::printf("  store: batches %s, sessions %s (through the Distributed tables); parts on "
-                  "the first server %.0f MB\n",
-                  cols[0].c_str(), cols[1].c_str(), std::atof(cols[2].c_str()) / 1e6);
-    } else {
-      std::printf("  store: counts unavailable: %s\n",
-                  std::string(stored.status().message()).c_str());
-    }
-    int64_t commits = 0;
-    for (auto* c : collectors) commits += c->Metric("opmap_collector_batches_total");
-    std::printf("  collectors: batches %" PRId64 " in all; mean store commit %.1f ms\n", commits,
-              MeanCommitMs(collectors));
-    std::fflush(stdout);
-    auto q = opmap::bench::RunLatencyQuery(*collectors[0], opt.query_runs, opt.query_range_cut,
-                                           kSessionStartNs, f.kernels, 60);
-    if (!q.ok()) return Fail(q.status());
-    f.query = *q;
-    PrintQuery(f, opt);
-    for (auto* c : collectors) c->Stop();
-    figures.push_back(f);
   }
-  if (figures.size() == 2) {
-    const EngineFigures &a = figures[0], &b = figures[1];
-    std::printf("\nratios, %s / %s (same run):\n", b.name.c_str(), a.name.c_str());
-    std::printf("  ingest kernel records/s: %s / %s = %.3fx\n",
-                Commas(static_cast<int64_t>(b.rate())).c_str(),
-                Commas(static_cast<int64_t>(a.rate())).c_str(), b.rate() / a.rate());
-    std::printf("  query p99 over %s vs %s kernels: %.1f ms / %.1f ms = %.1fx (p50 %.1fx)\n",
-                Commas(b.kernels).c_str(), Commas(a.kernels).c_str(), b.query.Pct(0.99),
-                a.query.Pct(0.99), b.query.Pct(0.99) / a.query.Pct(0.99),
-                b.query.Pct(0.5) / a.query.Pct(0.5));
-  }
+  if (figures.size() == 2) PrintRatios(figures[0], figures[1]);
   return 0;
 }

@@ -224,8 +224,16 @@ absl::StatusOr<std::unique_ptr<BenchCluster>> BenchCluster::Acquire(const std::s
   const size_t db = url.find("/default?");
   if (db == std::string::npos) return absl::InvalidArgumentError("unexpected CH_URL " + url);
   c->database_ = absl::StrCat("opmap_bench_", getpid());
-  c->url_ = absl::StrCat(url.substr(0, db + 1), c->database_, url.substr(db + 8));
+  c->url_head_ = url.substr(0, db + 1);
+  c->url_tail_ = url.substr(db + 8);
   return c;
+}
+
+std::string BenchCluster::Url(const std::string& suffix) const {
+  if (std::find(handed_out_.begin(), handed_out_.end(), suffix) == handed_out_.end()) {
+    handed_out_.push_back(suffix);
+  }
+  return absl::StrCat(url_head_, database(suffix), url_tail_);
 }
 
 const std::string& BenchCluster::Env(const std::string& key) const {
@@ -254,9 +262,11 @@ absl::StatusOr<std::string> BenchCluster::Query(const std::string& sql) const {
 BenchCluster::~BenchCluster() {
   if (owned_) {
     opmap::testing::Run({script_, "stop", dir_}, temp_->path(), {}, absl::Seconds(60));
-  } else if (!database_.empty()) {
-    (void)Query(absl::StrCat("DROP DATABASE IF EXISTS ", database_, " ON CLUSTER ",
-                             Env("CH_CLUSTER")));
+  } else {
+    for (const std::string& suffix : handed_out_) {
+      (void)Query(absl::StrCat("DROP DATABASE IF EXISTS ", database(suffix), " ON CLUSTER ",
+                               Env("CH_CLUSTER")));
+    }
   }
 }
 

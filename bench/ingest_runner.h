@@ -63,15 +63,16 @@ absl::StatusOr<QueryResult> RunLatencyQuery(opmap::testing::CollectorProcess& co
                                             uint64_t expect_kernels, double settle_seconds);
 
 // The 2-shard test cluster: the one OPMAP_CLICKHOUSE_ENV names, or one started in a temp
-// dir with scripts/clickhouse_cluster.sh and stopped at destruction. `Url()` names a
-// database of its own (dropped at destruction), so a shared cluster is left as found.
+// dir with scripts/clickhouse_cluster.sh and stopped at destruction. `Url(suffix)` names a
+// database of its own, `database() + suffix` (every one handed out is dropped at
+// destruction), so a shared cluster is left as found.
 class BenchCluster {
  public:
   static absl::StatusOr<std::unique_ptr<BenchCluster>> Acquire(const std::string& script);
   ~BenchCluster();
 
-  std::string Url() const { return url_; }
-  const std::string& database() const { return database_; }
+  std::string Url(const std::string& suffix = "") const;
+  std::string database(const std::string& suffix = "") const { return database_ + suffix; }
   bool owned() const { return owned_; }
   std::vector<pid_t> ServerPids() const;  // clickhouse-server processes (CH_PIDS)
   const std::string& Env(const std::string& key) const;
@@ -81,7 +82,8 @@ class BenchCluster {
  private:
   BenchCluster() = default;
   std::unique_ptr<opmap::testing::TempDir> temp_;
-  std::string script_, dir_, url_, database_;
+  std::string script_, dir_, url_head_, url_tail_, database_;
+  mutable std::vector<std::string> handed_out_;
   bool owned_ = false;
   std::map<std::string, std::string> env_;
 };
