@@ -202,29 +202,34 @@ absl::StatusOr<ClickHouseStore::Meta> ClickHouseStore::ReadMeta() {
 absl::Status ClickHouseStore::AddSessionBucketColumns() {
   // 18.16 has no ADD COLUMN IF NOT EXISTS: look first; a collector migrating at the same
   // time may win the race, so a failed ALTER is fine when the column is there after it.
-  std::vector<std::string> tables = {"sessions"};
-  if (!cluster_.empty()) tables.insert(tables.begin(), "sessions_local");
-  for (const std::string& table : tables) {
-    auto has_column = [&]() -> absl::StatusOr<bool> {
-      ASSIGN_OR_RETURN(const std::string n,
-                       Query(absl::StrFormat("SELECT count() FROM system.columns WHERE database "
-                                             "= '%s' AND table = '%s' AND name = 'bucket_ns' "
-                                             "FORMAT TSV",
-                                             database_, table)));
-      return absl::StripAsciiWhitespace(n) != "0";
-    };
-    ASSIGN_OR_RETURN(const bool present, has_column());
-    if (present) continue;
+  auto has_column = [&](const std::string& table) -> absl::StatusOr<bool> {
+    ASSIGN_OR_RETURN(const std::string n,
+                     Query(absl::StrFormat("SELECT count() FROM system.columns WHERE database "
+                                           "= '%s' AND table = '%s' AND name = 'bucket_ns' "
+                                           "FORMAT TSV",
+                                           database_, table)));
+    return absl::StripAsciiWhitespace(n) != "0";
+  };
+  const std::string table = cluster_.empty() ? "sessions" : "sessions_local";
+  ASSIGN_OR_RETURN(const bool present, has_column(table));
+  if (!present) {
     absl::Status st = Query(absl::StrFormat("ALTER TABLE %s%s ADD COLUMN bucketed UInt8, "
                                             "ADD COLUMN bucket_ns Int64",
                                             Table(table), OnCluster()))
                           .status();
     if (!st.ok()) {
-      ASSIGN_OR_RETURN(const bool now, has_column());
+      ASSIGN_OR_RETURN(const bool now, has_column(table));
       if (!now) return st;
     }
   }
-  return absl::OkStatus();
+  if (cluster_.empty()) return absl::OkStatus();
+  // 18.16 refuses ALTER ... ON CLUSTER of a Distributed table over replicated shards
+  // (code 371), so the Distributed table is dropped and SetUpSchema creates it again
+  // with the local table's new columns. Queries on `sessions` fail for that moment.
+  ASSIGN_OR_RETURN(const bool distributed, has_column("sessions"));
+  if (distributed) return absl::OkStatus();
+  return Query(absl::StrFormat("DROP TABLE IF EXISTS %s%s", Table("sessions"), OnCluster()))
+      .status();
 }
 
 }  // namespace opmap::collector
