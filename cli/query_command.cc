@@ -220,10 +220,10 @@ int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
     }
     row.push_back(absl::StrCat(r.count()));
     row.push_back(UsFromNs(r.sum_ns()));
-    row.push_back(all_ns > 0 ? absl::StrFormat(args.format == Format::kTable ? "%.2f%%" : "%.6f",
-                                               (args.format == Format::kTable ? 100.0 : 1.0) *
-                                                   static_cast<double>(r.sum_ns()) / all_ns)
-                             : std::string(""));
+    const double share = all_ns > 0 ? static_cast<double>(r.sum_ns()) / all_ns : 0.0;
+    row.push_back(all_ns <= 0                      ? std::string("")
+                  : args.format == Format::kTable ? absl::StrFormat("%.2f%%", 100.0 * share)
+                                                  : absl::StrFormat("%.6f", share));
     row.push_back(UsFromNs(r.min_ns()));
     for (size_t q = 0; q < args.quantiles.size(); ++q) {
       row.push_back(q < static_cast<size_t>(r.quantile_ns_size()) ? UsFromNs(r.quantile_ns(q))
@@ -432,7 +432,7 @@ int RunQuery(const std::vector<std::string>& argv) {
   std::vector<std::string> operands;
   if (std::optional<int> rc = ParseCommandFlags(
           "opmap query", argv, QueryKeys(),
-          config::CommandShape{.config_file = false, .operands = true},
+          config::CommandShape{.config_file = false, .operands = true, .short_names = {}},
           std::string(kUsage) + kConnectionUsage + kSelectionUsage + kExitCodes, &args,
           &operands)) {
     return *rc;
