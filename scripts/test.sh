@@ -7,13 +7,14 @@
 #   1. scripts/setup.sh: the Debian packages (clang and its fuzzing runtime included);
 #   2. build/ (gcc, Release: -O2, no debug info);
 #   3. ctest, with the ClickHouse test cluster unless OPMAP_NO_CLICKHOUSE=1, and
-#      build-fuzz/ (clang, ASan + UBSan, libFuzzer) built niced beside it; the tests
+#      build-fuzz-O0/ (clang, ASan + UBSan, libFuzzer, -O0: 233 core-s against 336 at
+#      -O2; the short runs here need coverage, not speed) built niced beside it; the tests
 #      labelled needs_idle_cpu run last, alone;
 #   4. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
 #      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 10), two at a time, from the
 #      committed seeds plus, where ../shared is present, seeds cut from the real data.
 #      OPMAP_NO_FUZZ=1 skips the fuzz build and this stage.
-# env: OPMAP_BUILD_DIR (build), OPMAP_FUZZ_BUILD (build-fuzz), OPMAP_FUZZ_WORK (corpora
+# env: OPMAP_BUILD_DIR (build), OPMAP_FUZZ_BUILD (build-fuzz-O0), OPMAP_FUZZ_WORK (corpora
 #      and findings, default /tmp/opmap-fuzz-all, kept between runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,8 @@ stage setup
 BUILD_DIR="${OPMAP_BUILD_DIR:-build}"
 fuzz=1
 [[ "${OPMAP_NO_FUZZ:-0}" == "1" ]] && fuzz=0
+# Long fuzz runs use tests/fuzz/run_all.sh's own -O2 build-fuzz/; this one is for CI.
+export OPMAP_FUZZ_BUILD="${OPMAP_FUZZ_BUILD:-$PWD/build-fuzz-O0}" OPMAP_FUZZ_OPT=-O0
 # The background fuzz build and the ClickHouse cluster are stopped however the run ends.
 fuzz_build_pid=""
 cleanup() {
