@@ -23,7 +23,7 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--launches] [--quiet]
+constexpr char kAnalyzeUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--launches] [--quiet]
        opmap analyze [TRACE] --ncu FILE [--ncu FILE...] [--format ...] [--top N]
        opmap analyze TRACE --report md|json|html [--output FILE] [--profile FILE]
                      [--envelope FILE | --gpu NAME] [--ncu FILE...] [--top N]
@@ -74,7 +74,7 @@ offset or event index), 1 internal error.
 
 enum class Format { kTable, kJson, kCsv };
 
-struct Args {
+struct AnalyzeArgs {
   std::vector<std::string> traces;
   std::vector<std::string> ncu;
   Format format = Format::kTable;
@@ -84,23 +84,23 @@ struct Args {
   HandoffArgs handoff;
 };
 
-int UsageError(const std::string& msg) { return UsageFailure("opmap analyze", msg); }
+int AnalyzeUsageError(const std::string& msg) { return UsageFailure("opmap analyze", msg); }
 
-const FlagKeys<Args>& AnalyzeKeys() {
-  static const FlagKeys<Args> keys = [] {
-    FlagKeys<Args> k = {
-        {"format", false, "F", "", TableJsonCsvField(&Args::format)},
-        {"top", false, "N", "", IntField(&Args::top, 0, 1000000)},
+const FlagKeys<AnalyzeArgs>& AnalyzeKeys() {
+  static const FlagKeys<AnalyzeArgs> keys = [] {
+    FlagKeys<AnalyzeArgs> k = {
+        {"format", false, "F", "", TableJsonCsvField(&AnalyzeArgs::format)},
+        {"top", false, "N", "", IntField(&AnalyzeArgs::top, 0, 1000000)},
         {"ncu", false, "FILE", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, AnalyzeArgs* a) {
            if (v.empty()) return absl::InvalidArgumentError("needs a file (an Nsight Compute CSV export)");
            a->ncu.emplace_back(v);
            return absl::OkStatus();
          }},
-        {"launches", true, "", "", SwitchField(&Args::launches)},
-        {"quiet", true, "", "", SwitchField(&Args::quiet)},
+        {"launches", true, "", "", SwitchField(&AnalyzeArgs::launches)},
+        {"quiet", true, "", "", SwitchField(&AnalyzeArgs::quiet)},
     };
-    AddHandoffKeys(&Args::handoff, &k);
+    AddHandoffKeys(&AnalyzeArgs::handoff, &k);
     return k;
   }();
   return keys;
@@ -138,24 +138,24 @@ class Progress {
 }  // namespace
 
 int RunAnalyze(const std::vector<std::string>& argv) {
-  Args args;
+  AnalyzeArgs args;
   const config::CommandShape shape{.config_file = false, .operands = true,
                                    .short_names = {{'q', "quiet"}}};
   if (std::optional<int> rc = ParseCommandFlags("opmap analyze", argv, AnalyzeKeys(), shape,
-                                                kUsage, &args, &args.traces)) {
+                                                kAnalyzeUsage, &args, &args.traces)) {
     return *rc;
   }
-  if (args.traces.empty() && args.ncu.empty()) return UsageError("no trace given");
+  if (args.traces.empty() && args.ncu.empty()) return AnalyzeUsageError("no trace given");
   if (!args.ncu.empty() && args.traces.size() > 1) {
-    return UsageError("--ncu joins one trace: give at most one trace beside --ncu");
+    return AnalyzeUsageError("--ncu joins one trace: give at most one trace beside --ncu");
   }
-  if (std::string e = HandoffFlagsWithoutReport(args.handoff); !e.empty()) return UsageError(e);
-  if (args.handoff.report && args.traces.size() != 1) return UsageError("--report takes exactly one TRACE");
+  if (std::string e = HandoffFlagsWithoutReport(args.handoff); !e.empty()) return AnalyzeUsageError(e);
+  if (args.handoff.report && args.traces.size() != 1) return AnalyzeUsageError("--report takes exactly one TRACE");
   if (!args.handoff.envelope_path.empty() && !args.handoff.gpu.empty()) {
-    return UsageError("--envelope and --gpu are exclusive");
+    return AnalyzeUsageError("--envelope and --gpu are exclusive");
   }
   if (args.launches && args.format != Format::kJson) {
-    return UsageError("--launches needs --format json");
+    return AnalyzeUsageError("--launches needs --format json");
   }
   int top = args.top >= 0 ? args.top : (args.format == Format::kTable ? 20 : 0);
 

@@ -26,7 +26,7 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: opmap attach --pid N [--pid M ...] [--duration 10s] [--stalls]
+constexpr char kAttachUsage[] = R"(usage: opmap attach --pid N [--pid M ...] [--duration 10s] [--stalls]
                     [--format table|json] [--control-socket PATH] [--socket PATH]
 
 Captures one window of NVTX ranges (and, on a GPU, kernels and launches) from running
@@ -63,7 +63,7 @@ options:
 exit codes: 0 every PID captured, 1 some PID not captured, 2 bad usage.
 )";
 
-struct Args {
+struct AttachArgs {
   std::vector<int64_t> pids;
   absl::Duration duration = absl::Seconds(10);
   bool stalls = false;
@@ -74,13 +74,13 @@ struct Args {
   HandoffArgs handoff;
 };
 
-int UsageError(const std::string& msg) { return UsageFailure("opmap attach", msg); }
+int AttachUsageError(const std::string& msg) { return UsageFailure("opmap attach", msg); }
 
-const FlagKeys<Args>& AttachKeys() {
-  static const FlagKeys<Args> keys = [] {
-    FlagKeys<Args> k = {
+const FlagKeys<AttachArgs>& AttachKeys() {
+  static const FlagKeys<AttachArgs> keys = [] {
+    FlagKeys<AttachArgs> k = {
         {"pid", false, "N", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, AttachArgs* a) {
            int64_t pid = 0;
            if (!absl::SimpleAtoi(std::string(v), &pid) || pid <= 0) {
              return absl::InvalidArgumentError("needs a process id");
@@ -89,31 +89,31 @@ const FlagKeys<Args>& AttachKeys() {
            return absl::OkStatus();
          }},
         {"duration", false, "D", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, AttachArgs* a) {
            if (!ParseDurationFlag(std::string(v), &a->duration) ||
                a->duration <= absl::ZeroDuration() || a->duration > absl::Hours(1)) {
              return absl::InvalidArgumentError("needs a duration between 1ms and 1h, e.g. 10s");
            }
            return absl::OkStatus();
          }},
-        {"stalls", true, "", "", SwitchField(&Args::stalls)},
+        {"stalls", true, "", "", SwitchField(&AttachArgs::stalls)},
         {"format", false, "F", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, AttachArgs* a) {
            if (v != "table" && v != "json") return absl::InvalidArgumentError("is table or json");
            a->json = v == "json";
            return absl::OkStatus();
          }},
-        {"top", false, "N", "", IntField(&Args::top, 0, 1000000)},
-        {"control-socket", false, "PATH", "", TextField(&Args::control_socket)},
-        {"socket", false, "PATH", "", TextField(&Args::socket)},
+        {"top", false, "N", "", IntField(&AttachArgs::top, 0, 1000000)},
+        {"control-socket", false, "PATH", "", TextField(&AttachArgs::control_socket)},
+        {"socket", false, "PATH", "", TextField(&AttachArgs::socket)},
     };
-    AddHandoffKeys(&Args::handoff, &k);
+    AddHandoffKeys(&AttachArgs::handoff, &k);
     return k;
   }();
   return keys;
 }
 
-void PrintReport(int64_t pid, const agent::AttachResult& r, const Args& args) {
+void PrintReport(int64_t pid, const agent::AttachResult& r, const AttachArgs& args) {
   absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(r.capture, {});
   if (!trace.ok()) {
     std::cout << "  the capture could not be read: " << trace.status().message() << "\n";
@@ -137,7 +137,7 @@ void PrintReport(int64_t pid, const agent::AttachResult& r, const Args& args) {
 }
 
 // The outcome line and, when captured, the report. True when captured.
-bool Report(int64_t pid, const agent::AttachResult& r, const Args& args) {
+bool Report(int64_t pid, const agent::AttachResult& r, const AttachArgs& args) {
   if (r.outcome == "captured") {
     std::cerr << absl::StrFormat("pid %d: captured: %s window, %d records, %d drops\n", pid,
                                  absl::FormatDuration(r.window), r.records, r.drops);
@@ -170,7 +170,7 @@ agent::AttachResult FromReply(int64_t pid, const agent::AgentReply& reply) {
 }
 
 // No agent: this process plays the agent for these PIDs only (no schedule, no upload).
-int Standalone(const Args& args) {
+int Standalone(const AttachArgs& args) {
   agent::AgentConfig config;
   const char* env = std::getenv("OPMAP_AGENT_SOCKET");
   config.socket = !args.socket.empty() ? args.socket : (env && *env ? env : ring::kDefaultAgentSocket);
@@ -212,16 +212,16 @@ int Standalone(const Args& args) {
 }  // namespace
 
 int RunAttach(const std::vector<std::string>& argv) {
-  Args args;
+  AttachArgs args;
   if (std::optional<int> rc = ParseCommandFlags("opmap attach", argv, AttachKeys(),
                                                 config::CommandShape{.config_file = false},
-                                                kUsage, &args, nullptr)) {
+                                                kAttachUsage, &args, nullptr)) {
     return *rc;
   }
-  if (args.pids.empty()) return UsageError("--pid is required");
-  if (std::string e = HandoffFlagsWithoutReport(args.handoff); !e.empty()) return UsageError(e);
+  if (args.pids.empty()) return AttachUsageError("--pid is required");
+  if (std::string e = HandoffFlagsWithoutReport(args.handoff); !e.empty()) return AttachUsageError(e);
   if (!args.handoff.output.empty() && args.pids.size() > 1) {
-    return UsageError("--output takes one --pid (each process is its own report)");
+    return AttachUsageError("--output takes one --pid (each process is its own report)");
   }
   signal(SIGPIPE, SIG_IGN);
 

@@ -20,7 +20,7 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: opmap export --collector HOST:PORT --out FILE [options]
+constexpr char kExportUsage[] = R"(usage: opmap export --collector HOST:PORT --out FILE [options]
 
 Writes the events a collector stores as one Chrome-trace JSON document (loads in Perfetto
 and chrome://tracing, and back into `opmap analyze`). FILE is replaced atomically: the
@@ -39,13 +39,13 @@ options:
 
 )";
 
-constexpr char kExitCodes[] = R"(
+constexpr char kExportExitCodes[] = R"(
 exit codes: 0 ok; 2 bad usage, FILE not writable, or the collector refused the call
 (UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT); 1 the collector is unreachable
 (UNAVAILABLE) or another failure.
 )";
 
-int UsageError(const std::string& msg) { return UsageFailure("opmap export", msg); }
+int ExportUsageError(const std::string& msg) { return UsageFailure("opmap export", msg); }
 
 // A temporary file next to the target, removed unless committed.
 class AtomicFile {
@@ -144,19 +144,19 @@ int RunExport(const std::vector<std::string>& argv) {
                                    .short_names = {{'o', "out"}, {'q', "quiet"}}};
   if (std::optional<int> rc = ParseCommandFlags(
           "opmap export", argv, ExportKeys(), shape,
-          std::string(kUsage) + kConnectionUsage + kSelectionUsage + kExitCodes, &flags, nullptr)) {
+          std::string(kExportUsage) + kConnectionUsage + kSelectionUsage + kExportExitCodes, &flags, nullptr)) {
     return *rc;
   }
   ConnectionFlags& connection = flags.connection;
   const SelectionFlags& selection = flags.selection;
   const std::string& out = flags.out;
   const bool quiet = flags.quiet;
-  if (out.empty()) return UsageError("--out FILE is required");
+  if (out.empty()) return ExportUsageError("--out FILE is required");
   opmap::v1::ExportTraceRequest req;
   std::string error;
   opmap::v1::TimeRange range;
   bool has_range = false;
-  if (!MakeTimeRange(selection, &range, &has_range, &error)) return UsageError(error);
+  if (!MakeTimeRange(selection, &range, &has_range, &error)) return ExportUsageError(error);
   if (has_range) *req.mutable_range() = range;
   *req.mutable_filter() = selection.filter;
   req.set_agent_id(flags.agent);
@@ -164,7 +164,7 @@ int RunExport(const std::vector<std::string>& argv) {
   req.set_max_events(flags.max_events);
   if (!connection.timeout_given) connection.timeout = absl::Minutes(10);
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(connection);
-  if (!client.ok()) return UsageError(std::string(client.status().message()));
+  if (!client.ok()) return ExportUsageError(std::string(client.status().message()));
 
   AtomicFile file(out);
   if (std::string err = file.Open(); !err.empty()) {

@@ -29,7 +29,7 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: opmap import TRACE... --collector HOST:PORT [--token T | --token-file F] [options]
+constexpr char kImportUsage[] = R"(usage: opmap import TRACE... --collector HOST:PORT [--token T | --token-file F] [options]
 
 Sends PyTorch-profiler (Kineto) traces (.json or .json.gz) to a collector through Ingest,
 exactly as an agent does: batches with sequence numbers, kept until the collector acks
@@ -56,14 +56,14 @@ options:
 
 )";
 
-constexpr char kExitCodes[] = R"(
+constexpr char kImportExitCodes[] = R"(
 exit codes: 0 every batch stored; 2 bad usage, bad input, refused by the collector
 (UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT) or a batch rejected (each rejection
 is printed with the field it names); 1 the collector stayed unreachable for --retry-for,
 or an internal error.
 )";
 
-struct Args {
+struct ImportArgs {
   std::vector<std::string> traces;
   ConnectionFlags connection;
   std::string host, model, revision;
@@ -75,16 +75,16 @@ struct Args {
   bool quiet = false;
 };
 
-int UsageError(const std::string& msg) { return UsageFailure("opmap import", msg); }
+int ImportUsageError(const std::string& msg) { return UsageFailure("opmap import", msg); }
 
-const FlagKeys<Args>& ImportKeys() {
-  static const FlagKeys<Args> keys = [] {
-    FlagKeys<Args> k = {
-        {"host", false, "H", "", TextField(&Args::host)},
-        {"model", false, "M", "", TextField(&Args::model)},
-        {"revision", false, "R", "", TextField(&Args::revision)},
+const FlagKeys<ImportArgs>& ImportKeys() {
+  static const FlagKeys<ImportArgs> keys = [] {
+    FlagKeys<ImportArgs> k = {
+        {"host", false, "H", "", TextField(&ImportArgs::host)},
+        {"model", false, "M", "", TextField(&ImportArgs::model)},
+        {"revision", false, "R", "", TextField(&ImportArgs::revision)},
         {"label", false, "K=V", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, ImportArgs* a) {
            const size_t eq = v.find('=');
            if (eq == std::string_view::npos || eq == 0) {
              return absl::InvalidArgumentError("needs KEY=VALUE");
@@ -92,17 +92,17 @@ const FlagKeys<Args>& ImportKeys() {
            a->labels[std::string(v.substr(0, eq))] = std::string(v.substr(eq + 1));
            return absl::OkStatus();
          }},
-        {"batch-records", false, "N", "", IntField(&Args::batch_records, 1, 1000000)},
-        {"window", false, "N", "", IntField(&Args::window, 1, 1000000)},
+        {"batch-records", false, "N", "", IntField(&ImportArgs::batch_records, 1, 1000000)},
+        {"window", false, "N", "", IntField(&ImportArgs::window, 1, 1000000)},
         {"retry-for", false, "D", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, ImportArgs* a) {
            if (!ParseDurationFlag(std::string(v), &a->retry_for)) {
              return absl::InvalidArgumentError("needs a duration such as 120s or 10m");
            }
            return absl::OkStatus();
          }},
         {"format", false, "F", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, ImportArgs* a) {
            if (v == "text" || v == "table") {
              a->json = false;
            } else if (v == "json") {
@@ -112,9 +112,9 @@ const FlagKeys<Args>& ImportKeys() {
            }
            return absl::OkStatus();
          }},
-        {"quiet", true, "", "", SwitchField(&Args::quiet)},
+        {"quiet", true, "", "", SwitchField(&ImportArgs::quiet)},
     };
-    AddConnectionKeys(&Args::connection, &k);
+    AddConnectionKeys(&ImportArgs::connection, &k);
     return k;
   }();
   return keys;
@@ -127,7 +127,7 @@ std::string Hostname() {
 }
 
 // Everything besides the file's bytes that changes what the batches hold.
-std::string CanonicalOptions(const Args& args) {
+std::string CanonicalOptions(const ImportArgs& args) {
   std::string s = absl::StrCat("version=", OPMAP_VERSION, "\nbatch_records=",
                                args.batch_records, "\nhost=", args.host, "\nmodel=",
                                args.model, "\nrevision=", args.revision, "\n");
@@ -137,7 +137,7 @@ std::string CanonicalOptions(const Args& args) {
   return s;
 }
 
-opmap::v1::Resource MakeResource(const Args& args, const analysis::Trace& trace) {
+opmap::v1::Resource MakeResource(const ImportArgs& args, const analysis::Trace& trace) {
   opmap::v1::Resource r;
   r.set_host(args.host);
   r.set_model_name(args.model);
@@ -206,7 +206,7 @@ const char* RejectionCodeName(int code) {
 
 // Imports one file; returns the exit code for it.
 // A refusal or an unreachable collector sets *stop: it would apply to every file.
-int ImportOne(const std::string& path, const Args& args, CollectorChannel* channel,
+int ImportOne(const std::string& path, const ImportArgs& args, CollectorChannel* channel,
               const std::string& agent_id, bool* stop) {
   const absl::Time start = absl::Now();
   absl::StatusOr<std::string> bytes = io::ReadFileBytes(path);
@@ -314,19 +314,19 @@ std::string ImportSessionId(std::string_view file_bytes, std::string_view option
 }
 
 int RunImport(const std::vector<std::string>& argv) {
-  Args args;
+  ImportArgs args;
   const config::CommandShape shape{.config_file = false, .operands = true,
                                    .short_names = {{'q', "quiet"}}};
   if (std::optional<int> rc =
           ParseCommandFlags("opmap import", argv, ImportKeys(), shape,
-                            std::string(kUsage) + kConnectionUsage + kExitCodes, &args,
+                            std::string(kImportUsage) + kConnectionUsage + kImportExitCodes, &args,
                             &args.traces)) {
     return *rc;
   }
-  if (args.traces.empty()) return UsageError("no trace given");
+  if (args.traces.empty()) return ImportUsageError("no trace given");
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client =
       CollectorChannel::Create(args.connection);
-  if (!client.ok()) return UsageError(std::string(client.status().message()));
+  if (!client.ok()) return ImportUsageError(std::string(client.status().message()));
 
   const std::string agent_id = "opmap-import@" + Hostname();
   int exit_code = 0;

@@ -27,7 +27,7 @@ using namespace query_internal;  // NOLINT: the query subcommands' shared pieces
 
 using text::JsonWriter;
 
-constexpr char kUsage[] = R"(usage: opmap query latency|breakdown|kernels|counters --collector HOST:PORT [options]
+constexpr char kQueryUsage[] = R"(usage: opmap query latency|breakdown|kernels|counters --collector HOST:PORT [options]
 
 Asks a collector about the events it stores (imported traces and live agents alike).
 
@@ -66,13 +66,13 @@ options:
 
 )";
 
-constexpr char kExitCodes[] = R"(
+constexpr char kQueryExitCodes[] = R"(
 exit codes: 0 ok; 2 bad usage, or the collector refused the call (UNAUTHENTICATED,
 PERMISSION_DENIED, INVALID_ARGUMENT); 1 the collector is unreachable (UNAVAILABLE) or
 another failure. Errors print one line with the gRPC code and message.
 )";
 
-int UsageError(const std::string& msg) { return UsageFailure("opmap query", msg); }
+int QueryUsageError(const std::string& msg) { return UsageFailure("opmap query", msg); }
 
 bool ParseGroupBy(std::string_view name, opmap::v1::GroupBy* out, std::string* canonical) {
   struct Entry {
@@ -433,51 +433,51 @@ int RunQuery(const std::vector<std::string>& argv) {
   if (std::optional<int> rc = ParseCommandFlags(
           "opmap query", argv, QueryKeys(),
           config::CommandShape{.config_file = false, .operands = true, .short_names = {}},
-          std::string(kUsage) + kConnectionUsage + kSelectionUsage + kExitCodes, &args,
+          std::string(kQueryUsage) + kConnectionUsage + kSelectionUsage + kQueryExitCodes, &args,
           &operands)) {
     return *rc;
   }
-  if (operands.size() > 1) return UsageError("unexpected argument '" + operands[1] + "'");
+  if (operands.size() > 1) return QueryUsageError("unexpected argument '" + operands[1] + "'");
   if (!operands.empty()) args.what = operands[0];
   if (args.what.empty()) {
-    return UsageError("what to query? latency, breakdown, kernels or counters");
+    return QueryUsageError("what to query? latency, breakdown, kernels or counters");
   }
   if (args.what != "latency" && args.what != "breakdown" && args.what != "kernels" &&
       args.what != "counters") {
-    return UsageError("unknown query '" + args.what +
+    return QueryUsageError("unknown query '" + args.what +
                       "' (expected latency, breakdown, kernels or counters)");
   }
   if (args.latency_flag && args.what != "latency") {
-    return UsageError("--subject, --of and --quantiles apply to 'latency' only");
+    return QueryUsageError("--subject, --of and --quantiles apply to 'latency' only");
   }
   if (args.rows_flag && args.what != "latency" && args.what != "counters") {
-    return UsageError("--group-by and --limit apply to 'latency' and 'counters' only");
+    return QueryUsageError("--group-by and --limit apply to 'latency' and 'counters' only");
   }
   if (args.what == "counters") {
     for (size_t g = 0; g < args.group_by.size(); ++g) {
       if (args.group_by[g] != opmap::v1::GROUP_BY_HOST &&
           args.group_by[g] != opmap::v1::GROUP_BY_REVISION &&
           args.group_by[g] != opmap::v1::GROUP_BY_PID) {
-        return UsageError("--group-by: counters group by host, revision or pid, not '" +
+        return QueryUsageError("--group-by: counters group by host, revision or pid, not '" +
                           args.group_names[g] + "'");
       }
     }
   } else if (args.what == "latency") {
     for (size_t g = 0; g < args.group_by.size(); ++g) {
       if (args.group_by[g] == opmap::v1::GROUP_BY_PID) {
-        return UsageError("--group-by: pid applies to 'counters' only");
+        return QueryUsageError("--group-by: pid applies to 'counters' only");
       }
     }
   }
   if (args.kernels_flag && args.what != "kernels") {
-    return UsageError("--top applies to 'kernels' only");
+    return QueryUsageError("--top applies to 'kernels' only");
   }
   opmap::v1::TimeRange range;
   std::string error;
-  if (!MakeTimeRange(args.selection, &range, &args.has_range, &error)) return UsageError(error);
+  if (!MakeTimeRange(args.selection, &range, &args.has_range, &error)) return QueryUsageError(error);
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client =
       CollectorChannel::Create(args.connection);
-  if (!client.ok()) return UsageError(std::string(client.status().message()));
+  if (!client.ok()) return QueryUsageError(std::string(client.status().message()));
 
   if (args.what == "latency") return Latency(args, **client, range);
   if (args.what == "breakdown") return Breakdown(args, **client, range);

@@ -26,7 +26,7 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: opmap report --baseline REV --candidate REV [options]
+constexpr char kReportUsage[] = R"(usage: opmap report --baseline REV --candidate REV [options]
 
 The release recommendation for model revision REV (candidate) against REV (baseline), from
 the sessions a collector holds for each (same load, same window length: docs/metrics.md
@@ -55,9 +55,9 @@ The verdict does not change the exit status (0 when the report was written); rea
 from the output ("verdict" in JSON).
 )";
 
-int Usage(const std::string& msg) { return UsageFailure("opmap report", msg); }
+int ReportUsage(const std::string& msg) { return UsageFailure("opmap report", msg); }
 
-struct Args {
+struct ReportArgs {
   ConnectionFlags connection;
   SelectionFlags selection;
   std::string baseline, candidate, profile_path, envelope_path, gpu, output;
@@ -108,17 +108,17 @@ analysis::DocSection SignoffSection(const std::vector<opmap::v1::Signoff>& signo
   return s;
 }
 
-const FlagKeys<Args>& ReportKeys() {
-  static const FlagKeys<Args> keys = [] {
-    FlagKeys<Args> k = {
-        {"baseline", false, "REV", "", TextField(&Args::baseline)},
-        {"candidate", false, "REV", "", TextField(&Args::candidate)},
-        {"profile", false, "FILE", "", TextField(&Args::profile_path)},
-        {"envelope", false, "FILE", "", TextField(&Args::envelope_path)},
-        {"gpu", false, "NAME", "", TextField(&Args::gpu)},
-        {"output", false, "FILE", "", TextField(&Args::output)},
+const FlagKeys<ReportArgs>& ReportKeys() {
+  static const FlagKeys<ReportArgs> keys = [] {
+    FlagKeys<ReportArgs> k = {
+        {"baseline", false, "REV", "", TextField(&ReportArgs::baseline)},
+        {"candidate", false, "REV", "", TextField(&ReportArgs::candidate)},
+        {"profile", false, "FILE", "", TextField(&ReportArgs::profile_path)},
+        {"envelope", false, "FILE", "", TextField(&ReportArgs::envelope_path)},
+        {"gpu", false, "NAME", "", TextField(&ReportArgs::gpu)},
+        {"output", false, "FILE", "", TextField(&ReportArgs::output)},
         {"format", false, "F", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, ReportArgs* a) {
            std::optional<ReportFormat> f = ParseReportFormat(std::string(v));
            if (!f) {
              return absl::InvalidArgumentError("'" + std::string(v) + "' (expected md, json or html)");
@@ -126,18 +126,18 @@ const FlagKeys<Args>& ReportKeys() {
            a->format = *f;
            return absl::OkStatus();
          }},
-        {"min-samples", false, "N", "", IntField(&Args::min_samples, 1, 1000000)},
-        {"hold-windows", false, "N", "", IntField(&Args::hold_windows, 1, 1000000)},
+        {"min-samples", false, "N", "", IntField(&ReportArgs::min_samples, 1, 1000000)},
+        {"hold-windows", false, "N", "", IntField(&ReportArgs::hold_windows, 1, 1000000)},
         {"alpha", false, "A", "",
-         [](std::string_view v, Args* a) {
+         [](std::string_view v, ReportArgs* a) {
            if (!absl::SimpleAtod(std::string(v), &a->alpha) || !(a->alpha > 0 && a->alpha < 1)) {
              return absl::InvalidArgumentError("expected a number in (0, 1), got '" + std::string(v) + "'");
            }
            return absl::OkStatus();
          }},
     };
-    AddConnectionKeys(&Args::connection, &k);
-    AddSelectionKeys(&Args::selection, &k);
+    AddConnectionKeys(&ReportArgs::connection, &k);
+    AddSelectionKeys(&ReportArgs::selection, &k);
     return k;
   }();
   return keys;
@@ -146,16 +146,16 @@ const FlagKeys<Args>& ReportKeys() {
 }  // namespace
 
 int RunReport(const std::vector<std::string>& argv) {
-  Args args;
+  ReportArgs args;
   if (std::optional<int> rc = ParseCommandFlags(
           "opmap report", argv, ReportKeys(), config::CommandShape{.config_file = false},
-          std::string(kUsage) + kSelectionUsage + "\n" + kConnectionUsage, &args, nullptr)) {
+          std::string(kReportUsage) + kSelectionUsage + "\n" + kConnectionUsage, &args, nullptr)) {
     return *rc;
   }
-  if (args.baseline.empty() || args.candidate.empty()) return Usage("--baseline and --candidate are required");
-  if (args.baseline == args.candidate) return Usage("--baseline and --candidate are the same revision");
-  if (!args.selection.filter.revision().empty()) return Usage("--revision: use --baseline and --candidate");
-  if (!args.envelope_path.empty() && !args.gpu.empty()) return Usage("--envelope and --gpu are exclusive");
+  if (args.baseline.empty() || args.candidate.empty()) return ReportUsage("--baseline and --candidate are required");
+  if (args.baseline == args.candidate) return ReportUsage("--baseline and --candidate are the same revision");
+  if (!args.selection.filter.revision().empty()) return ReportUsage("--revision: use --baseline and --candidate");
+  if (!args.envelope_path.empty() && !args.gpu.empty()) return ReportUsage("--envelope and --gpu are exclusive");
 
   std::optional<analysis::WorkloadProfile> profile;
   if (!args.profile_path.empty()) {
@@ -176,16 +176,16 @@ int RunReport(const std::vector<std::string>& argv) {
     envelope = std::move(*e);
   } else if (!args.gpu.empty()) {
     absl::StatusOr<analysis::HardwareEnvelope> e = BuiltinEnvelope(args.gpu);
-    if (!e.ok()) return Usage(std::string(e.status().message()));
+    if (!e.ok()) return ReportUsage(std::string(e.status().message()));
     envelope = std::move(*e);
   }
 
   opmap::v1::TimeRange range;
   bool has_range = false;
   std::string error;
-  if (!MakeTimeRange(args.selection, &range, &has_range, &error)) return Usage(error);
+  if (!MakeTimeRange(args.selection, &range, &has_range, &error)) return ReportUsage(error);
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(args.connection);
-  if (!client.ok()) return Usage(std::string(client.status().message()));
+  if (!client.ok()) return ReportUsage(std::string(client.status().message()));
 
   analysis::ReleaseInputs inputs;
   inputs.profile = profile ? &*profile : nullptr;

@@ -19,7 +19,7 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: opmap signoff REPORT --owner NAME --role ROLE [options]
+constexpr char kSignoffUsage[] = R"(usage: opmap signoff REPORT --owner NAME --role ROLE [options]
 
 Records NAME's approval of REPORT (a file written by `opmap report` or `opmap analyze
 --report`) in the collector's store, by the SHA-256 of the file's bytes. The collector
@@ -33,7 +33,7 @@ sign-off.
   --json           print the stored sign-off as JSON
 )";
 
-int Usage(const std::string& error) { return UsageFailure("opmap signoff", error); }
+int SignoffUsage(const std::string& error) { return UsageFailure("opmap signoff", error); }
 
 struct SignoffFlags {
   ConnectionFlags connection;
@@ -61,23 +61,23 @@ int RunSignoff(const std::vector<std::string>& argv) {
   std::vector<std::string> operands;
   if (std::optional<int> rc = ParseCommandFlags(
           "opmap signoff", argv, SignoffKeys(), config::CommandShape{.config_file = false, .operands = true},
-          std::string(kUsage) + "\n" + kConnectionUsage, &flags, &operands)) {
+          std::string(kSignoffUsage) + "\n" + kConnectionUsage, &flags, &operands)) {
     return *rc;
   }
   if (operands.size() > 1) {
-    return Usage("one REPORT at a time (got '" + operands[0] + "' and '" + operands[1] + "')");
+    return SignoffUsage("one REPORT at a time (got '" + operands[0] + "' and '" + operands[1] + "')");
   }
   const std::string report = operands.empty() ? "" : operands[0];
   const std::string& owner = flags.owner;
   const std::string& role_text = flags.role;
   const bool json = flags.json;
   ConnectionFlags& connection = flags.connection;
-  if (report.empty()) return Usage("missing REPORT");
-  if (owner.empty()) return Usage("missing --owner NAME");
-  if (role_text.empty()) return Usage("missing --role ROLE");
+  if (report.empty()) return SignoffUsage("missing REPORT");
+  if (owner.empty()) return SignoffUsage("missing --owner NAME");
+  if (role_text.empty()) return SignoffUsage("missing --role ROLE");
   const std::optional<analysis::OwnerRole> role = analysis::ParseOwnerRole(role_text);
   if (!role) {
-    return Usage("--role: '" + role_text +
+    return SignoffUsage("--role: '" + role_text +
                  "' is not a role (ML compiler engineer, runtime systems engineer, "
                  "performance modeling owner)");
   }
@@ -92,7 +92,7 @@ int RunSignoff(const std::vector<std::string>& argv) {
     return 2;
   }
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(connection);
-  if (!client.ok()) return Usage(std::string(client.status().message()));
+  if (!client.ok()) return SignoffUsage(std::string(client.status().message()));
 
   opmap::v1::Signoff req;
   req.set_report_sha256(crypto::Sha256Hex(*bytes));
