@@ -20,7 +20,7 @@
 namespace opmap::inject_test {
 namespace {
 
-constexpr absl::Duration kTimeout = absl::Seconds(120);
+constexpr absl::Duration kNvtxTimeout = absl::Seconds(120);
 
 struct DemoRun {
   ExitInfo exit;
@@ -76,7 +76,7 @@ TEST_F(InjectNvtxTest, CapturesEveryRangeWithItsNesting) {
   ASSERT_TRUE(
       agent.channel().StartWindow(1, absl::InfiniteDuration(), ring::kCaptureNvtx).ok());
   agent.StartDraining();
-  const DemoRun run = Parse(Finish(c, kTimeout));
+  const DemoRun run = Parse(Finish(c, kNvtxTimeout));
   ASSERT_TRUE(agent.StopDraining().ok());
   ASSERT_TRUE(agent.DrainOnce().ok());
   ASSERT_EQ(run.exit.code, 0) << run.exit.stdout_text;
@@ -163,7 +163,7 @@ TEST_F(InjectNvtxTest, StalledReaderCostsTheWorkloadNothing) {
   uint64_t drops = 0;
   for (int attempt = 0; attempt < 3 && best_ratio < 0.95; ++attempt) {
     Child b = Spawn(DemoArgs(args), {});
-    const DemoRun base = Parse(Finish(b, kTimeout));
+    const DemoRun base = Parse(Finish(b, kNvtxTimeout));
     ASSERT_EQ(base.exit.code, 0);
     const std::string sock = dir_.File("stall" + std::to_string(attempt) + ".sock");
     TestAgent agent(sock);
@@ -171,7 +171,7 @@ TEST_F(InjectNvtxTest, StalledReaderCostsTheWorkloadNothing) {
     ASSERT_TRUE(agent.Accept(absl::Seconds(30)).ok());
     ASSERT_TRUE(
         agent.channel().StartWindow(1, absl::InfiniteDuration(), ring::kCaptureNvtx).ok());
-    const DemoRun with = Parse(Finish(c, kTimeout));  // never drained
+    const DemoRun with = Parse(Finish(c, kNvtxTimeout));  // never drained
     ASSERT_EQ(with.exit.code, 0);
     ASSERT_EQ(with.requests, base.requests);
     const double ratio = with.throughput_rps / base.throughput_rps;
@@ -200,7 +200,7 @@ TEST_F(InjectNvtxTest, PreloadedCaptureFileRecordsTheDemoAndCuptiStatus) {
   Child c = Spawn(DemoArgs({"--requests", "50"}),
                   {{"LD_PRELOAD", InjectLibPath()}, {"OPMAP_CAPTURE_FILE", path},
                    {"OPMAP_CAPTURE_SECONDS", "60"}});
-  const DemoRun run = Parse(Finish(c, kTimeout));
+  const DemoRun run = Parse(Finish(c, kNvtxTimeout));
   ASSERT_EQ(run.exit.code, 0);
   auto file = capture::ReadCaptureFile(path);
   ASSERT_TRUE(file.ok()) << file.status();

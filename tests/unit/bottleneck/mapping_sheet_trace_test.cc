@@ -27,7 +27,7 @@
 namespace opmap::analysis {
 namespace {
 
-constexpr char kTrace[] = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
+constexpr char kBertTrace[] = "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz";
 
 const SheetOperator* Find(const MappingSheet& s, const std::string& name) {
   for (const SheetOperator& op : s.operators) {
@@ -37,9 +37,9 @@ const SheetOperator* Find(const MappingSheet& s, const std::string& name) {
 }
 
 TEST(SheetOnTrace, H100Bert) {
-  OPMAP_REQUIRE_SHARED(kTrace);
+  OPMAP_REQUIRE_SHARED(kBertTrace);
   absl::StatusOr<Trace> t =
-      ImportKinetoBytes(testing::ReadFileOrDie(testing::SharedPath(kTrace)));
+      ImportKinetoBytes(testing::ReadFileOrDie(testing::SharedPath(kBertTrace)));
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_FALSE(t->info.gpu_names.empty());
   auto env = EnvelopeForGpuName(t->info.gpu_names[0]);

@@ -30,7 +30,7 @@ namespace {
 
 using stats::DDSketch;
 
-const char* const kH100Traces[] = {
+const char* const kRollupTraces[] = {
     "traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz",
     "traces/tl_h100_Falconsai_nsfw_image_detection__1016002.json.gz",
     "traces/tl_h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz",
@@ -254,7 +254,7 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedTraces, RollupOnH100, ::testing::ValuesIn(kH100Traces),
+INSTANTIATE_TEST_SUITE_P(SharedTraces, RollupOnH100, ::testing::ValuesIn(kRollupTraces),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return "trace" + std::to_string(info.index);
                          });
