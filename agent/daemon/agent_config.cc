@@ -126,6 +126,7 @@ std::string AgentUsage() {
   std::string out =
       "usage: opmap-agent [run] [--config FILE] [flags]\n"
       "       opmap-agent status [--control-socket PATH] [--json]\n"
+      "       opmap-agent power [--duration 1s] [--json] (this host's GPU power and RAPL)\n"
       "       opmap-agent --version\n"
       "\n"
       "The per-host daemon: processes that loaded libopmap_inject.so register on --socket;\n"

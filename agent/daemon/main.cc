@@ -1,4 +1,5 @@
-// opmap-agent: `opmap-agent [run] [flags]` (the daemon) and `opmap-agent status`.
+// opmap-agent: `opmap-agent [run] [flags]` (the daemon), `opmap-agent status` and
+// `opmap-agent power`.
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "agent/daemon/agent.h"
 #include "agent/daemon/agent_client.h"
 #include "agent/daemon/agent_config.h"
+#include "agent/daemon/power_command.h"
 #include "agent/daemon/uploader.h"
 #include "common/version/version.h"
 
@@ -66,6 +68,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!args.empty() && args[0] == "status") return Status({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "power") {
+    return opmap::agent::RunPowerCommand({args.begin() + 1, args.end()});
+  }
   if (!args.empty() && args[0] == "run") args.erase(args.begin());
   absl::StatusOr<opmap::agent::ParsedAgentArgs> parsed = opmap::agent::ParseAgentArgs(args);
   if (!parsed.ok()) {
