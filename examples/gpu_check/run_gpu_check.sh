@@ -17,8 +17,9 @@
 # Exit: 0 all checks passed (or skipped, said so) or no GPU here; 1 a check or step failed.
 #
 # Environment (all optional): OUT, NVCC, CUDA_ARCH (sm_90), INJECT_LIB
-# (build/lib/libopmap_inject.so), OPMAP_BIN (build/bin/opmap), CAPTURE_SECONDS (60),
-# MAX_OVERHEAD (1.5: PC sampling is on), RUN_TIMEOUT (120 s per run).
+# (build/lib/libopmap_inject.so), OPMAP_BIN (build/bin/opmap), AGENT_BIN
+# (build/bin/opmap-agent: `opmap-agent power` over the capture's seconds, $OUT/power.json),
+# CAPTURE_SECONDS (60), MAX_OVERHEAD (1.5: PC sampling is on), RUN_TIMEOUT (120 s per run).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -27,6 +28,7 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 CUDA_ARCH=${CUDA_ARCH:-sm_90}
 INJECT_LIB=${INJECT_LIB:-$ROOT/build/lib/libopmap_inject.so}
 OPMAP_BIN=${OPMAP_BIN:-$ROOT/build/bin/opmap}
+AGENT_BIN=${AGENT_BIN:-$ROOT/build/bin/opmap-agent}
 CAPTURE_SECONDS=${CAPTURE_SECONDS:-60}
 MAX_OVERHEAD=${MAX_OVERHEAD:-1.5}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
@@ -73,6 +75,15 @@ if [[ $ANALYZE_ONLY == 0 ]]; then
   # ---- 4. captured run -------------------------------------------------------------------
   rm -f "$OUT/capture.opcap"
   say "capturing with $INJECT_LIB"
+  # The real NVML figures over the same seconds (docs/operations.md: opmap-agent power).
+  power_pid=""
+  if [[ -x "$AGENT_BIN" ]] && "$AGENT_BIN" --version > /dev/null 2>&1; then
+    "$AGENT_BIN" power --duration "${CAPTURE_SECONDS}s" --json > "$OUT/power.json" \
+      2> "$OUT/power.err" &
+    power_pid=$!
+  else
+    say "power: skipped ($AGENT_BIN not runnable on this machine)"
+  fi
   timeout "$RUN_TIMEOUT" env CUDA_INJECTION64_PATH="$INJECT_LIB" NVTX_INJECTION64_PATH="$INJECT_LIB" \
     OPMAP_CAPTURE_FILE="$OUT/capture.opcap" OPMAP_CAPTURE_SECONDS="$CAPTURE_SECONDS" OPMAP_STALLS=1 \
     "$OUT/gpu_check" > "$OUT/with.json" 2> "$OUT/with.err"
@@ -80,6 +91,10 @@ if [[ $ANALYZE_ONLY == 0 ]]; then
   [[ $rc == 0 ]] || fail "gpu_check with the library exited $rc (see $OUT/with.err)"
   [[ -s "$OUT/capture.opcap" ]] || fail "no capture written to $OUT/capture.opcap"
   say "capture: $(stat -c %s "$OUT/capture.opcap") bytes"
+  if [[ -n "$power_pid" ]]; then
+    wait "$power_pid" && say "power: $(tr -d '\n' < "$OUT/power.json" | cut -c1-400)" ||
+      say "power: opmap-agent power failed (see $OUT/power.err)"
+  fi
 fi
 
 for f in without.json with.json; do
