@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
-#include "analysis/import/gzip.h"
+#include "analysis/import/gzip_pipeline.h"
 #include "analysis/import/json_error_locator.h"
 #include "analysis/import/json_event_splitter.h"
 
@@ -52,7 +52,7 @@ class EventStream {
   }
 
   absl::Status RunGzip(std::string_view compressed) {
-    GzipChunkReader reader(compressed);
+    PipelinedGzipReader reader(compressed);  // inflates on a thread of its own
     hint_ = reader.size_hint();
     Reserve(kParserBytes);
     cap_ = 2 * kReadBytes;

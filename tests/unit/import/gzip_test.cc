@@ -1,6 +1,7 @@
 // Gunzip: round trips through zlib's own gzip writer, concatenated members, the padding
 // the JSON parser needs, and errors that name the compressed byte offset.
 #include "analysis/import/gzip.h"
+#include "analysis/import/gzip_pipeline.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -230,6 +231,62 @@ TEST(GunzipTest, TruncatedFileDoesNotTrustGarbageSizeHint) {
   EXPECT_LT(grew_kib, 64 * 1024)
       << "inflating a " << cut.size() << "-byte truncated stream touched " << grew_kib / 1024
       << " MiB: Gunzip trusted the garbage ISIZE hint " << isize;
+}
+
+// The inflating thread's reader: the same bytes as Gunzip over many chunks whatever the
+// read size, the text before a break and then the sticky error, and an early destruction
+// while the thread waits for room.
+TEST(PipelinedGzipReaderTest, SameTextAsGunzipAcrossChunks) {
+  const std::string text = FakeTraceText(120000);  // ~9 MiB: more than the queue holds
+  ASSERT_GT(text.size(), PipelinedGzipReader::kChunkBytes * PipelinedGzipReader::kQueueChunks);
+  const std::string gz = GzipBytes(text);
+  for (size_t read_size : {size_t{1} << 10, size_t{700000}, size_t{3} << 20}) {
+    PipelinedGzipReader reader(gz);
+    std::string out;
+    std::string buffer(read_size, '\0');
+    while (!reader.done()) {
+      absl::StatusOr<size_t> n = reader.Read(buffer.data(), buffer.size());
+      ASSERT_TRUE(n.ok()) << n.status();
+      if (!reader.done()) EXPECT_EQ(*n, read_size);  // short only at the end
+      out.append(buffer.data(), *n);
+    }
+    EXPECT_EQ(out.size(), text.size());
+    EXPECT_TRUE(out == text) << "read size " << read_size;
+  }
+}
+
+TEST(PipelinedGzipReaderTest, ATruncatedStreamGivesItsTextThenAStickyError) {
+  const std::string text = FakeTraceText(60000);
+  const std::string gz = GzipBytes(text);
+  const std::string cut = gz.substr(0, gz.size() / 2);
+  PipelinedGzipReader reader(cut);
+  std::string out;
+  std::string buffer(size_t{1} << 16, '\0');
+  absl::Status error;
+  while (true) {
+    absl::StatusOr<size_t> n = reader.Read(buffer.data(), buffer.size());
+    if (!n.ok()) {
+      error = n.status();
+      break;
+    }
+    ASSERT_GT(*n, 0u) << "a stream that broke must not look finished";
+    out.append(buffer.data(), *n);
+  }
+  EXPECT_TRUE(absl::IsDataLoss(error)) << error;
+  EXPECT_FALSE(reader.done());
+  EXPECT_GT(out.size(), 0u);
+  EXPECT_EQ(out, text.substr(0, out.size()));
+  EXPECT_EQ(reader.Read(buffer.data(), buffer.size()).status(), error);
+}
+
+TEST(PipelinedGzipReaderTest, DestroyedWhileTheThreadWaitsForRoom) {
+  const std::string gz = GzipBytes(FakeTraceText(120000));
+  for (int i = 0; i < 20; ++i) {
+    PipelinedGzipReader reader(gz);
+    char byte = 0;
+    ASSERT_TRUE(reader.Read(&byte, 1).ok());
+    EXPECT_EQ(byte, '{');
+  }  // each destructor returns: the test ending is the assertion
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+#include "analysis/import/gzip_pipeline.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace opmap::analysis {
+
+PipelinedGzipReader::PipelinedGzipReader(std::string_view compressed)
+    : reader_(compressed), hint_(reader_.size_hint()) {
+  thread_ = std::thread([this] { Inflate(); });
+}
+
+PipelinedGzipReader::~PipelinedGzipReader() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+  }
+  room_.notify_all();
+  thread_.join();
+}
+
+void PipelinedGzipReader::Inflate() {
+  while (true) {
+    std::string chunk(kChunkBytes, '\0');
+    absl::StatusOr<size_t> n = reader_.Read(chunk.data(), chunk.size());
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!n.ok()) {
+      status_ = n.status();
+      finished_ = true;
+      ready_.notify_all();
+      return;
+    }
+    chunk.resize(*n);
+    room_.wait(lock, [&] { return cancelled_ || queue_.size() < kQueueChunks; });
+    if (cancelled_) return;
+    if (!chunk.empty()) queue_.push_back(std::move(chunk));
+    if (reader_.done()) finished_ = true;
+    ready_.notify_all();
+    if (finished_) return;
+  }
+}
+
+absl::StatusOr<size_t> PipelinedGzipReader::Read(char* out, size_t capacity) {
+  size_t copied = 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (copied < capacity) {
+    ready_.wait(lock, [&] { return !queue_.empty() || finished_; });
+    if (queue_.empty()) {
+      // The end, or an error after everything inflated before it was read.
+      if (!status_.ok() && copied == 0) return status_;
+      break;
+    }
+    std::string& front = queue_.front();
+    const size_t n = std::min(capacity - copied, front.size() - front_offset_);
+    std::memcpy(out + copied, front.data() + front_offset_, n);
+    copied += n;
+    front_offset_ += n;
+    if (front_offset_ == front.size()) {
+      queue_.pop_front();
+      front_offset_ = 0;
+      room_.notify_one();
+    }
+  }
+  return copied;
+}
+
+bool PipelinedGzipReader::done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return finished_ && status_.ok() && queue_.empty();
+}
+
+}  // namespace opmap::analysis
