@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/analyze_command.h"
+#include "cli/huge_page_malloc.h"
 #include "cli/attach_command.h"
 #include "cli/export_command.h"
 #include "cli/import_command.h"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   }
   std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "analyze" || command == "import") opmap::cli::ReexecWithHugePageMalloc(argv);
   if (command == "analyze") return opmap::cli::RunAnalyze(args);
   if (command == "import") return opmap::cli::RunImport(args);
   if (command == "attach") return opmap::cli::RunAttach(args);

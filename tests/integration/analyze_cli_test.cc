@@ -188,6 +188,27 @@ TEST_F(AnalyzeCliTest, TruncatedRealGzipPeakMemoryIsBounded) {
   EXPECT_LT(r.max_rss_kib, 256 * 1024) << "peak RSS " << r.max_rss_kib / 1024 << " MiB";
 }
 
+// analyze re-execs itself with glibc's huge-page heap where THP is `madvise`
+// (cli/huge_page_malloc.h): the same arguments reach it, the output is byte for byte what
+// it is without (OPMAP_NO_HUGE_PAGES=1), and a caller's own GLIBC_TUNABLES survive.
+TEST_F(AnalyzeCliTest, HugePageHeapChangesNothingButSpeed) {
+  OPMAP_REQUIRE_SHARED("traces/kineto_resnet50_v100_2021.json.gz");
+  const std::string trace = testing::SharedPath("traces/kineto_resnet50_v100_2021.json.gz");
+  const std::vector<std::string> args = {"analyze", trace, "--format", "json", "--top", "7",
+                                         "--quiet"};
+  Result with = testing::RunProcess(kBinary, args);
+  Result without = testing::RunProcess(kBinary, args, {{"OPMAP_NO_HUGE_PAGES", "1"}});
+  Result tuned = testing::RunProcess(kBinary, args,
+                                     {{"GLIBC_TUNABLES", "glibc.malloc.check=0"}});
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  EXPECT_GT(with.out.size(), 1000u);
+  EXPECT_TRUE(with.out == without.out);
+  EXPECT_TRUE(tuned.out == without.out);
+  EXPECT_EQ(with.err, without.err);
+}
+
 TEST_F(AnalyzeCliTest, CorruptGzip) {
   OPMAP_REQUIRE_SHARED("traces/hta_alexnet_a100.json.gz");
   std::string gz = testing::ReadFileOrDie(testing::SharedPath("traces/hta_alexnet_a100.json.gz"));
