@@ -4,7 +4,8 @@
 // pages 29 s, the same output). glibc (2.35+) asks for huge pages for its heap only when
 // started with GLIBC_TUNABLES=glibc.malloc.hugetlb=1, so `opmap analyze` and `opmap
 // import` re-exec themselves once with it set, where the kernel's THP mode is `madvise`
-// (with `always` they get huge pages anyway; with `never` there is nothing to ask for).
+// (with `always` they get huge pages anyway; with `never` there is nothing to ask for)
+// and their input files add up to 4 MiB or more (the exec costs about 30 ms).
 // OPMAP_NO_HUGE_PAGES=1 turns this off; a failed exec just carries on without.
 #ifndef OPMAP_CLI_HUGE_PAGE_MALLOC_H_
 #define OPMAP_CLI_HUGE_PAGE_MALLOC_H_

@@ -188,12 +188,15 @@ TEST_F(AnalyzeCliTest, TruncatedRealGzipPeakMemoryIsBounded) {
   EXPECT_LT(r.max_rss_kib, 256 * 1024) << "peak RSS " << r.max_rss_kib / 1024 << " MiB";
 }
 
-// analyze re-execs itself with glibc's huge-page heap where THP is `madvise`
-// (cli/huge_page_malloc.h): the same arguments reach it, the output is byte for byte what
-// it is without (OPMAP_NO_HUGE_PAGES=1), and a caller's own GLIBC_TUNABLES survive.
+// analyze re-execs itself with glibc's huge-page heap where THP is `madvise` and the input
+// is 4 MiB or more (cli/huge_page_malloc.h): the same arguments reach it, the output is
+// byte for byte what it is without (OPMAP_NO_HUGE_PAGES=1), and a caller's own
+// GLIBC_TUNABLES survive. The input is a real trace inflated to plain JSON (35 MB).
 TEST_F(AnalyzeCliTest, HugePageHeapChangesNothingButSpeed) {
   OPMAP_REQUIRE_SHARED("traces/kineto_resnet50_v100_2021.json.gz");
-  const std::string trace = testing::SharedPath("traces/kineto_resnet50_v100_2021.json.gz");
+  const std::string trace = Write("resnet.json", Gunzip(testing::ReadFileOrDie(
+      testing::SharedPath("traces/kineto_resnet50_v100_2021.json.gz"))));
+  ASSERT_GT(std::filesystem::file_size(trace), 4u << 20);
   const std::vector<std::string> args = {"analyze", trace, "--format", "json", "--top", "7",
                                          "--quiet"};
   Result with = testing::RunProcess(kBinary, args);
