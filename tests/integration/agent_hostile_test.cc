@@ -193,7 +193,9 @@ TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
                       "--spool-size", "64KiB"});
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   Child demo;
-  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "12", "200"));
+  // Long enough that windows still come after the collector does: the outbox's drop counts
+  // ride on the next batch, and at 12 s a loaded machine ran out of windows first.
+  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "25", "200"));
   // Until the agent has dropped batches for a full spool.
   int64_t dropped = 0;
   for (int i = 0; i < 60 && dropped <= 0; ++i) {
