@@ -29,7 +29,7 @@ DEFAULT_TRACE = "traces/tl_h100_facebook_timesformer-base-finetuned-k400__101600
 # Leaves that add up across copies: counts and time sums (not percentiles, means, shares,
 # ratios, spans or min/max).
 SUM_KEYS = {"count", "event_count", "kernel_count", "gpu_event_count", "gpu_time_us",
-            "busy_us", "compute_us", "non_compute_us", "idle_us", "host_wait_us",
+            "busy_us", "compute_us", "non_compute_us", "host_wait_us",
             "kernel_wait_us", "other_us", "host_wait_intervals", "kernel_wait_intervals",
             "other_intervals", "events_without_launch", "launch_delay_clipped_at_zero"}
 SKIP_KEYS = {"file", "span_us", "idle_us", "idle_time"}  # the gaps between copies add idle

@@ -8,8 +8,8 @@
 namespace opmap::agent {
 namespace {
 
-struct PowerArgs {
-  PowerProbeOptions probe;
+// The probe's options plus the output format; the setters write the base's fields.
+struct PowerArgs : PowerProbeOptions {
   bool json = false;
 };
 
@@ -21,39 +21,27 @@ constexpr char kPowerUsage[] =
     "--interval during it and at its end, and prints energy over the window. What cannot be\n"
     "measured on this host says `unavailable: <reason>`.\n\n";
 
-absl::Status SetDuration(std::string_view v, absl::Duration* out) {
+// A window or interval: the duration grammar, at most 10 minutes.
+absl::StatusOr<absl::Duration> ParseProbeDuration(std::string_view v) {
   absl::StatusOr<absl::Duration> d = config::ParseDuration(v);
-  if (!d.ok()) return d.status();
-  if (*d > absl::Minutes(10)) return absl::InvalidArgumentError("at most 10m");
-  *out = *d;
-  return absl::OkStatus();
+  if (d.ok() && *d > absl::Minutes(10)) return absl::InvalidArgumentError("at most 10m");
+  return d;
 }
+
+const config::CommandShape kShape{.config_file = false, .operands = false, .short_names = {}};
 
 const std::vector<config::ConfigKey<PowerArgs>>& PowerKeys() {
   static const auto* keys = new std::vector<config::ConfigKey<PowerArgs>>{
       {"duration", false, "D", "the window (default 1s, at most 10m)",
-       [](std::string_view v, PowerArgs* a) { return SetDuration(v, &a->probe.duration); }},
+       config::ParsedSetter(&PowerProbeOptions::duration, ParseProbeDuration)},
       {"interval", false, "D", "reads during the window (default 100ms, at least 1ms)",
-       [](std::string_view v, PowerArgs* a) { return SetDuration(v, &a->probe.interval); }},
+       config::ParsedSetter(&PowerProbeOptions::interval, ParseProbeDuration)},
       {"json", true, "", "one JSON object instead of text",
-       [](std::string_view v, PowerArgs* a) -> absl::Status {
-         absl::StatusOr<bool> b = config::ParseBool(v);
-         if (!b.ok()) return b.status();
-         a->json = *b;
-         return absl::OkStatus();
-       }},
+       config::ParsedSetter(&PowerArgs::json, config::ParseBool)},
       {"nvml-library", false, "LIB", "NVML to dlopen (default libnvidia-ml.so.1)",
-       [](std::string_view v, PowerArgs* a) -> absl::Status {
-         if (v.empty()) return absl::InvalidArgumentError("empty value");
-         a->probe.nvml_library = std::string(v);
-         return absl::OkStatus();
-       }},
+       config::StringSetter(&PowerProbeOptions::nvml_library)},
       {"powercap-root", false, "DIR", "the powercap tree (default /sys/class/powercap)",
-       [](std::string_view v, PowerArgs* a) -> absl::Status {
-         if (v.empty()) return absl::InvalidArgumentError("empty value");
-         a->probe.powercap_root = std::string(v);
-         return absl::OkStatus();
-       }}};
+       config::StringSetter(&PowerProbeOptions::powercap_root)}};
   return *keys;
 }
 
@@ -61,25 +49,17 @@ const std::vector<config::ConfigKey<PowerArgs>>& PowerKeys() {
 
 int RunPowerCommand(const std::vector<std::string>& args) {
   PowerArgs parsed;
-  config::CommandShape shape;
-  shape.config_file = false;
-  absl::StatusOr<bool> help =
-      config::ParseCommandLine(args, PowerKeys(), shape, &parsed, nullptr);
+  absl::StatusOr<bool> help = config::ParseCommandLine(args, PowerKeys(), kShape, &parsed, nullptr);
   if (!help.ok()) {
     std::cerr << "opmap-agent power: " << help.status().message() << "\n"
               << "run 'opmap-agent power --help' for usage\n";
     return 2;
   }
   if (*help) {
-    std::string flags;
-    for (const auto& k : PowerKeys()) {
-      config::internal::AppendHelpLine(k.name, k.value_hint, k.help, &flags);
-    }
-    config::internal::AppendHelpLine("help", "", "print this help", &flags);
-    std::cout << kPowerUsage << flags;
+    std::cout << kPowerUsage << config::FlagHelp(PowerKeys(), kShape);
     return 0;
   }
-  const PowerProbe probe = ProbePower(parsed.probe);
+  const PowerProbe probe = ProbePower(parsed);
   std::cout << (parsed.json ? PowerProbeJson(probe) : PowerProbeText(probe));
   return 0;
 }

@@ -52,23 +52,17 @@ PowerProbe ProbePower(const PowerProbeOptions& options) {
     probe.gpu_unavailable = std::string(reader.status().message());
   } else {
     gpus = *std::move(reader);
-    probe.gpus.resize(gpus->gpu_count());
   }
-  absl::StatusOr<RaplReader> rapl = RaplReader::Open(options.powercap_root);
-  if (!rapl.ok()) probe.cpu_unavailable = std::string(rapl.status().message());
+  std::vector<std::vector<GpuState>> reads(gpus != nullptr ? gpus->gpu_count() : 0);
   auto read_gpus = [&] {
-    if (gpus == nullptr) return;
     const int64_t now = MonotonicNs();
-    for (size_t i = 0; i < gpus->gpu_count(); ++i) probe.gpus[i].push_back(gpus->Read(i, now));
+    for (size_t i = 0; i < reads.size(); ++i) reads[i].push_back(gpus->Read(i, now));
   };
+  absl::StatusOr<RaplReader> rapl = RaplReader::Open(options.powercap_root);
   const int64_t start = MonotonicNs();
   read_gpus();
-  if (rapl.ok()) {
-    probe.zones = rapl->zones();
-    absl::StatusOr<std::vector<uint64_t>> first = rapl->ReadEnergyUj();
-    if (first.ok()) probe.zone_first_uj = *first;
-    else probe.cpu_unavailable = std::string(first.status().message());
-  }
+  absl::StatusOr<std::vector<uint64_t>> first =
+      rapl.ok() ? rapl->ReadEnergyUj() : absl::StatusOr<std::vector<uint64_t>>(rapl.status());
   const int64_t end = start + absl::ToInt64Nanoseconds(options.duration);
   const int64_t step = std::max<int64_t>(absl::ToInt64Nanoseconds(options.interval), 1000000);
   for (int64_t next = start + step; next < end; next += step) {
@@ -77,13 +71,20 @@ PowerProbe ProbePower(const PowerProbeOptions& options) {
   }
   std::this_thread::sleep_for(std::chrono::nanoseconds(end - MonotonicNs()));
   read_gpus();
-  if (rapl.ok() && probe.cpu_unavailable.empty()) {
-    absl::StatusOr<std::vector<uint64_t>> last = rapl->ReadEnergyUj();
-    if (last.ok()) {
-      probe.zone_last_uj = *last;
-      probe.zone_covered_ns = MonotonicNs() - start;
-    } else {
-      probe.cpu_unavailable = std::string(last.status().message());
+  absl::StatusOr<std::vector<uint64_t>> last = first.ok() ? rapl->ReadEnergyUj() : first;
+  const int64_t covered = MonotonicNs() - start;  // >= duration > 0
+
+  for (std::vector<GpuState>& r : reads) {
+    absl::StatusOr<WindowEnergy> energy = EnergyOverWindow(r);
+    probe.gpus.push_back({std::move(r.back()), std::move(energy)});
+  }
+  if (!last.ok()) {
+    probe.cpu_unavailable = std::string(last.status().message());
+  } else {
+    for (size_t z = 0; z < rapl->zones().size(); ++z) {
+      const RaplZone& zone = rapl->zones()[z];
+      probe.zones.push_back(
+          {zone, RaplDeltaUj((*first)[z], (*last)[z], zone.max_energy_range_uj) / 1e6, covered});
     }
   }
   return probe;
@@ -94,18 +95,17 @@ std::string PowerProbeText(const PowerProbe& probe) {
   if (!probe.gpu_unavailable.empty()) {
     absl::StrAppend(&out, "gpu: unavailable: ", probe.gpu_unavailable, "\n");
   }
-  for (const std::vector<GpuState>& reads : probe.gpus) {
-    if (reads.empty()) continue;
-    const GpuState& last = reads.back();
+  for (const GpuProbe& gpu : probe.gpus) {
+    const GpuState& last = gpu.last;
     absl::StrAppend(&out, "gpu ", last.index, " ", last.name, ": ");
-    absl::StatusOr<WindowEnergy> energy = EnergyOverWindow(reads);
-    if (energy.ok()) {
+    if (gpu.energy.ok()) {
       absl::StrAppendFormat(&out, "energy %.3f J (%s, %d reads), %.1f W average\n",
-                            energy->joules, energy->method, energy->reads,
-                            energy->average_watts());
+                            gpu.energy->joules, gpu.energy->method, gpu.energy->reads,
+                            gpu.energy->average_watts());
     } else {
-      absl::StrAppend(&out, "energy unavailable: ", energy.status().message(), "\n");
+      absl::StrAppend(&out, "energy unavailable: ", gpu.energy.status().message(), "\n");
     }
+    auto mhz = [](uint32_t v) { return absl::StrCat(v, " MHz"); };
     absl::StrAppend(
         &out, "  ",
         Describe("power limit", last.power_limit_mw,
@@ -114,26 +114,18 @@ std::string PowerProbeText(const PowerProbe& probe) {
         Describe("MIG", last.mig, OnOff), "; ",
         Describe("compute mode", last.compute_mode, ComputeModeName), "\n");
     absl::StrAppend(
-        &out, "  ",
-        Describe("SM clock", last.sm_clock_mhz, [](uint32_t v) { return absl::StrCat(v, " MHz"); }),
-        "; ",
-        Describe("memory clock", last.mem_clock_mhz,
-                 [](uint32_t v) { return absl::StrCat(v, " MHz"); }),
-        "; ", Describe("throttle", last.throttle_reasons, ThrottleReasonNames), "; ",
+        &out, "  ", Describe("SM clock", last.sm_clock_mhz, mhz), "; ",
+        Describe("memory clock", last.mem_clock_mhz, mhz), "; ",
+        Describe("throttle", last.throttle_reasons, ThrottleReasonNames), "; ",
         Describe("temperature", last.temperature_c, [](uint32_t v) { return absl::StrCat(v, " C"); }),
         "\n");
   }
   if (!probe.cpu_unavailable.empty()) {
     absl::StrAppend(&out, "cpu: unavailable: ", probe.cpu_unavailable, "\n");
-  } else {
-    const double seconds = probe.zone_covered_ns / 1e9;
-    for (size_t z = 0; z < probe.zones.size(); ++z) {
-      const double joules = RaplDeltaUj(probe.zone_first_uj[z], probe.zone_last_uj[z],
-                                        probe.zones[z].max_energy_range_uj) / 1e6;
-      absl::StrAppendFormat(&out, "cpu %s (%s): energy %.3f J, %.1f W average\n",
-                            probe.zones[z].name, probe.zones[z].id, joules,
-                            seconds > 0 ? joules / seconds : 0.0);
-    }
+  }
+  for (const ZoneEnergy& z : probe.zones) {
+    absl::StrAppendFormat(&out, "cpu %s (%s): energy %.3f J, %.1f W average\n", z.zone.name,
+                          z.zone.id, z.joules, z.average_watts());
   }
   return out;
 }
@@ -142,17 +134,15 @@ std::string PowerProbeJson(const PowerProbe& probe) {
   text::JsonWriter json;
   json.BeginObject().Field("window_s", absl::ToDoubleSeconds(probe.duration));
   json.Key("gpus").BeginArray();
-  for (const std::vector<GpuState>& reads : probe.gpus) {
-    if (reads.empty()) continue;
-    const GpuState& last = reads.back();
+  for (const GpuProbe& gpu : probe.gpus) {
+    const GpuState& last = gpu.last;
     json.BeginObject().Field("index", static_cast<int64_t>(last.index)).Field("name", last.name);
-    absl::StatusOr<WindowEnergy> energy = EnergyOverWindow(reads);
-    if (energy.ok()) {
-      json.Field("energy_j", energy->joules).Field("energy_method", energy->method);
-      json.Field("average_w", energy->average_watts()).Field("reads", energy->reads);
+    if (gpu.energy.ok()) {
+      json.Field("energy_j", gpu.energy->joules).Field("energy_method", gpu.energy->method);
+      json.Field("average_w", gpu.energy->average_watts()).Field("reads", gpu.energy->reads);
     } else {
       json.Key("energy_j").Null().Field("energy_j_unavailable",
-                                        std::string(energy.status().message()));
+                                        std::string(gpu.energy.status().message()));
     }
     JsonReading(json, "power_limit_mw", last.power_limit_mw);
     JsonReading(json, "sm_clock_mhz", last.sm_clock_mhz);
@@ -170,14 +160,10 @@ std::string PowerProbeJson(const PowerProbe& probe) {
   json.EndArray();
   if (!probe.gpu_unavailable.empty()) json.Field("gpu_unavailable", probe.gpu_unavailable);
   json.Key("cpu_zones").BeginArray();
-  if (probe.cpu_unavailable.empty()) {
-    for (size_t z = 0; z < probe.zones.size(); ++z) {
-      const double joules = RaplDeltaUj(probe.zone_first_uj[z], probe.zone_last_uj[z],
-                                        probe.zones[z].max_energy_range_uj) / 1e6;
-      json.BeginObject().Field("id", probe.zones[z].id).Field("name", probe.zones[z].name);
-      json.Field("energy_j", joules, 6).Field("covered_s", probe.zone_covered_ns / 1e9, 6);
-      json.EndObject();
-    }
+  for (const ZoneEnergy& z : probe.zones) {
+    json.BeginObject().Field("id", z.zone.id).Field("name", z.zone.name);
+    json.Field("energy_j", z.joules, 6).Field("covered_s", z.covered_ns / 1e9, 6);
+    json.Field("average_w", z.average_watts()).EndObject();
   }
   json.EndArray();
   if (!probe.cpu_unavailable.empty()) json.Field("cpu_unavailable", probe.cpu_unavailable);

@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/power/gpu_power.h"
 #include "agent/power/nvml_api.h"
 #include "agent/power/rapl.h"
+#include "agent/power/window_energy.h"
 
 namespace opmap::agent {
 
@@ -23,14 +25,26 @@ struct PowerProbeOptions {
   absl::Duration interval = absl::Milliseconds(100);
 };
 
+// One GPU over the window: its last read (limit, clocks, mode) and the window's energy.
+struct GpuProbe {
+  GpuState last;
+  absl::StatusOr<WindowEnergy> energy;
+};
+
+// One RAPL zone over the window; covered_ns > 0 (the window is never empty).
+struct ZoneEnergy {
+  RaplZone zone;
+  double joules = 0;
+  int64_t covered_ns = 0;
+  double average_watts() const { return joules * 1e9 / covered_ns; }
+};
+
 struct PowerProbe {
   absl::Duration duration;
-  std::string gpu_unavailable;                // NVML could not be opened: why
-  std::vector<std::vector<GpuState>> gpus;    // per GPU, the reads in time order
-  std::string cpu_unavailable;                // RAPL could not be opened or read: why
-  std::vector<RaplZone> zones;
-  std::vector<uint64_t> zone_first_uj, zone_last_uj;
-  int64_t zone_covered_ns = 0;
+  std::string gpu_unavailable;  // NVML could not be opened: why
+  std::vector<GpuProbe> gpus;
+  std::string cpu_unavailable;  // RAPL could not be opened or read: why
+  std::vector<ZoneEnergy> zones;
 };
 
 // Blocks for options.duration.

@@ -30,7 +30,8 @@ absl::StatusOr<WindowEnergy> EnergyOverWindow(const std::vector<GpuState>& reads
   // Trapezoids between consecutive reads that both have power and advance the clock.
   double joules = 0;
   int64_t covered = 0;
-  int used = 0;
+  int used = 0;           // reads in the trapezoids
+  size_t last_used = 0;   // the later read of the previous trapezoid (0: none yet)
   for (size_t i = 1; i < reads.size(); ++i) {
     const GpuState& a = reads[i - 1];
     const GpuState& b = reads[i];
@@ -38,7 +39,8 @@ absl::StatusOr<WindowEnergy> EnergyOverWindow(const std::vector<GpuState>& reads
     const double seconds = static_cast<double>(b.time_ns - a.time_ns) / 1e9;
     joules += (static_cast<double>(*a.power_mw.value) + *b.power_mw.value) / 2e3 * seconds;
     covered += b.time_ns - a.time_ns;
-    used += used == 0 ? 2 : 1;
+    used += last_used == i - 1 && used > 0 ? 1 : 2;  // a shared end counts once
+    last_used = i;
   }
   if (used == 0) {
     return absl::UnavailableError(absl::StrCat(

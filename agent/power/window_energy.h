@@ -21,7 +21,8 @@ struct WindowEnergy {
   int64_t covered_ns = 0;      // last read - first read
   std::string method;          // "energy_counter" or "integrated_power"
   int reads = 0;               // reads the figure rests on
-  double average_watts() const { return covered_ns > 0 ? joules * 1e9 / covered_ns : 0; }
+  // covered_ns > 0 in every WindowEnergy EnergyOverWindow returns.
+  double average_watts() const { return joules * 1e9 / covered_ns; }
 };
 
 // `reads` of one GPU in time order. Unavailable with the reason (fewer than two reads,

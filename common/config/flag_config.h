@@ -176,11 +176,15 @@ absl::StatusOr<bool> ParseArgsInto(const std::vector<std::string>& args,
   return ParseCommandLine(args, keys, CommandShape{}, config, nullptr, config_file);
 }
 
-// "  --flag HINT    help" lines for every key, plus --config and --help.
+// "  --flag HINT    help" lines for every key, plus --config (for a shape that takes one)
+// and --help.
 template <typename Config>
-std::string FlagHelp(const std::vector<ConfigKey<Config>>& keys) {
+std::string FlagHelp(const std::vector<ConfigKey<Config>>& keys,
+                     const CommandShape& shape = CommandShape{}) {
   std::string out;
-  internal::AppendHelpLine("config", "FILE", "read `key = value` settings from FILE", &out);
+  if (shape.config_file) {
+    internal::AppendHelpLine("config", "FILE", "read `key = value` settings from FILE", &out);
+  }
   for (const ConfigKey<Config>& k : keys) internal::AppendHelpLine(k.name, k.value_hint, k.help, &out);
   internal::AppendHelpLine("help", "", "print this help", &out);
   return out;

@@ -1,16 +1,14 @@
 // `opmap-agent power`, the real binary: against the test NVML library (tests/power/,
 // dlopened through --nvml-library exactly as libnvidia-ml.so.1 would be) and a fixture
 // powercap tree, then the `unavailable` path this host (no driver, no RAPL) takes.
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include "tests/integration/collector_fixture.h"
 #include "tests/testing/run_process.h"
 
 namespace opmap {
@@ -23,28 +21,26 @@ const char kAgent[] = OPMAP_BIN_DIR "/opmap-agent";
 class PowerCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("opmap-power-cli-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_ / "powercap" / "intel-rapl:0");
-    std::ofstream(dir_ / "powercap" / "intel-rapl:0" / "name") << "package-0\n";
-    std::ofstream(dir_ / "powercap" / "intel-rapl:0" / "energy_uj") << "9000000\n";
-    std::ofstream(dir_ / "powercap" / "intel-rapl:0" / "max_energy_range_uj") << "262143328850\n";
-    std::ofstream(dir_ / "nvml.script")
-        << "gpu name=NVIDIA_H200 energy_mj=1000 energy_step_mj=35000 power_mw=350000 "
-           "limit_mw=500000 sm_mhz=1755 mem_mhz=3201 throttle=0x4 temp_c=48 persistence=1 "
-           "mig=1 compute=0\n";
+    const std::string zone = dir_.File("powercap/intel-rapl:0");
+    std::filesystem::create_directories(zone);
+    testing::WriteFileOrDie(zone + "/name", "package-0\n");
+    testing::WriteFileOrDie(zone + "/energy_uj", "9000000\n");
+    testing::WriteFileOrDie(zone + "/max_energy_range_uj", "262143328850\n");
+    testing::WriteFileOrDie(
+        dir_.File("nvml.script"),
+        "gpu name=NVIDIA_H200 energy_mj=1000 energy_step_mj=35000 power_mw=350000 "
+        "limit_mw=500000 sm_mhz=1755 mem_mhz=3201 throttle=0x4 temp_c=48 persistence=1 "
+        "mig=1 compute=0\n");
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  testing::TempDir dir_;
 };
 
 TEST_F(PowerCliTest, ScriptedGpuAndRaplZoneOverAWindow) {
   testing::ProcessResult r = testing::RunProcess(
       kAgent,
       {"power", "--duration", "300ms", "--interval", "100ms", "--json", "--nvml-library",
-       OPMAP_FAKE_NVML, "--powercap-root", (dir_ / "powercap").string()},
-      {{"OPMAP_FAKE_NVML_SCRIPT", (dir_ / "nvml.script").string()}});
+       OPMAP_FAKE_NVML, "--powercap-root", dir_.File("powercap")},
+      {{"OPMAP_FAKE_NVML_SCRIPT", dir_.File("nvml.script")}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -74,13 +70,13 @@ TEST_F(PowerCliTest, ScriptedGpuAndRaplZoneOverAWindow) {
 
 TEST_F(PowerCliTest, WithoutADriverOrRaplEveryFigureSaysWhyItIsMissing) {
   testing::ProcessResult r = testing::RunProcess(
-      kAgent, {"power", "--duration", "50ms", "--powercap-root", (dir_ / "absent").string()});
+      kAgent, {"power", "--duration", "50ms", "--powercap-root", dir_.File("absent")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   if (!std::filesystem::exists("/dev/nvidia0")) {
     EXPECT_THAT(r.out, HasSubstr("gpu: unavailable: libnvidia-ml.so.1: cannot open shared object"));
   }
   EXPECT_THAT(r.out, HasSubstr("cpu: unavailable: no RAPL zone under " +
-                               (dir_ / "absent").string() + " (No such file or directory)"));
+                               dir_.File("absent") + " (No such file or directory)"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr(" 0.000 J")));
 }
 

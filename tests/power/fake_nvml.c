@@ -142,14 +142,13 @@ EXPORT opmap_nvmlReturn_t nvmlDeviceGetPowerUsage(opmap_nvmlDevice_t device, uns
   return rc;
 }
 
-#define GET_UINT(fn, key)                                                   \
-  EXPORT opmap_nvmlReturn_t fn(opmap_nvmlDevice_t device, unsigned int* out) { \
-    unsigned long long v = 0;                                               \
-    opmap_nvmlReturn_t rc = get(device, key, &v);                           \
-    if (rc == OPMAP_NVML_SUCCESS) *out = (unsigned)v;                       \
-    return rc;                                                              \
-  }
-GET_UINT(nvmlDeviceGetEnforcedPowerLimit, K_LIMIT)
+EXPORT opmap_nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(opmap_nvmlDevice_t device,
+                                                           unsigned int* mw) {
+  unsigned long long v = 0;
+  opmap_nvmlReturn_t rc = get(device, K_LIMIT, &v);
+  if (rc == OPMAP_NVML_SUCCESS) *mw = (unsigned)v;
+  return rc;
+}
 
 EXPORT opmap_nvmlReturn_t nvmlDeviceGetClockInfo(opmap_nvmlDevice_t device, int type,
                                                   unsigned int* mhz) {

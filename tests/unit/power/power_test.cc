@@ -24,7 +24,8 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kSecond = 1000000000;
 
-class FakeNvmlTest : public ::testing::Test {
+// A fresh directory per test, removed after it.
+class PowerDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
@@ -33,7 +34,11 @@ class FakeNvmlTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
 
+class FakeNvmlTest : public PowerDirTest {
+ protected:
   // Writes the fake's script and opens NVML through it.
   absl::StatusOr<std::unique_ptr<GpuPowerReader>> OpenWith(const std::string& script) {
     const std::string path = (dir_ / "nvml.script").string();
@@ -43,8 +48,6 @@ class FakeNvmlTest : public ::testing::Test {
     if (!api.ok()) return api.status();
     return GpuPowerReader::Open(*std::move(api));
   }
-
-  std::filesystem::path dir_;
 };
 
 constexpr char kTwoGpus[] =
@@ -162,6 +165,22 @@ TEST(WindowEnergyTest, OneReadOrACounterGoingBackwardsIsNoFigure) {
             "Supported (NVML 3); nvmlDeviceGetPowerUsage: Not Supported (NVML 3)");
 }
 
+TEST(WindowEnergyTest, ReadsWithoutPowerAreLeftOutOfTheIntegral) {
+  std::vector<GpuState> reads(4);
+  for (int i = 0; i < 4; ++i) reads[i].time_ns = i * kSecond;
+  reads[0].power_mw.value = 100000;
+  reads[1].power_mw.unavailable = "nvmlDeviceGetPowerUsage: GPU is lost (NVML 15)";
+  reads[2].power_mw.value = 200000;
+  reads[3].power_mw.value = 300000;
+  auto energy = EnergyOverWindow(reads);
+  ASSERT_TRUE(energy.ok()) << energy.status();
+  // Only the trapezoid from 2 s to 3 s: (200 + 300) / 2 W over 1 s, on 2 reads.
+  EXPECT_EQ(energy->method, "integrated_power");
+  EXPECT_DOUBLE_EQ(energy->joules, 250.0);
+  EXPECT_EQ(energy->covered_ns, kSecond);
+  EXPECT_EQ(energy->reads, 2);
+}
+
 TEST(ThrottleReasonsTest, NamesEveryBitAndKeepsUnknownOnes) {
   EXPECT_EQ(ThrottleReasonNames(0), "none");
   EXPECT_EQ(ThrottleReasonNames(0x1), "gpu_idle");
@@ -169,31 +188,23 @@ TEST(ThrottleReasonsTest, NamesEveryBitAndKeepsUnknownOnes) {
 }
 
 // A powercap tree as the kernel lays it out, with the entries the reader must skip.
-class RaplTest : public ::testing::Test {
+class RaplTest : public PowerDirTest {
  protected:
-  void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() /
-            ("opmap-rapl-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(root_);
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
   void Zone(const std::string& id, const std::string& name, const std::string& energy,
             const std::string& range) {
-    std::filesystem::create_directories(root_ / id);
-    std::ofstream(root_ / id / "name") << name << "\n";
-    std::ofstream(root_ / id / "energy_uj") << energy << "\n";
-    std::ofstream(root_ / id / "max_energy_range_uj") << range << "\n";
+    std::filesystem::create_directories(dir_ / id);
+    std::ofstream(dir_ / id / "name") << name << "\n";
+    std::ofstream(dir_ / id / "energy_uj") << energy << "\n";
+    std::ofstream(dir_ / id / "max_energy_range_uj") << range << "\n";
   }
-  std::filesystem::path root_;
 };
 
 TEST_F(RaplTest, PackageAndDramZonesAreReadAndTheRestSkipped) {
   Zone("intel-rapl:0", "package-0", "123456789", "262143328850");
   Zone("intel-rapl:0:0", "dram", "4242", "65712999613");
   Zone("intel-rapl-mmio:0", "package-0", "1", "262143328850");
-  std::filesystem::create_directories(root_ / "intel-rapl");
-  auto reader = RaplReader::Open(root_.string());
+  std::filesystem::create_directories(dir_ / "intel-rapl");
+  auto reader = RaplReader::Open(dir_.string());
   ASSERT_TRUE(reader.ok()) << reader.status();
   ASSERT_EQ(reader->zones().size(), 2u);
   EXPECT_EQ(reader->zones()[0].id, "intel-rapl:0");
@@ -211,13 +222,13 @@ TEST_F(RaplTest, ACounterThatWrappedCountsOnceAround) {
 }
 
 TEST_F(RaplTest, NoZoneOrAGarbledCounterIsUnavailable) {
-  auto none = RaplReader::Open(root_.string());
+  auto none = RaplReader::Open(dir_.string());
   ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.status().message(), "no RAPL zone under " + root_.string());
-  auto missing = RaplReader::Open((root_ / "absent").string());
+  EXPECT_EQ(none.status().message(), "no RAPL zone under " + dir_.string());
+  auto missing = RaplReader::Open((dir_ / "absent").string());
   EXPECT_THAT(missing.status().message(), HasSubstr("No such file or directory"));
   Zone("intel-rapl:0", "package-0", "lots", "262143328850");
-  auto garbled = RaplReader::Open(root_.string());
+  auto garbled = RaplReader::Open(dir_.string());
   ASSERT_FALSE(garbled.ok());
   EXPECT_THAT(garbled.status().message(), HasSubstr("not a counter: 'lots'"));
 }
