@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 namespace opmap::analysis {
@@ -22,8 +23,16 @@ PipelinedGzipReader::~PipelinedGzipReader() {
 
 void PipelinedGzipReader::Inflate() {
   while (true) {
-    std::string chunk(kChunkBytes, '\0');
-    absl::StatusOr<size_t> n = reader_.Read(chunk.data(), chunk.size());
+    Chunk chunk;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!spare_.empty()) {
+        chunk.bytes = std::move(spare_.back());
+        spare_.pop_back();
+      }
+    }
+    if (chunk.bytes == nullptr) chunk.bytes = std::make_unique_for_overwrite<char[]>(kChunkBytes);
+    absl::StatusOr<size_t> n = reader_.Read(chunk.bytes.get(), kChunkBytes);
     std::unique_lock<std::mutex> lock(mu_);
     if (!n.ok()) {
       status_ = n.status();
@@ -31,10 +40,10 @@ void PipelinedGzipReader::Inflate() {
       ready_.notify_all();
       return;
     }
-    chunk.resize(*n);
+    chunk.size = *n;
     room_.wait(lock, [&] { return cancelled_ || queue_.size() < kQueueChunks; });
     if (cancelled_) return;
-    if (!chunk.empty()) queue_.push_back(std::move(chunk));
+    if (chunk.size > 0) queue_.push_back(std::move(chunk));
     if (reader_.done()) finished_ = true;
     ready_.notify_all();
     if (finished_) return;
@@ -51,12 +60,13 @@ absl::StatusOr<size_t> PipelinedGzipReader::Read(char* out, size_t capacity) {
       if (!status_.ok() && copied == 0) return status_;
       break;
     }
-    std::string& front = queue_.front();
-    const size_t n = std::min(capacity - copied, front.size() - front_offset_);
-    std::memcpy(out + copied, front.data() + front_offset_, n);
+    Chunk& front = queue_.front();
+    const size_t n = std::min(capacity - copied, front.size - front_offset_);
+    std::memcpy(out + copied, front.bytes.get() + front_offset_, n);
     copied += n;
     front_offset_ += n;
-    if (front_offset_ == front.size()) {
+    if (front_offset_ == front.size) {
+      spare_.push_back(std::move(front.bytes));
       queue_.pop_front();
       front_offset_ = 0;
       room_.notify_one();

@@ -11,10 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -39,6 +41,13 @@ class PipelinedGzipReader {
   size_t size_hint() const { return hint_; }
 
  private:
+  // An inflated chunk: kChunkBytes of storage, `size` of them filled. The buffers of
+  // chunks read are handed back to the inflating thread (spare_), so a trace of any size
+  // allocates at most kQueueChunks + 1 of them and never zero-fills one.
+  struct Chunk {
+    std::unique_ptr<char[]> bytes;
+    size_t size = 0;
+  };
   void Inflate();
 
   GzipChunkReader reader_;  // used by the inflating thread only, after construction
@@ -46,7 +55,8 @@ class PipelinedGzipReader {
   mutable std::mutex mu_;
   std::condition_variable room_;   // the queue has room, or the reader is going away
   std::condition_variable ready_;  // a chunk, the end or an error arrived
-  std::deque<std::string> queue_;  // guarded by mu_
+  std::deque<Chunk> queue_;        // guarded by mu_
+  std::vector<std::unique_ptr<char[]>> spare_;  // guarded by mu_
   size_t front_offset_ = 0;        // bytes of queue_.front() already read
   bool finished_ = false;          // the inflating thread is done (end or error)
   bool cancelled_ = false;

@@ -247,7 +247,9 @@ TEST(PipelinedGzipReaderTest, SameTextAsGunzipAcrossChunks) {
     while (!reader.done()) {
       absl::StatusOr<size_t> n = reader.Read(buffer.data(), buffer.size());
       ASSERT_TRUE(n.ok()) << n.status();
-      if (!reader.done()) EXPECT_EQ(*n, read_size);  // short only at the end
+      if (!reader.done()) {
+        EXPECT_EQ(*n, read_size);  // short only at the end
+      }
       out.append(buffer.data(), *n);
     }
     EXPECT_EQ(out.size(), text.size());
