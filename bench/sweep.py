@@ -21,6 +21,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,11 +53,12 @@ class Collector:
         self.bin_dir = bin_dir
 
     def query(self, *args):
+        """The query's JSON, or the CLI's error line as a string."""
         env = dict(os.environ, OPMAP_TOKEN=self.analyst_token)
         out = subprocess.run([os.path.join(self.bin_dir, "opmap"), "query", *args,
                               "--collector", self.addr, "--format", "json"],
                              env=env, capture_output=True, text=True)
-        return json.loads(out.stdout) if out.returncode == 0 else None
+        return json.loads(out.stdout) if out.returncode == 0 else out.stderr.strip()
 
     def stop(self):
         self.proc.terminate()
@@ -64,10 +66,13 @@ class Collector:
 
 
 def request_rows(collector):
-    """{revision: {"count", "p50_ms", "p95_ms", "p99_ms"}} from the collector."""
+    """{revision: {"count", "p50_ms", "p95_ms", "p99_ms"}} from the collector; raises with
+    the CLI's error when the query fails."""
     doc = collector.query("latency", "--subject", "request", "--group-by", "revision")
+    if isinstance(doc, str):
+        raise RuntimeError(f"opmap query latency: {doc}")
     rows = {}
-    for row in (doc or {}).get("rows", []):
+    for row in doc.get("rows", []):
         q = {f"{p}_ms": (row[f"{p}_us"] / 1e3 if row.get(f"{p}_us") is not None else None)
              for p in ("p50", "p95", "p99")}
         rows[row.get("revision", "")] = dict(q, count=row.get("count"))
@@ -109,11 +114,11 @@ def main():
             return 2
     base_env = {k: v for k, v in os.environ.items()
                 if not k.startswith(("OPMAP_", "NVTX_INJECTION", "CUDA_INJECTION", "LD_PRELOAD"))}
-    work = tempfile.mkdtemp(prefix="opmap_sweep_")
-    os.chmod(work, 0o700)
-    collector = Collector(opts.bin, work)
+    work = tempfile.mkdtemp(prefix="opmap_sweep_")  # 0700
     steps = []
+    collector = None
     try:
+        collector = Collector(opts.bin, work)
         window = int(opts.seconds) + 15
         for i, rate in enumerate(rates):
             label = f"rate-{rate:g}"
@@ -128,14 +133,27 @@ def main():
             env = dict(base_env, NVTX_INJECTION64_PATH=os.path.abspath(opts.lib),
                        OPMAP_AGENT_SOCKET=agent.sock, OPMAP_INIT_WAIT_MS="5000",
                        OPMAP_MODEL="demo-sweep", OPMAP_MODEL_REVISION=label)
-            out = subprocess.run([demo, "--json", "--rate", f"{rate:g}", "--duration",
+            run = subprocess.run([demo, "--json", "--rate", f"{rate:g}", "--duration",
                                   f"{opts.seconds:g}", *shlex.split(opts.demo_args)],
-                                 env=env, capture_output=True, text=True, check=True).stdout
-            report = json.loads(out.strip().splitlines()[-1])
-            # The window closes when the demo exits; wait for its requests to be stored.
-            deadline = time.monotonic() + 60
-            while label not in request_rows(collector) and time.monotonic() < deadline:
-                time.sleep(0.3)
+                                 env=env, capture_output=True, text=True)
+            if run.returncode != 0:
+                agent.stop()
+                print(f"sweep: opmap-demo-infer at {rate:g}/s exited {run.returncode}: "
+                      f"{run.stderr.strip()}", file=sys.stderr)
+                return 2 if run.returncode == 2 else 1
+            report = json.loads(run.stdout.strip().splitlines()[-1])
+            # The window closes when the demo exits and its batches then reach the store:
+            # wait until the step's request count is there and unchanged for a second.
+            deadline, seen = time.monotonic() + 60, None
+            while time.monotonic() < deadline:
+                try:
+                    count = request_rows(collector).get(label, {}).get("count")
+                except RuntimeError:  # nothing stored yet can be an error too
+                    count = None
+                if count is not None and count == seen:
+                    break
+                seen = count
+                time.sleep(1)
             agent.stop()
             lat = report["latency_ms"]
             steps.append({"rate": rate, "label": label,
@@ -143,19 +161,27 @@ def main():
                                    "requests": report["requests"], "p50_ms": lat["p50"],
                                    "p95_ms": lat["p95"], "p99_ms": lat["p99"]}})
         rows = request_rows(collector)
+    except RuntimeError as e:
+        print(f"sweep: {e}", file=sys.stderr)
+        return 1
     finally:
-        collector.stop()
+        if collector is not None:
+            collector.stop()
+        shutil.rmtree(work, ignore_errors=True)
     for s in steps:
         s["collector"] = rows.get(s["label"], {})
 
     def ms(v):
         return f"{v:9.3f}" if v is not None else "unavailable: not stored"
+
+    def n(v):
+        return f"{v:7}" if v is not None else "unavailable: not stored"
     print(f"{'offered/s':>9} {'achieved/s':>10} {'demo p50':>9} {'demo p99':>9} "
           f"{'opmap n':>7} {'opmap p50':>9} {'opmap p99':>9}")
     for s in steps:
         d, c = s["demo"], s["collector"]
         print(f"{s['rate']:9g} {d['throughput_rps']:10.1f} {d['p50_ms']:9.3f} {d['p99_ms']:9.3f} "
-              f"{c.get('count', 0):7} {ms(c.get('p50_ms'))} {ms(c.get('p99_ms'))}")
+              f"{n(c.get('count'))} {ms(c.get('p50_ms'))} {ms(c.get('p99_ms'))}")
     result = {"steps": steps, "seconds": opts.seconds, "sla_p99_ms": opts.sla_ms}
     if opts.sla_ms is not None:
         result["knee"] = {r: knee(steps, r, opts.sla_ms) for r in ("demo", "collector")}
@@ -166,7 +192,6 @@ def main():
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(result, f, indent=1)
-    subprocess.run(["rm", "-rf", work])
     return 0
 
 
