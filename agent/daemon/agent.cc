@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/daemon/control_server.h"
 #include "agent/daemon/counter_monitor.h"
+#include "agent/daemon/power_monitor.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/daemon/registry.h"
 #include "common/base/wall_clock.h"
@@ -89,6 +90,8 @@ absl::Status Agent::Start() {
   }
   control_ = std::move(*control);
   counters_ = std::make_unique<CounterMonitor>(config_.counter_interval);
+  power_ = std::make_unique<PowerMonitor>(PowerMonitorOptions{
+      config_.nvml_library, config_.powercap_root, config_.power_interval});
   policy_.ObserveCpu(absl::Now(), ProcessCpuSeconds());
   return absl::OkStatus();
 }
@@ -258,6 +261,9 @@ void Agent::StartWindow(RegisteredProcess& p, absl::Duration duration, bool stal
   o.batching.session_id = absl::StrFormat("%d.%d.%d.w%d", p.pid, p.facts.start_ticks, boot_ns_,
                                           p.window_id);
   o.batching.resource = p.resource;
+  if (o.batching.resource.gpus_size() == 0) {
+    for (opmap::v1::Gpu& g : power_->Gpus(p.gpus)) *o.batching.resource.add_gpus() = std::move(g);
+  }
   o.batching.max_records_per_batch = static_cast<size_t>(config_.chunk_records);
   o.chunk_records = static_cast<size_t>(config_.chunk_records);
   o.memory_budget_bytes = static_cast<size_t>(config_.memory_budget_bytes);
@@ -283,7 +289,11 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
   for (auto& u : counters_->Unavailable(p.pid)) unavailable.push_back(std::move(u));
   std::unique_ptr<WindowSession> window = std::move(p.window);
   const double seconds = absl::ToDoubleSeconds(now - window->started());
-  const WindowTotals t = std::move(*window).Finish(*p.ring, std::move(unavailable),
+  WindowPower power = power_->Window(absl::ToUnixNanos(window->started()),
+                                     absl::ToUnixNanos(now), p.gpus);
+  for (auto& u : power.unavailable) unavailable.push_back(std::move(u));
+  const WindowTotals t = std::move(*window).Finish(*p.ring, std::move(power.rows),
+                                                   std::move(unavailable),
                                                    counters_->Take(p.pid), now, note,
                                                    p.metadata_text, sink_);
   p.windows += 1;

@@ -35,6 +35,7 @@ namespace opmap::agent {
 
 class ControlServer;
 class CounterMonitor;
+class PowerMonitor;
 class Registry;
 struct RegisteredProcess;
 
@@ -108,6 +109,7 @@ class Agent {
   std::map<pid_t, std::unique_ptr<RegisteredProcess>> processes_;
   std::vector<std::string> exited_;  // recent exits, for status
   std::unique_ptr<CounterMonitor> counters_;
+  std::unique_ptr<PowerMonitor> power_;
   struct PendingAttach {
     pid_t pid;
     absl::Duration duration;

@@ -28,6 +28,9 @@ struct AgentConfig {
   int64_t spool_bytes = int64_t{1} << 30;
   int64_t memory_queue_bytes = int64_t{8} << 20;
   absl::Duration counter_interval = absl::Seconds(1);
+  absl::Duration power_interval = absl::Milliseconds(500);  // zero: no power reads
+  std::string nvml_library = "libnvidia-ml.so.1";            // dlopened, never linked
+  std::string powercap_root = "/sys/class/powercap";
   absl::Duration capture_window = absl::Seconds(2);
   absl::Duration capture_every = absl::Seconds(60);
   double capture_jitter = 0.2;     // ± fraction of capture_every

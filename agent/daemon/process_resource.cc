@@ -7,7 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "common/version/version.h"
 
@@ -53,6 +57,31 @@ std::string Printable(const std::string& s) {
 }
 
 }  // namespace
+
+void AddJobLabels(const std::string& text,
+                  google::protobuf::Map<std::string, std::string>* labels) {
+  constexpr int kMaxLabels = 32;
+  constexpr size_t kMaxKey = 63, kMaxValue = 255;
+  int added = 0;
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    const size_t eq = item.find('=');
+    if (eq == absl::string_view::npos || added == kMaxLabels) continue;
+    const std::string key(absl::StripAsciiWhitespace(item.substr(0, eq)));
+    const std::string value(absl::StripAsciiWhitespace(item.substr(eq + 1)));
+    const bool key_ok =
+        !key.empty() && key.size() <= kMaxKey &&
+        std::all_of(key.begin(), key.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
+                 c == '-' || c == '/';
+        });
+    // The agent's own labels are not the process's to set.
+    if (!key_ok || value.size() > kMaxValue || key == "injection" || key == "library_version") {
+      continue;
+    }
+    (*labels)[key] = Printable(value);
+    ++added;
+  }
+}
 
 absl::StatusOr<ProcFacts> ReadProcFacts(pid_t pid) {
   ProcFacts f;
@@ -117,6 +146,7 @@ opmap::v1::Resource BuildResource(const std::string& host, pid_t pid, const Proc
   r.set_driver_version(get("driver"));
   r.set_cupti_version(get("cupti"));
   r.set_agent_version(std::string(Version()));
+  AddJobLabels(get("labels"), r.mutable_labels());
   (*r.mutable_labels())["injection"] = get("injection");
   // The library's own build (its registration's opmap_version), beside agent_version.
   if (std::string v = get("opmap_version"); !v.empty()) {

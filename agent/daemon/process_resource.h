@@ -33,6 +33,11 @@ opmap::v1::Precision ParsePrecision(const std::string& text);
 opmap::v1::Resource BuildResource(const std::string& host, pid_t pid, const ProcFacts& facts,
                                   const std::map<std::string, std::string>& metadata);
 
+// The process's OPMAP_LABELS ("key=value,key=value") into `labels`: at most 32, keys of
+// [A-Za-z0-9_.-/] up to 63 bytes, values up to 255 (printable ASCII kept); a malformed or
+// reserved item ("injection", "library_version": the agent's own) is skipped, not fatal.
+void AddJobLabels(const std::string& text, google::protobuf::Map<std::string, std::string>* labels);
+
 // This host's name, for Resource.host.
 std::string HostName();
 

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "agent/capture/control_channel.h"
 #include "agent/capture/ring_reader.h"
+#include "agent/daemon/power_monitor.h"
 #include "agent/daemon/process_resource.h"
 #include "agent/daemon/window_session.h"
 #include "opmap/v1/telemetry.pb.h"
@@ -26,6 +27,7 @@ struct RegisteredProcess {
   std::unique_ptr<capture::RingReader> ring;
   ProcFacts facts;
   opmap::v1::Resource resource;
+  GpuSelection gpus;          // from its CUDA_VISIBLE_DEVICES: whose GPU power its windows get
   std::string metadata_text;  // the hello's "key=value" lines, for attach captures
   absl::Time registered_at;
   absl::Time next_window = absl::InfiniteFuture();

@@ -91,6 +91,10 @@ std::unique_ptr<RegisteredProcess> Registry::Handshake(int fd, ucred cred) const
     absl::StrAppend(&p->metadata_text, k, "=", v, "\n");
   }
   p->resource = BuildResource(host_, p->pid, p->facts, (*channel)->hello().metadata);
+  if (auto it = (*channel)->hello().metadata.find("cuda_visible_devices");
+      it != (*channel)->hello().metadata.end()) {
+    p->gpus = GpuSelection{false, it->second};
+  }
   p->channel = std::move(*channel);
   p->ring = std::move(*ring);
   return p;

@@ -50,6 +50,7 @@ void AddTail(const WindowTail& tail, const analysis::TraceInfo& info, opmap::v1:
     cs->add_time_enabled_ns(row.time_enabled_ns);
     cs->add_time_running_ns(row.time_running_ns);
   }
+  for (const opmap::v1::PowerSample& row : tail.power) *last->add_power() = row;
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ struct WindowTail {
   std::vector<std::pair<std::string, int64_t>> ring_drops;  // "drops.ring_full" → n, window only
   std::vector<std::pair<std::string, std::string>> unavailable;  // (what, reason) extra
   std::vector<CounterRow> counters;
+  std::vector<opmap::v1::PowerSample> power;  // the window's devices (power_monitor.h)
 };
 
 class WindowConverter {

@@ -47,6 +47,7 @@ absl::Status WindowSession::Drain(capture::RingReader& ring, uint64_t max_record
 }
 
 WindowTotals WindowSession::Finish(const capture::RingReader& ring,
+                                   std::vector<opmap::v1::PowerSample> power,
                                    std::vector<std::pair<std::string, std::string>> unavailable,
                                    std::vector<CounterRow> counters, absl::Time now,
                                    const std::string& note, const std::string& metadata_text,
@@ -70,6 +71,7 @@ WindowTotals WindowSession::Finish(const capture::RingReader& ring,
   tail.unavailable = std::move(unavailable);
   if (!note.empty()) tail.unavailable.emplace_back("window end", note);
   tail.counters = std::move(counters);
+  tail.power = std::move(power);
   totals.records = converter_->records();
   absl::StatusOr<std::vector<opmap::v1::Batch>> last =
       std::move(*std::exchange(converter_, nullptr)).Finish(tail);

@@ -63,7 +63,7 @@ class WindowSession {
   // The window's last batches to `sink` and, for an attach, its answer. `unavailable`
   // and `counters` are what the library and the counter thread could not or did measure;
   // `note` (when not empty) says why the window ended early.
-  WindowTotals Finish(const capture::RingReader& ring,
+  WindowTotals Finish(const capture::RingReader& ring, std::vector<opmap::v1::PowerSample> power,
                       std::vector<std::pair<std::string, std::string>> unavailable,
                       std::vector<CounterRow> counters, absl::Time now,
                       const std::string& note, const std::string& metadata_text,

@@ -47,6 +47,7 @@ InjectConfig InjectConfig::FromEnv() {
   c.model = Env("OPMAP_MODEL");
   c.model_revision = Env("OPMAP_MODEL_REVISION");
   c.precision = Env("OPMAP_PRECISION");
+  c.labels = Env("OPMAP_LABELS");
   return c;
 }
 

@@ -30,6 +30,7 @@ struct InjectConfig {
   std::string model;
   std::string model_revision;
   std::string precision;
+  std::string labels;  // OPMAP_LABELS: "key=value,..." job labels, parsed by the agent
 
   static InjectConfig FromEnv();
 };

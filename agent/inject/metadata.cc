@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string_view>
 
 #include "abi/control_messages.h"
@@ -61,12 +62,18 @@ std::string BuildMetadata(const InjectConfig& config, uint32_t loaded_by) {
   Add(&m, "model", config.model);
   Add(&m, "model_revision", config.model_revision);
   Add(&m, "precision", config.precision);
+  Add(&m, "labels", config.labels);
   std::string how;
   if (loaded_by & kLoadedByPreload) how += "preload,";
   if (loaded_by & kLoadedByNvtx) how += "nvtx,";
   if (loaded_by & kLoadedByCuda) how += "cuda,";
   if (!how.empty()) how.pop_back();
   Add(&m, "injection", how);
+  // Which GPUs the process may use, so the agent attributes GPU power to its windows;
+  // "none" when set but empty (CUDA then sees no GPU), absent when unset (all GPUs).
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    Add(&m, "cuda_visible_devices", *visible != 0 ? visible : "none");
+  }
   Add(&m, "inject_version", std::to_string(ring::kVersion));
   Add(&m, "opmap_version", OPMAP_LIBRARY_VERSION);
   Add(&m, "driver", VersionFrom("libcuda.so.1", "cuDriverGetVersion"));

@@ -9,38 +9,6 @@
 
 namespace opmap::agent {
 
-std::string ThrottleReasonNames(uint64_t bits) {
-  if (bits == 0) return "none";
-  static constexpr std::pair<uint64_t, const char*> kNames[] = {
-      {OPMAP_NVML_THROTTLE_GPU_IDLE, "gpu_idle"},
-      {OPMAP_NVML_THROTTLE_APPLICATIONS_CLOCKS, "applications_clocks"},
-      {OPMAP_NVML_THROTTLE_SW_POWER_CAP, "sw_power_cap"},
-      {OPMAP_NVML_THROTTLE_HW_SLOWDOWN, "hw_slowdown"},
-      {OPMAP_NVML_THROTTLE_SYNC_BOOST, "sync_boost"},
-      {OPMAP_NVML_THROTTLE_SW_THERMAL, "sw_thermal"},
-      {OPMAP_NVML_THROTTLE_HW_THERMAL, "hw_thermal"},
-      {OPMAP_NVML_THROTTLE_HW_POWER_BRAKE, "hw_power_brake"},
-      {OPMAP_NVML_THROTTLE_DISPLAY_CLOCKS, "display_clocks"}};
-  std::vector<std::string> names;
-  uint64_t known = 0;
-  for (const auto& [bit, name] : kNames) {
-    known |= bit;
-    if (bits & bit) names.emplace_back(name);
-  }
-  if (bits & ~known) names.push_back(absl::StrFormat("0x%x", bits & ~known));
-  return absl::StrJoin(names, ",");
-}
-
-std::string ComputeModeName(int mode) {
-  switch (mode) {
-    case OPMAP_NVML_COMPUTEMODE_DEFAULT: return "default";
-    case OPMAP_NVML_COMPUTEMODE_EXCLUSIVE_THREAD: return "exclusive_thread";
-    case OPMAP_NVML_COMPUTEMODE_PROHIBITED: return "prohibited";
-    case OPMAP_NVML_COMPUTEMODE_EXCLUSIVE_PROCESS: return "exclusive_process";
-  }
-  return absl::StrCat("mode ", mode);
-}
-
 absl::StatusOr<std::unique_ptr<GpuPowerReader>> GpuPowerReader::Open(NvmlApi api) {
   if (opmap_nvmlReturn_t rc = api.nvmlInit_v2(); rc != OPMAP_NVML_SUCCESS) {
     return absl::UnavailableError(absl::StrCat("nvmlInit: ", api.ErrorText(rc)));
@@ -59,6 +27,7 @@ absl::StatusOr<std::unique_ptr<GpuPowerReader>> GpuPowerReader::Open(NvmlApi api
   if (count > kMaxGpus) count = kMaxGpus;
   std::vector<opmap_nvmlDevice_t> devices;
   std::vector<std::string> names;
+  std::vector<std::string> uuids;
   for (unsigned i = 0; i < count; ++i) {
     opmap_nvmlDevice_t device = nullptr;
     if (opmap_nvmlReturn_t rc = api.nvmlDeviceGetHandleByIndex_v2(i, &device);
@@ -70,16 +39,26 @@ absl::StatusOr<std::unique_ptr<GpuPowerReader>> GpuPowerReader::Open(NvmlApi api
     char name[96] = {};
     if (api.nvmlDeviceGetName(device, name, sizeof(name) - 1) != OPMAP_NVML_SUCCESS) name[0] = 0;
     name[sizeof(name) - 1] = 0;
+    char uuid[96] = {};
+    if (api.nvmlDeviceGetUUID == nullptr ||
+        api.nvmlDeviceGetUUID(device, uuid, sizeof(uuid) - 1) != OPMAP_NVML_SUCCESS) {
+      uuid[0] = 0;
+    }
+    uuid[sizeof(uuid) - 1] = 0;
     devices.push_back(device);
     names.emplace_back(name);
+    uuids.emplace_back(uuid);
   }
   return std::unique_ptr<GpuPowerReader>(
-      new GpuPowerReader(std::move(api), std::move(devices), std::move(names)));
+      new GpuPowerReader(std::move(api), std::move(devices), std::move(names), std::move(uuids)));
 }
 
 GpuPowerReader::GpuPowerReader(NvmlApi api, std::vector<opmap_nvmlDevice_t> devices,
-                               std::vector<std::string> names)
-    : api_(std::move(api)), devices_(std::move(devices)), names_(std::move(names)) {}
+                               std::vector<std::string> names, std::vector<std::string> uuids)
+    : api_(std::move(api)),
+      devices_(std::move(devices)),
+      names_(std::move(names)),
+      uuids_(std::move(uuids)) {}
 
 GpuPowerReader::~GpuPowerReader() { api_.nvmlShutdown(); }
 
@@ -105,6 +84,7 @@ GpuState GpuPowerReader::Read(size_t gpu, int64_t now_ns) const {
   const opmap_nvmlDevice_t device = devices_[gpu];
   state.index = static_cast<unsigned>(gpu);
   state.name = names_[gpu];
+  state.uuid = uuids_[gpu];
   state.time_ns = now_ns;
   const NvmlApi& a = api_;
   state.energy_mj = Get<uint64_t>(

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/power/nvml_api.h"
+#include "common/text/power_names.h"
 
 namespace opmap::agent {
 
@@ -25,6 +26,7 @@ struct Reading {
 struct GpuState {
   unsigned index = 0;
   std::string name;
+  std::string uuid;                    // "GPU-..."; "" when NVML cannot say
   int64_t time_ns = 0;                 // the caller's clock when read
   Reading<uint64_t> energy_mj;         // since the driver loaded (Volta and later)
   Reading<uint32_t> power_mw;          // NVML's averaged board power
@@ -38,10 +40,9 @@ struct GpuState {
   Reading<int> compute_mode;           // OPMAP_NVML_COMPUTEMODE_*
 };
 
-// "sw_power_cap,hw_thermal"; "none" for 0; unknown bits as "0x..." so nothing is hidden.
-std::string ThrottleReasonNames(uint64_t bits);
-// "default", "exclusive_process", "prohibited", "exclusive_thread", or "mode N".
-std::string ComputeModeName(int mode);
+// The names of throttle bits and compute modes: common/text/power_names.h.
+using text::ComputeModeName;
+using text::ThrottleReasonNames;
 
 class GpuPowerReader {
  public:
@@ -52,11 +53,12 @@ class GpuPowerReader {
   GpuPowerReader& operator=(const GpuPowerReader&) = delete;
 
   size_t gpu_count() const { return devices_.size(); }
+  const std::string& uuid(size_t gpu) const { return uuids_[gpu]; }  // "" if unknown
   GpuState Read(size_t gpu, int64_t now_ns) const;
 
  private:
   GpuPowerReader(NvmlApi api, std::vector<opmap_nvmlDevice_t> devices,
-                 std::vector<std::string> names);
+                 std::vector<std::string> names, std::vector<std::string> uuids);
   // A missing entry point or an error code as the reason text.
   template <typename T, typename Call>
   Reading<T> Get(bool has_entry_point, const char* entry_point, Call call) const;
@@ -64,6 +66,7 @@ class GpuPowerReader {
   NvmlApi api_;
   std::vector<opmap_nvmlDevice_t> devices_;
   std::vector<std::string> names_;
+  std::vector<std::string> uuids_;
 };
 
 }  // namespace opmap::agent

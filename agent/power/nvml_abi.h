@@ -53,6 +53,7 @@ typedef opmap_nvmlReturn_t (*opmap_nvmlDeviceGetCount_v2_fn)(unsigned int*);
 typedef opmap_nvmlReturn_t (*opmap_nvmlDeviceGetHandleByIndex_v2_fn)(unsigned int,
                                                                        opmap_nvmlDevice_t*);
 typedef opmap_nvmlReturn_t (*opmap_nvmlDeviceGetName_fn)(opmap_nvmlDevice_t, char*, unsigned int);
+typedef opmap_nvmlReturn_t (*opmap_nvmlDeviceGetUUID_fn)(opmap_nvmlDevice_t, char*, unsigned int);
 typedef opmap_nvmlReturn_t (*opmap_nvmlDeviceGetTotalEnergyConsumption_fn)(opmap_nvmlDevice_t,
                                                                              unsigned long long*);
 typedef opmap_nvmlReturn_t (*opmap_nvmlDeviceGetPowerUsage_fn)(opmap_nvmlDevice_t, unsigned int*);

@@ -48,6 +48,7 @@ absl::StatusOr<NvmlApi> LoadNvmlApi(const std::string& library) {
       return absl::UnavailableError(absl::StrCat(library, " has no ", name));
     }
   }
+  Resolve(handle, "nvmlDeviceGetUUID", &api.nvmlDeviceGetUUID);
   Resolve(handle, "nvmlDeviceGetTotalEnergyConsumption", &api.nvmlDeviceGetTotalEnergyConsumption);
   Resolve(handle, "nvmlDeviceGetPowerUsage", &api.nvmlDeviceGetPowerUsage);
   Resolve(handle, "nvmlDeviceGetEnforcedPowerLimit", &api.nvmlDeviceGetEnforcedPowerLimit);

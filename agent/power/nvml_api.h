@@ -23,6 +23,7 @@ struct NvmlApi {
   opmap_nvmlDeviceGetName_fn nvmlDeviceGetName = nullptr;
 
   // Optional: a missing one makes only its figure unavailable (older drivers lack some).
+  opmap_nvmlDeviceGetUUID_fn nvmlDeviceGetUUID = nullptr;
   opmap_nvmlDeviceGetTotalEnergyConsumption_fn nvmlDeviceGetTotalEnergyConsumption = nullptr;
   opmap_nvmlDeviceGetPowerUsage_fn nvmlDeviceGetPowerUsage = nullptr;
   opmap_nvmlDeviceGetEnforcedPowerLimit_fn nvmlDeviceGetEnforcedPowerLimit = nullptr;

@@ -338,6 +338,7 @@ absl::Status ValidateBatch(const opmap::v1::Batch& batch, uint32_t known_strings
   RETURN_IF_ERROR(
       wire_internal::ValidateStrings(batch.strings(), known_strings, limits, field));
   for (const ColumnGroup& g : groups) RETURN_IF_ERROR(CheckLengths(g, field));
+  RETURN_IF_ERROR(wire_internal::ValidatePower(batch, field));
   return CheckValues(batch, uint64_t{known_strings} + batch.strings().strings_size(), field);
 }
 

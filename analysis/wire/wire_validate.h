@@ -39,6 +39,10 @@ absl::Status ValidateIdentity(const opmap::v1::Batch& batch, std::string* field)
 absl::Status ValidateStrings(const opmap::v1::StringTableDelta& delta, uint32_t known_strings,
                              const BatchLimits& limits, std::string* field);
 
+// Batch.power: bounded rows, valid domains and methods, spans forward in time, energy
+// only with a span and at most 100 kW on average (power_validate.cc).
+absl::Status ValidatePower(const opmap::v1::Batch& batch, std::string* field);
+
 }  // namespace opmap::analysis::wire_internal
 
 #endif  // OPMAP_ANALYSIS_WIRE_WIRE_VALIDATE_H_

@@ -4,26 +4,30 @@
  * $OPMAP_FAKE_NVML_SCRIPT names a file of lines:
  *   init ERROR_CODE                     nvmlInit_v2 fails with that code
  *   gpu KEY=VALUE ...                   one GPU per line, in index order
- * keys: name (underscores read as spaces), energy_mj, energy_step_mj (added per energy
- * read: a counter that advances), power_mw, power_step_mw, limit_mw, sm_mhz, mem_mhz,
+ * keys: name (underscores read as spaces), uuid, energy_mj, energy_step_mj (added per energy
+ * read: a counter that advances), energy_rate_mw (the counter also advances by this power
+ * over CLOCK_MONOTONIC time since nvmlInit: a GPU drawing a steady load), power_mw, power_step_mw, limit_mw, sm_mhz, mem_mhz,
  * throttle, temp_c, persistence, mig, compute. A key that is absent makes its entry point
  * answer NVML_ERROR_NOT_SUPPORTED, as a real driver does on an older GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/power/nvml_abi.h"
 
 #define MAX_GPUS 8
-enum { K_ENERGY, K_ENERGY_STEP, K_POWER, K_POWER_STEP, K_LIMIT, K_SM, K_MEM, K_THROTTLE,
+enum { K_ENERGY, K_ENERGY_STEP, K_ENERGY_RATE, K_POWER, K_POWER_STEP, K_LIMIT, K_SM, K_MEM, K_THROTTLE,
        K_TEMP, K_PERSISTENCE, K_MIG, K_COMPUTE, K_COUNT };
-static const char* const kKeys[K_COUNT] = {"energy_mj", "energy_step_mj", "power_mw",
+static const char* const kKeys[K_COUNT] = {"energy_mj", "energy_step_mj",
+                                           "energy_rate_mw", "power_mw",
                                            "power_step_mw", "limit_mw", "sm_mhz", "mem_mhz",
                                            "throttle", "temp_c", "persistence", "mig",
                                            "compute"};
 
 struct opmap_nvmlDevice_st {
   char name[64];
+  char uuid[64];
   int has[K_COUNT];
   unsigned long long value[K_COUNT];
   unsigned long long energy_reads, power_reads;
@@ -33,6 +37,13 @@ static struct opmap_nvmlDevice_st g_gpus[MAX_GPUS];
 static unsigned g_count = 0;
 static int g_init_error = 0;
 static int g_initialized = 0;
+static double g_init_s = 0;
+
+static double monotonic_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void load_script(void) {
   const char* path = getenv("OPMAP_FAKE_NVML_SCRIPT");
@@ -59,6 +70,10 @@ static void load_script(void) {
       if (eq == NULL) continue;
       *eq = 0;
       const char* value = eq + 1;
+      if (strcmp(word, "uuid") == 0) {
+        snprintf(gpu->uuid, sizeof(gpu->uuid), "%s", value);
+        continue;
+      }
       if (strcmp(word, "name") == 0) {
         snprintf(gpu->name, sizeof(gpu->name), "%s", value);
         for (char* c = gpu->name; *c; ++c) if (*c == '_') *c = ' ';
@@ -81,6 +96,7 @@ EXPORT opmap_nvmlReturn_t nvmlInit_v2(void) {
   load_script();
   if (g_init_error != 0) return g_init_error;
   g_initialized = 1;
+  g_init_s = monotonic_s();
   return OPMAP_NVML_SUCCESS;
 }
 
@@ -121,6 +137,14 @@ EXPORT opmap_nvmlReturn_t nvmlDeviceGetName(opmap_nvmlDevice_t device, char* nam
   return OPMAP_NVML_SUCCESS;
 }
 
+EXPORT opmap_nvmlReturn_t nvmlDeviceGetUUID(opmap_nvmlDevice_t device, char* uuid,
+                                             unsigned int length) {
+  if (length == 0) return OPMAP_NVML_ERROR_INVALID_ARGUMENT;
+  if (device->uuid[0] == 0) return OPMAP_NVML_ERROR_NOT_SUPPORTED;
+  snprintf(uuid, length, "%s", device->uuid);
+  return OPMAP_NVML_SUCCESS;
+}
+
 static opmap_nvmlReturn_t get(opmap_nvmlDevice_t device, int key, unsigned long long* out) {
   if (!g_initialized) return OPMAP_NVML_ERROR_UNINITIALIZED;
   if (!device->has[key]) return OPMAP_NVML_ERROR_NOT_SUPPORTED;
@@ -131,7 +155,13 @@ static opmap_nvmlReturn_t get(opmap_nvmlDevice_t device, int key, unsigned long 
 EXPORT opmap_nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(opmap_nvmlDevice_t device,
                                                                unsigned long long* mj) {
   opmap_nvmlReturn_t rc = get(device, K_ENERGY, mj);
-  if (rc == OPMAP_NVML_SUCCESS) *mj += device->energy_reads++ * device->value[K_ENERGY_STEP];
+  if (rc == OPMAP_NVML_SUCCESS) {
+    *mj += device->energy_reads++ * device->value[K_ENERGY_STEP];
+    if (device->has[K_ENERGY_RATE]) {
+      /* mW × s = mJ */
+      *mj += (unsigned long long)((monotonic_s() - g_init_s) * (double)device->value[K_ENERGY_RATE]);
+    }
+  }
   return rc;
 }
 

@@ -152,6 +152,29 @@ Batch MakeFullBatch(int n) {
   Unavailable* un = d->add_unavailable();
   un->set_what("cupti");
   un->set_reason("no driver");
+
+  opmap::v1::PowerSample* p = b.add_power();
+  p->set_domain(opmap::v1::POWER_DOMAIN_GPU);
+  p->set_device("GPU-5d1c0000-0000-0000-0000-000000000000");
+  p->set_name("NVIDIA H200");
+  p->set_index(3);
+  p->set_start_ns(kEpoch2023Ns);
+  p->set_end_ns(kEpoch2023Ns + 2'000'000'000);
+  p->set_covered_ns(1'999'000'000);
+  p->set_energy_mj(1'260'000);
+  p->set_method(opmap::v1::ENERGY_METHOD_INTEGRATED_POWER);
+  p->set_reads(5);
+  p->set_power_limit_mw(700'000);
+  p->set_sm_clock_mhz(1980);
+  p->set_memory_clock_mhz(3201);
+  p->set_throttle_reasons(0x44);
+  p->set_temperature_c(61);
+  p->set_persistence(true);
+  p->set_mig(true);
+  p->set_compute_mode(3);
+  Unavailable* pu = p->add_unavailable();
+  pu->set_what("energy_mj");
+  pu->set_reason("no counter");
   return b;
 }
 

@@ -218,6 +218,61 @@ TEST(ValidateBatch, CounterRunningWithinEnabled) {
   EXPECT_EQ(r.code, opmap::v1::REJECTION_CODE_INVALID_VALUE);
 }
 
+// Power rows: each rule with its path; a real reading passes.
+TEST(ValidateBatch, PowerRows) {
+  auto row = [] {
+    opmap::v1::PowerSample p;
+    p.set_domain(opmap::v1::POWER_DOMAIN_GPU);
+    p.set_device("GPU-aaaa");
+    p.set_start_ns(wire_testing::kT0);
+    p.set_end_ns(wire_testing::kT0 + 2'000'000'000);
+    p.set_covered_ns(2'000'000'000);
+    p.set_energy_mj(700'000);  // 350 W
+    p.set_method(opmap::v1::ENERGY_METHOD_COUNTER);
+    p.set_reads(2);
+    return p;
+  };
+  Batch ok = ValidBatch();
+  *ok.add_power() = row();
+  std::string field;
+  EXPECT_TRUE(ValidateBatch(ok, 0, {}, &field).ok());
+  struct Case {
+    void (*mutate)(opmap::v1::PowerSample&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {[](opmap::v1::PowerSample& p) { p.set_domain(opmap::v1::POWER_DOMAIN_UNSPECIFIED); },
+       "power[0].domain: invalid power domain 0"},
+      {[](opmap::v1::PowerSample& p) { p.clear_device(); }, "power[0].device: empty"},
+      {[](opmap::v1::PowerSample& p) { p.set_end_ns(p.start_ns() - 1); },
+       "power[0].end_ns: 1699999999999999999 ns is before start_ns 1700000000000000000"},
+      {[](opmap::v1::PowerSample& p) { p.set_covered_ns(3'000'000'000); },
+       "power[0].covered_ns: 3000000000 ns is outside [0, end_ns - start_ns = 2000000000]"},
+      {[](opmap::v1::PowerSample& p) { p.set_method(opmap::v1::ENERGY_METHOD_UNSPECIFIED); },
+       "power[0].method: energy without a valid method (0)"},
+      {[](opmap::v1::PowerSample& p) { p.set_reads(1); },
+       "power[0].reads: energy needs at least two reads"},
+      {[](opmap::v1::PowerSample& p) { p.set_energy_mj(uint64_t{1} << 40); },
+       "power[0].energy_mj: 1099511627776 mJ over 2000000000 ns is 549755814 W on average, "
+       "over 100000 W"},
+      {[](opmap::v1::PowerSample& p) { p.set_throttle_reasons(uint64_t{1} << 63); },
+       "power[0].throttle_reasons: bit 63 is no NVML clocks-event reason"},
+  };
+  for (const Case& c : cases) {
+    Batch b = ValidBatch();
+    *b.add_power() = row();
+    c.mutate(*b.mutable_power(0));
+    Rejected r = Validate(b);
+    EXPECT_EQ(r.message, c.message);
+    EXPECT_EQ(r.code, opmap::v1::REJECTION_CODE_INVALID_VALUE);
+  }
+  Batch many = ValidBatch();
+  for (int i = 0; i < 1025; ++i) *many.add_power() = row();
+  Rejected r = Validate(many);
+  EXPECT_EQ(r.message, "power: 1025 rows, over the limit of 1024");
+  EXPECT_EQ(r.code, opmap::v1::REJECTION_CODE_TOO_LARGE);
+}
+
 TEST(ValidateBatch, MemoryOpKind) {
   Batch b = ValidBatch();
   ASSERT_EQ(b.memory_ops().kind_size(), 2);
