@@ -27,7 +27,7 @@ using namespace query_internal;  // NOLINT: the query subcommands' shared pieces
 
 using text::JsonWriter;
 
-constexpr char kQueryUsage[] = R"(usage: opmap query latency|breakdown|kernels|counters --collector HOST:PORT [options]
+constexpr char kQueryUsage[] = R"(usage: opmap query latency|breakdown|kernels|counters|power --collector HOST:PORT [options]
 
 Asks a collector about the events it stores (imported traces and live agents alike).
 
@@ -38,6 +38,10 @@ Asks a collector about the events it stores (imported traces and live agents ali
   counters   hardware/software counters (PAPI, perf_event) summed over the selected
              sessions, scaled for multiplexing, per second of capture; the drops the
              agents counted; what they reported unavailable
+  power      per device (GPU by NVML, CPU package/DRAM by RAPL): energy over the
+             capture windows, average power, the enforced power limit, clocks,
+             throttle reasons, temperature and power mode; why power is unavailable
+             where it is
 
 options:
   --format F            table (default), json (one object) or csv
@@ -52,7 +56,8 @@ options:
                         layer_type, kernel, host, revision, module, module_type, request,
                         session (one row per capture window, "agent/session")
                         (default: one row for everything selected); counters: from host,
-                        revision, pid (rows are always per counter name and source).
+                        revision, pid (rows are always per counter name and source);
+                        power: from host, revision, session (rows are always per device).
                         module: the innermost nn.Module / NVTX module range around the
                         operator, as `opmap analyze` attributes it (kernel, operator-gpu,
                         operator-cpu); events outside any module are the row
@@ -60,7 +65,7 @@ options:
                         module_type: the module name without instance indices
                         (BertLayer_3 → BertLayer)
   --quantiles LIST      latency: each in [0,1] (default 0.5,0.95,0.99)
-  --limit N             latency, counters: rows at most (default: collector's)
+  --limit N             latency, counters, power: rows at most (default: collector's)
   --top N               kernels: rows at most (default 20)
   -h, --help            this text
 
@@ -440,18 +445,30 @@ int RunQuery(const std::vector<std::string>& argv) {
   if (operands.size() > 1) return QueryUsageError("unexpected argument '" + operands[1] + "'");
   if (!operands.empty()) args.what = operands[0];
   if (args.what.empty()) {
-    return QueryUsageError("what to query? latency, breakdown, kernels or counters");
+    return QueryUsageError("what to query? latency, breakdown, kernels, counters or power");
   }
   if (args.what != "latency" && args.what != "breakdown" && args.what != "kernels" &&
-      args.what != "counters") {
+      args.what != "counters" && args.what != "power") {
     return QueryUsageError("unknown query '" + args.what +
-                      "' (expected latency, breakdown, kernels or counters)");
+                      "' (expected latency, breakdown, kernels, counters or power)");
   }
   if (args.latency_flag && args.what != "latency") {
     return QueryUsageError("--subject, --of and --quantiles apply to 'latency' only");
   }
-  if (args.rows_flag && args.what != "latency" && args.what != "counters") {
-    return QueryUsageError("--group-by and --limit apply to 'latency' and 'counters' only");
+  if (args.rows_flag && args.what != "latency" && args.what != "counters" &&
+      args.what != "power") {
+    return QueryUsageError("--group-by and --limit apply to 'latency', 'counters' and 'power' "
+                           "only");
+  }
+  if (args.what == "power") {
+    for (size_t g = 0; g < args.group_by.size(); ++g) {
+      if (args.group_by[g] != opmap::v1::GROUP_BY_HOST &&
+          args.group_by[g] != opmap::v1::GROUP_BY_REVISION &&
+          args.group_by[g] != opmap::v1::GROUP_BY_SESSION) {
+        return QueryUsageError("--group-by: power groups by host, revision or session, not '" +
+                               args.group_names[g] + "'");
+      }
+    }
   }
   if (args.what == "counters") {
     for (size_t g = 0; g < args.group_by.size(); ++g) {
@@ -482,6 +499,7 @@ int RunQuery(const std::vector<std::string>& argv) {
   if (args.what == "latency") return Latency(args, **client, range);
   if (args.what == "breakdown") return Breakdown(args, **client, range);
   if (args.what == "counters") return Counters(args, **client, range);
+  if (args.what == "power") return Power(args, **client, range);
   return Kernels(args, **client, range);
 }
 

@@ -62,6 +62,8 @@ int CallFailed(const grpc::Status& status, const CollectorChannel& client,
 
 // `opmap query counters` (query_counters.cc).
 int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
+// `opmap query power` (query_power.cc).
+int Power(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
 
 }  // namespace opmap::cli::query_internal
 

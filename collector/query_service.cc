@@ -236,6 +236,7 @@ QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMet
              }));
   unary(5, &QueryService::RecordSignoff);
   unary(6, &QueryService::ListSignoffs);
+  unary(7, &QueryService::Power);
 }
 
 grpc::Status QueryService::Authorize(grpc::ServerContext* context, Principal* principal) {
@@ -305,6 +306,19 @@ grpc::Status QueryService::Counters(grpc::ServerContext* context,
     return Reply(s);
   }
   absl::StatusOr<opmap::v1::CountersResponse> result = store_->QueryCounters(*request);
+  if (!result.ok()) return Reply(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::Power(grpc::ServerContext* context,
+                                 const opmap::v1::PowerRequest* request,
+                                 opmap::v1::PowerResponse* response) {
+  if (grpc::Status s = Authorize(context); !s.ok()) return s;
+  if (absl::Status s = ValidateTimeRange(request->range(), request->has_range()); !s.ok()) {
+    return Reply(s);
+  }
+  absl::StatusOr<opmap::v1::PowerResponse> result = store_->QueryPower(*request);
   if (!result.ok()) return Reply(result.status());
   *response = std::move(*result);
   return grpc::Status::OK;

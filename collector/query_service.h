@@ -48,6 +48,8 @@ class QueryService final : public opmap::v1::Query::Service {
                           opmap::v1::TopKernelsResponse* response) override;
   grpc::Status Counters(grpc::ServerContext* context, const opmap::v1::CountersRequest* request,
                         opmap::v1::CountersResponse* response) override;
+  grpc::Status Power(grpc::ServerContext* context, const opmap::v1::PowerRequest* request,
+                     opmap::v1::PowerResponse* response) override;
   grpc::Status ExportTrace(grpc::ServerContext* context,
                            const opmap::v1::ExportTraceRequest* request,
                            grpc::ServerWriter<opmap::v1::TraceChunk>* writer) override;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace opmap::collector {
@@ -50,16 +51,67 @@ void TelemetryAccumulator::Add(const opmap::v1::Batch& stored,
     const uint64_t room = static_cast<uint64_t>(std::numeric_limits<int64_t>::max() - total);
     total += static_cast<int64_t>(std::min<uint64_t>(drop.count(), room));  // saturates
   }
-  for (const opmap::v1::Unavailable& u : d.unavailable()) {
-    std::pair<std::string, std::string> entry(u.what(), u.reason());
-    if (seen_unavailable_.contains(entry)) continue;
-    if (unavailable_.size() >= kMaxUnavailable) {
-      ++unavailable_over_limit_;
-      continue;
-    }
-    seen_unavailable_.insert(entry);
-    unavailable_.push_back(std::move(entry));
+  for (const opmap::v1::Unavailable& u : d.unavailable()) AddUnavailable(u.what(), u.reason());
+  for (const opmap::v1::PowerSample& row : stored.power()) AddPower(row);
+}
+
+void TelemetryAccumulator::AddUnavailable(std::string what, std::string reason) {
+  std::pair<std::string, std::string> entry(std::move(what), std::move(reason));
+  if (seen_unavailable_.contains(entry)) return;
+  if (unavailable_.size() >= kMaxUnavailable) {
+    ++unavailable_over_limit_;
+    return;
   }
+  seen_unavailable_.insert(entry);
+  unavailable_.push_back(std::move(entry));
+}
+
+void TelemetryAccumulator::AddPower(const opmap::v1::PowerSample& row) {
+  // Validated (analysis/wire/power_validate.cc): spans forward, energy with a span.
+  for (const opmap::v1::Unavailable& u : row.unavailable()) {
+    AddUnavailable(absl::StrCat("power ", row.device(), " ", u.what()), u.reason());
+  }
+  const std::pair<int, std::string> key(static_cast<int>(row.domain()), row.device());
+  auto it = power_.find(key);
+  if (it == power_.end()) {
+    if (power_.size() >= kMaxPowerDevices) {
+      ++power_over_limit_;
+      return;
+    }
+    opmap::v1::PowerSample& kept = power_[key];
+    kept = row;
+    kept.clear_unavailable();
+    return;
+  }
+  // A second row of one device in one session (an agent that split the window): the
+  // energy and time add up; the mode is the later row's.
+  opmap::v1::PowerSample& kept = it->second;
+  const bool later = row.end_ns() >= kept.end_ns();
+  opmap::v1::PowerSample merged = later ? row : kept;
+  const opmap::v1::PowerSample& other = later ? kept : row;
+  merged.clear_unavailable();
+  merged.set_start_ns(std::min(kept.start_ns(), row.start_ns()));
+  merged.set_end_ns(std::max(kept.end_ns(), row.end_ns()));
+  merged.set_reads(merged.reads() + other.reads());
+  if (kept.has_energy_mj() && row.has_energy_mj()) {
+    // Each ≤ 100 kW over its span (validated): the sum cannot overflow.
+    merged.set_energy_mj(kept.energy_mj() + row.energy_mj());
+    merged.set_covered_ns(std::min(kept.covered_ns() + row.covered_ns(),
+                                   merged.end_ns() - merged.start_ns()));
+    // Two methods: the sum is labelled with the less exact one.
+    if (kept.method() != row.method()) merged.set_method(opmap::v1::ENERGY_METHOD_INTEGRATED_POWER);
+  } else if (other.has_energy_mj() && !merged.has_energy_mj()) {
+    merged.set_energy_mj(other.energy_mj());
+    merged.set_covered_ns(other.covered_ns());
+    merged.set_method(other.method());
+  }
+  if (other.has_throttle_reasons()) {
+    merged.set_throttle_reasons(merged.throttle_reasons() | other.throttle_reasons());
+  }
+  if (other.has_temperature_c()) {
+    merged.set_temperature_c(std::max(merged.temperature_c(), other.temperature_c()));
+  }
+  kept = std::move(merged);
 }
 
 SessionTelemetry TelemetryAccumulator::Finish(const analysis::StringTable& strings) const {
@@ -87,7 +139,14 @@ SessionTelemetry TelemetryAccumulator::Finish(const analysis::StringTable& strin
   std::sort(out.drops.begin(), out.drops.end(), [](const DropTotal& a, const DropTotal& b) {
     return std::tie(a.stage, a.kind, a.reason) < std::tie(b.stage, b.kind, b.reason);
   });
+  for (const auto& [key, row] : power_) out.power.push_back(row);
   out.unavailable = unavailable_;
+  if (power_over_limit_ > 0) {
+    out.unavailable.emplace_back(
+        "power", absl::StrFormat("%d rows of devices past the collector's limit of %d devices "
+                                 "per session were not kept",
+                                 power_over_limit_, kMaxPowerDevices));
+  }
   if (counters_over_limit_ > 0) {
     out.unavailable.emplace_back(
         "counters", absl::StrFormat("%d samples of counters past the collector's limit of %d "

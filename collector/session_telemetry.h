@@ -1,5 +1,5 @@
-// What one capture session's batches carry besides events — CounterSamples and
-// DropCounters — summed over the session, for the store to keep beside its rollup
+// What one capture session's batches carry besides events — CounterSamples, PowerSamples
+// and DropCounters — summed over the session, for the store to keep beside its rollup
 // (SessionTelemetry in store/store.h; the Counters query reads it).
 //
 // Counter rows are increments (telemetry.proto), so sums over a session's batches are
@@ -20,6 +20,7 @@
 #define OPMAP_COLLECTOR_SESSION_TELEMETRY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -39,6 +40,7 @@ class TelemetryAccumulator {
   static constexpr size_t kMaxCounters = 4096;
   static constexpr size_t kMaxDrops = 1024;
   static constexpr size_t kMaxUnavailable = 256;
+  static constexpr size_t kMaxPowerDevices = 256;
 
   // `stored` was just appended to `assembler` (SessionAssembler::Append succeeded).
   void Add(const opmap::v1::Batch& stored, const analysis::SessionAssembler& assembler);
@@ -58,10 +60,15 @@ class TelemetryAccumulator {
   std::vector<analysis::StringId> wire_to_model_;  // session wire id -> assembler's id
   absl::flat_hash_map<CounterKey, Sums> counters_;
   absl::flat_hash_map<DropKey, int64_t> drops_;
+  std::map<std::pair<int, std::string>, opmap::v1::PowerSample> power_;  // (domain, device)
+  int64_t power_over_limit_ = 0;
   std::vector<std::pair<std::string, std::string>> unavailable_;
   absl::flat_hash_set<std::pair<std::string, std::string>> seen_unavailable_;
   int64_t counters_over_limit_ = 0;  // rows whose key did not fit
   int64_t unavailable_over_limit_ = 0;
+
+  void AddUnavailable(std::string what, std::string reason);
+  void AddPower(const opmap::v1::PowerSample& row);
 };
 
 }  // namespace opmap::collector

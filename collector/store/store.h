@@ -54,6 +54,10 @@ struct DropTotal {
 };
 struct SessionTelemetry {
   std::vector<CounterTotal> counters;
+  // One row per (domain, device): the session's Batch.power rows merged (normally one per
+  // device, on the last batch). Per-figure reasons are in `unavailable` as
+  // ("power <device> <figure>", reason).
+  std::vector<opmap::v1::PowerSample> power;
   std::vector<DropTotal> drops;
   std::vector<std::pair<std::string, std::string>> unavailable;  // (what, reason)
 };
@@ -121,6 +125,8 @@ class Store {
       const opmap::v1::TopKernelsRequest& request) = 0;
   virtual absl::StatusOr<opmap::v1::CountersResponse> QueryCounters(
       const opmap::v1::CountersRequest& request) = 0;
+  virtual absl::StatusOr<opmap::v1::PowerResponse> QueryPower(
+      const opmap::v1::PowerRequest& request) = 0;
   // Calls `visit` with each stored serialized batch whose window overlaps the range and
   // matches the filter, grouped by session and in seq order within one.
   virtual absl::Status ForEachBatch(const opmap::v1::TimeRange& range,

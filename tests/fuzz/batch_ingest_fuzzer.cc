@@ -99,6 +99,10 @@ void RunQueries(opmap::collector::Store& store, uint8_t options) {
   if (options & 0x10) counters.add_group_by(v1::GROUP_BY_PID);
   if (options & 0x20) counters.add_group_by(v1::GROUP_BY_HOST);
   CheckErrorSaysWhy(store.QueryCounters(counters).status(), "QueryCounters");
+  v1::PowerRequest power;
+  if (options & 0x10) power.add_group_by(v1::GROUP_BY_SESSION);
+  if (options & 0x20) power.add_group_by(v1::GROUP_BY_REVISION);
+  CheckErrorSaysWhy(store.QueryPower(power).status(), "QueryPower");
   size_t visited = 0;
   absl::Status each = store.ForEachBatch({}, {}, [&](std::string_view payload) {
     Batch b;

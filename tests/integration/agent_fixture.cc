@@ -22,14 +22,15 @@ std::vector<std::string> InjectEnv(const std::string& agent_socket) {
 AgentProcess::AgentProcess(std::string dir, std::vector<std::string> extra)
     : dir_(std::move(dir)), extra_(std::move(extra)) {}
 
-absl::Status AgentProcess::Start() {
+absl::Status AgentProcess::StartWith(const std::vector<std::string>& env) {
   ++starts_;
   std::vector<std::string> argv = {AgentBin(), "--socket", socket(), "--control-socket",
                                    control_socket(), "--spool-dir", dir_ + "/spool",
                                    "--agent-id", "test-agent"};
   argv.insert(argv.end(), extra_.begin(), extra_.end());
   const std::string out = absl::StrCat(dir_, "/agent", starts_, ".out");
-  if (absl::Status s = child_.Start(argv, out, absl::StrCat(dir_, "/agent", starts_, ".err"));
+  if (absl::Status s =
+          child_.Start(argv, out, absl::StrCat(dir_, "/agent", starts_, ".err"), env);
       !s.ok()) {
     return s;
   }

@@ -24,7 +24,9 @@ class AgentProcess {
  public:
   // Sockets and spool live in `dir`; `extra` flags are appended.
   AgentProcess(std::string dir, std::vector<std::string> extra = {});
-  absl::Status Start();  // waits for "agent ready"
+  absl::Status Start() { return StartWith({}); }  // waits for "agent ready"
+  // The same with `env` ("NAME=value") added to the agent's environment.
+  absl::Status StartWith(const std::vector<std::string>& env);
   void Kill() {
     child_.Signal(SIGKILL);
     child_.Wait(absl::Seconds(10));

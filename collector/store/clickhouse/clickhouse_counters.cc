@@ -18,11 +18,6 @@ namespace {
 using clickhouse::QuoteString;
 using clickhouse::RowBinaryReader;
 
-struct SessionInfo {
-  std::string host, revision;
-  int64_t window_start_ns = 0, window_end_ns = 0;
-};
-
 constexpr char kSignoffColumns[] =
     "report_sha256, kind, baseline, candidate, verdict, owner, role, signed_ns, principal";
 
@@ -52,36 +47,40 @@ absl::StatusOr<opmap::v1::Signoff> ReadSignoff(RowBinaryReader& r) {
 
 }  // namespace
 
+absl::StatusOr<absl::flat_hash_map<std::string, ClickHouseStore::SessionInfo>>
+ClickHouseStore::SelectSessionInfo(const opmap::v1::TimeRange& range,
+                                   const opmap::v1::Filter& filter) {
+  const std::string cond = clickhouse_internal::Conditions(range, filter);
+  absl::flat_hash_map<std::string, SessionInfo> sessions;
+  ASSIGN_OR_RETURN(
+      const std::string body,
+      Query(absl::StrFormat("SELECT concat(agent, '/', session), any(host), any(revision), "
+                            "toInt64(min(window_start_ns)), toInt64(max(window_end_ns)) "
+                            "FROM %s WHERE 1%s GROUP BY agent, session FORMAT RowBinary",
+                            Table("sessions"), cond)));
+  RowBinaryReader r(body);
+  while (!r.done()) {
+    ASSIGN_OR_RETURN(std::string_view name, r.String());
+    SessionInfo info;
+    ASSIGN_OR_RETURN(std::string_view host, r.String());
+    ASSIGN_OR_RETURN(std::string_view revision, r.String());
+    info.host = std::string(host);
+    info.revision = std::string(revision);
+    ASSIGN_OR_RETURN(info.window_start_ns, r.Int64());
+    ASSIGN_OR_RETURN(info.window_end_ns, r.Int64());
+    sessions.emplace(std::string(name), std::move(info));
+  }
+  return sessions;
+}
+
 absl::StatusOr<opmap::v1::CountersResponse> ClickHouseStore::QueryCounters(
     const opmap::v1::CountersRequest& request) {
   ASSIGN_OR_RETURN(std::vector<query_common::CounterKey> keys,
                    query_common::PlanCounters(request));
   const size_t limit =
       request.limit() == 0 ? query_common::kDefaultCounterRows : request.limit();
-  const std::string cond = clickhouse_internal::Conditions(request.range(), request.filter());
   const std::string selected = SessionSelection(request.range(), request.filter());
-  // The selected sessions' host, revision and window (the counter rows carry neither).
-  absl::flat_hash_map<std::string, SessionInfo> sessions;
-  {
-    ASSIGN_OR_RETURN(
-        const std::string body,
-        Query(absl::StrFormat("SELECT concat(agent, '/', session), any(host), any(revision), "
-                              "toInt64(min(window_start_ns)), toInt64(max(window_end_ns)) "
-                              "FROM %s WHERE 1%s GROUP BY agent, session FORMAT RowBinary",
-                              Table("sessions"), cond)));
-    RowBinaryReader r(body);
-    while (!r.done()) {
-      ASSIGN_OR_RETURN(std::string_view name, r.String());
-      SessionInfo info;
-      ASSIGN_OR_RETURN(std::string_view host, r.String());
-      ASSIGN_OR_RETURN(std::string_view revision, r.String());
-      info.host = std::string(host);
-      info.revision = std::string(revision);
-      ASSIGN_OR_RETURN(info.window_start_ns, r.Int64());
-      ASSIGN_OR_RETURN(info.window_end_ns, r.Int64());
-      sessions.emplace(std::string(name), std::move(info));
-    }
-  }
+  ASSIGN_OR_RETURN(const auto sessions, SelectSessionInfo(request.range(), request.filter()));
   query_common::CounterTotals totals(std::move(keys));
   {
     // Ordered by session: CounterTotals counts a session when its rows begin. any(): one

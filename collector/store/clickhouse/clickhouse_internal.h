@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collector/store/clickhouse/clickhouse_rowbinary.h"
 #include "opmap/v1/query.pb.h"
 #include "opmap/v1/telemetry.pb.h"
 
@@ -40,6 +41,14 @@ int64_t HullStart(int64_t a, int64_t b);
 // (sqlite_conditions.h): overlap of [window_start, window_end) with the range, end 0 =
 // still open.
 std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter);
+
+// session_power's columns after agent and session, and one row of them: optional figures
+// as Int64 with -1 for absent (clickhouse_power.cc).
+inline constexpr char kPowerColumns[] =
+    "agent, session, domain, device, name, gpu_index, start_ns, end_ns, covered_ns, energy_mj, "
+    "method, reads, power_limit_mw, sm_clock_mhz, memory_clock_mhz, throttle_reasons, "
+    "temperature_c, persistence, mig, compute_mode";
+void WritePowerRow(const opmap::v1::PowerSample& row, clickhouse::RowBinaryWriter& w);
 
 }  // namespace opmap::collector::clickhouse_internal
 

@@ -159,6 +159,15 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
           w.String(u.second);
         },
         into("session_unavailable", "agent, session, ordinal, what, reason")));
+    RETURN_IF_ERROR(InsertSorted(
+        t.power,
+        [](const opmap::v1::PowerSample& p) { return std::make_pair(int{p.domain()}, p.device()); },
+        [&](RowBinaryWriter& w, const opmap::v1::PowerSample& p, size_t) {
+          w.String(agent);
+          w.String(session);
+          clickhouse_internal::WritePowerRow(p, w);
+        },
+        into("session_power", clickhouse_internal::kPowerColumns)));
   }
   RETURN_IF_ERROR(InsertEvents(b, commit));
   const std::optional<int64_t> bucket = BucketOf(window_start_ns, window_end_ns, bucket_ns_);

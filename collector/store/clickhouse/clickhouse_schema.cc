@@ -53,6 +53,15 @@ const TableDef kTables[] = {
     {"session_drops",
      "agent String, session String, stage Int32, kind Int32, reason String, count Int64",
      "(agent, session, stage, kind, reason)", "", "cityHash64(agent)", "MergeTree"},
+    // Power rows (SessionTelemetry.power). A figure the agent could not read is -1: these
+    // columns are never negative when read (clickhouse_power.cc).
+    {"session_power",
+     "agent String, session String, domain Int32, device String, name String, "
+     "gpu_index UInt32, start_ns Int64, end_ns Int64, covered_ns Int64, energy_mj Int64, "
+     "method Int32, reads UInt32, power_limit_mw Int64, sm_clock_mhz Int64, "
+     "memory_clock_mhz Int64, throttle_reasons Int64, temperature_c Int64, persistence Int64, "
+     "mig Int64, compute_mode Int64",
+     "(agent, session, domain, device)", "", "cityHash64(agent)", "MergeTree"},
     {"session_unavailable",
      "agent String, session String, ordinal UInt32, what String, reason String",
      "(agent, session, ordinal)", "", "cityHash64(agent)", "MergeTree"},

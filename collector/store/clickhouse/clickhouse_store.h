@@ -115,6 +115,8 @@ class ClickHouseStore final : public Store {
       const opmap::v1::TopKernelsRequest& request) override;
   absl::StatusOr<opmap::v1::CountersResponse> QueryCounters(
       const opmap::v1::CountersRequest& request) override;
+  absl::StatusOr<opmap::v1::PowerResponse> QueryPower(
+      const opmap::v1::PowerRequest& request) override;
   absl::Status ForEachBatch(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter,
                             const std::function<absl::Status(std::string_view)>& visit) override;
   absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) override;
@@ -176,6 +178,14 @@ class ClickHouseStore final : public Store {
   absl::StatusOr<std::vector<std::string>> SelectRollupGroups(
       analysis::RollupSubject subject, const std::vector<std::string>& keys,
       const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter, bool use_buckets);
+  // The complete sessions the range and filter select ("agent/session" → host, revision,
+  // window), for queries over session_* tables, which carry neither.
+  struct SessionInfo {
+    std::string host, revision;
+    int64_t window_start_ns = 0, window_end_ns = 0;
+  };
+  absl::StatusOr<absl::flat_hash_map<std::string, SessionInfo>> SelectSessionInfo(
+      const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter);
   absl::StatusOr<query_common::SessionCount> CountSessions(const opmap::v1::TimeRange& range,
                                                            const opmap::v1::Filter& filter);
 

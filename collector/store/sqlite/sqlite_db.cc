@@ -128,6 +128,9 @@ absl::Status Statement::Run() {
 }
 
 int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+bool Statement::IsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
 double Statement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
 
 std::string_view Statement::Text(int column) const {

@@ -54,6 +54,7 @@ class Statement {
   absl::Status Run();
 
   int64_t Int(int column) const;
+  bool IsNull(int column) const;
   double Double(int column) const;
   // Valid until the next Step or the end of the Statement.
   std::string_view Text(int column) const;

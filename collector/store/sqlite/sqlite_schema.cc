@@ -106,6 +106,27 @@ CREATE TABLE IF NOT EXISTS session_drops(
   reason TEXT NOT NULL,
   count INTEGER NOT NULL,
   PRIMARY KEY(session_id, stage, kind, reason)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_power(
+  session_id INTEGER NOT NULL,
+  domain INTEGER NOT NULL,
+  device TEXT NOT NULL,
+  name TEXT NOT NULL,
+  gpu_index INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  covered_ns INTEGER NOT NULL,
+  energy_mj INTEGER,
+  method INTEGER NOT NULL,
+  reads INTEGER NOT NULL,
+  power_limit_mw INTEGER,
+  sm_clock_mhz INTEGER,
+  memory_clock_mhz INTEGER,
+  throttle_reasons INTEGER,
+  temperature_c INTEGER,
+  persistence INTEGER,
+  mig INTEGER,
+  compute_mode INTEGER,
+  PRIMARY KEY(session_id, domain, device)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_unavailable(
   session_id INTEGER NOT NULL,
   ordinal INTEGER NOT NULL,

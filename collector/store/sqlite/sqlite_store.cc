@@ -413,6 +413,33 @@ absl::Status SqliteStore::InsertTelemetry(int64_t session_rowid,
       st.Reset();
     }
   }
+  {
+    ASSIGN_OR_RETURN(
+        sqlite::Statement st,
+        db_->Prepare("INSERT OR REPLACE INTO session_power(session_id, domain, device, name, "
+                     "gpu_index, start_ns, end_ns, covered_ns, energy_mj, method, reads, "
+                     "power_limit_mw, sm_clock_mhz, memory_clock_mhz, throttle_reasons, "
+                     "temperature_c, persistence, mig, compute_mode) VALUES(?1, ?2, ?3, ?4, "
+                     "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"));
+    for (const opmap::v1::PowerSample& p : telemetry.power) {
+      st.BindInt(1, session_rowid).BindInt(2, p.domain()).BindText(3, p.device());
+      st.BindText(4, p.name()).BindInt(5, p.index()).BindInt(6, p.start_ns());
+      st.BindInt(7, p.end_ns()).BindInt(8, p.covered_ns()).BindInt(10, p.method());
+      st.BindInt(11, p.reads());
+      // Unbound parameters are NULL: an absent figure stays absent, never a zero.
+      if (p.has_energy_mj()) st.BindInt(9, static_cast<int64_t>(p.energy_mj()));
+      if (p.has_power_limit_mw()) st.BindInt(12, p.power_limit_mw());
+      if (p.has_sm_clock_mhz()) st.BindInt(13, p.sm_clock_mhz());
+      if (p.has_memory_clock_mhz()) st.BindInt(14, p.memory_clock_mhz());
+      if (p.has_throttle_reasons()) st.BindInt(15, static_cast<int64_t>(p.throttle_reasons()));
+      if (p.has_temperature_c()) st.BindInt(16, p.temperature_c());
+      if (p.has_persistence()) st.BindInt(17, p.persistence());
+      if (p.has_mig()) st.BindInt(18, p.mig());
+      if (p.has_compute_mode()) st.BindInt(19, p.compute_mode());
+      RETURN_IF_ERROR(st.Run());
+      st.Reset();
+    }
+  }
   ASSIGN_OR_RETURN(sqlite::Statement st,
                    db_->Prepare("INSERT OR REPLACE INTO session_unavailable(session_id, ordinal, "
                                 "what, reason) VALUES(?1, ?2, ?3, ?4)"));

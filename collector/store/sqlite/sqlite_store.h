@@ -114,6 +114,8 @@ class SqliteStore final : public Store {
       const opmap::v1::TopKernelsRequest& request) override;
   absl::StatusOr<opmap::v1::CountersResponse> QueryCounters(
       const opmap::v1::CountersRequest& request) override;
+  absl::StatusOr<opmap::v1::PowerResponse> QueryPower(
+      const opmap::v1::PowerRequest& request) override;
   absl::Status ForEachBatch(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter,
                             const std::function<absl::Status(std::string_view)>& visit) override;
   absl::StatusOr<int64_t> ExpireRawBefore(int64_t cutoff_ns) override;

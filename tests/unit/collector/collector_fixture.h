@@ -78,6 +78,10 @@ class FlakyStore final : public Store {
       const opmap::v1::CountersRequest& r) override {
     return inner_->QueryCounters(r);
   }
+  absl::StatusOr<opmap::v1::PowerResponse> QueryPower(
+      const opmap::v1::PowerRequest& r) override {
+    return inner_->QueryPower(r);
+  }
   absl::Status ForEachBatch(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter,
                             const std::function<absl::Status(std::string_view)>& visit) override {
     return inner_->ForEachBatch(range, filter, visit);

@@ -187,7 +187,7 @@ TEST(Release, TooFewSamplesHold) {
     const Trigger& t = FindTrigger(r, "p99 regression");
     EXPECT_FALSE(t.evaluable);
     EXPECT_FALSE(t.fired);
-    EXPECT_THAT(r.reasons, testing::Contains(
+    EXPECT_THAT(r.reasons, ::testing::Contains(
                                "p99 latency is insufficient and required: baseline 30 latency "
                                "samples, candidate 30; need ≥ 50 per arm"));
   }
@@ -397,7 +397,7 @@ TEST(Release, MissingFiguresAreUnavailableWithReasons) {
   EXPECT_FALSE(FindTrigger(r, "errors").evaluable);
   // None of these is required: the verdict is ship, and says what was not evaluated.
   EXPECT_EQ(r.verdict, Verdict::kShip);
-  EXPECT_THAT(r.reasons, testing::Contains(
+  EXPECT_THAT(r.reasons, ::testing::Contains(
                              "not evaluated: memory-stall rise (baseline: no PMU in this VM; "
                              "candidate: no PMU in this VM)"));
 

@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "collector/store/store.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/store/query_fixture.h"
 #include "tests/unit/store/store_engines.h"
@@ -66,6 +67,110 @@ TEST_P(EngineQueryTest, CountersDropsAndUnavailable) {
   q.clear_group_by();
   q.add_group_by(opmap::v1::GROUP_BY_KERNEL);
   EXPECT_EQ(store_->QueryCounters(q).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Power rows: per device over the sessions, absent figures absent (never 0), the
+// reasons beside them, the average time-weighted across windows.
+TEST_P(EngineQueryTest, PowerPerDeviceWithUnavailableReasons) {
+  opmap::v1::PowerRequest q;
+  opmap::v1::PowerResponse none = store_->QueryPower(q).value();
+  EXPECT_EQ(none.rows_size(), 0);
+  ASSERT_EQ(none.unavailable_size(), 1);
+  // The fixture's sessions carry none.
+  EXPECT_THAT(none.unavailable(0).reason(),
+              ::testing::StartsWith("the selected sessions carried no power rows"));
+
+  auto gpu = [](int64_t start, int64_t end, uint64_t mj, uint32_t limit_mw) {
+    opmap::v1::PowerSample p;
+    p.set_domain(opmap::v1::POWER_DOMAIN_GPU);
+    p.set_device("GPU-aaaa");
+    p.set_name("NVIDIA H200");
+    p.set_start_ns(start);
+    p.set_end_ns(end);
+    p.set_covered_ns(end - start);
+    p.set_energy_mj(mj);
+    p.set_method(opmap::v1::ENERGY_METHOD_COUNTER);
+    p.set_reads(2);
+    p.set_power_limit_mw(limit_mw);
+    p.set_sm_clock_mhz(1755);
+    p.set_throttle_reasons(0x4);
+    p.set_temperature_c(50);
+    p.set_persistence(true);
+    return p;
+  };
+  struct Window {
+    const char* session;
+    const char* revision;
+    int64_t start, end;
+    uint64_t mj;
+    uint32_t limit_mw;
+  };
+  // 2 s at 300 W, then 1 s at 600 W on the same GPU: 1200 J over 3 s = 400 W.
+  const Window windows[] = {{"p1", "r1", 1'000'000'000, 3'000'000'000, 600'000, 700'000},
+                            {"p2", "r2", 5'000'000'000, 6'000'000'000, 600'000, 500'000}};
+  for (const Window& w : windows) {
+    analysis::SessionRollup rollup;
+    SessionTelemetry t;
+    t.power.push_back(gpu(w.start, w.end, w.mj, w.limit_mw));
+    opmap::v1::PowerSample dram;
+    dram.set_domain(opmap::v1::POWER_DOMAIN_DRAM);
+    dram.set_device("intel-rapl:0:1");
+    dram.set_name("dram");
+    dram.set_start_ns(w.start);
+    dram.set_end_ns(w.start);
+    dram.set_reads(1);
+    t.power.push_back(dram);
+    t.unavailable.push_back({"power intel-rapl:0:1 energy_mj", "energy needs two reads"});
+    BatchSpec spec;
+    spec.session = w.session;
+    spec.revision = w.revision;
+    spec.window_start_ns = w.start;
+    spec.window_end_ns = w.end;
+    spec.last = true;
+    opmap::v1::Batch b = MakeBatch(spec);
+    BatchCommit c{&b, std::string(w.session) + "-1", 10, 1, 1, &rollup, &t};
+    ASSERT_EQ(store_->CommitBatch(c).value(), CommitOutcome::kStored);
+  }
+  opmap::v1::PowerResponse r = store_->QueryPower(q).value();
+  ASSERT_EQ(r.rows_size(), 2) << r.DebugString();
+  const opmap::v1::PowerRow& g = r.rows(0);  // GPU (domain 1) before DRAM (3)
+  EXPECT_EQ(g.device(), "GPU-aaaa");
+  EXPECT_EQ(g.name(), "NVIDIA H200");
+  EXPECT_EQ(g.windows(), 2u);
+  EXPECT_EQ(g.windows_with_energy(), 2u);
+  EXPECT_EQ(g.energy_mj(), 1'200'000u);
+  EXPECT_EQ(g.covered_ns(), 3'000'000'000);
+  EXPECT_DOUBLE_EQ(g.average_w(), 400.0);
+  EXPECT_EQ(g.method(), "energy_counter");
+  EXPECT_EQ(g.power_limit_min_mw(), 500'000u);
+  EXPECT_EQ(g.power_limit_max_mw(), 700'000u);
+  EXPECT_EQ(g.throttle_reasons(), 0x4u);
+  EXPECT_EQ(g.temperature_max_c(), 50u);
+  EXPECT_EQ(g.mode(), "persistence=on");
+  EXPECT_EQ(g.first_start_ns(), 1'000'000'000);
+  EXPECT_EQ(g.last_end_ns(), 6'000'000'000);
+  const opmap::v1::PowerRow& d = r.rows(1);
+  EXPECT_EQ(d.domain(), opmap::v1::POWER_DOMAIN_DRAM);
+  EXPECT_EQ(d.windows_with_energy(), 0u);
+  EXPECT_FALSE(d.has_average_w());  // unavailable, not 0 W
+  EXPECT_FALSE(d.has_power_limit_min_mw());
+  ASSERT_EQ(r.unavailable_size(), 1) << r.DebugString();
+  EXPECT_EQ(r.unavailable(0).what(), "power intel-rapl:0:1 energy_mj");
+
+  q.add_group_by(opmap::v1::GROUP_BY_REVISION);
+  r = store_->QueryPower(q).value();
+  ASSERT_EQ(r.rows_size(), 4);
+  EXPECT_EQ(r.rows(0).key(0), "r1");
+  EXPECT_DOUBLE_EQ(r.rows(0).average_w(), 300.0);
+  EXPECT_EQ(r.rows(2).key(0), "r2");
+  EXPECT_DOUBLE_EQ(r.rows(2).average_w(), 600.0);
+  q.mutable_filter()->set_revision("r2");
+  r = store_->QueryPower(q).value();
+  ASSERT_EQ(r.rows_size(), 2);
+  EXPECT_EQ(r.rows(0).power_limit_max_mw(), 500'000u);
+  q.clear_group_by();
+  q.add_group_by(opmap::v1::GROUP_BY_KERNEL);
+  EXPECT_EQ(store_->QueryPower(q).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_P(EngineQueryTest, SignoffsAreRecordedOnce) {
