@@ -86,6 +86,22 @@ absl::Status FetchStallShare(CollectorChannel& client, const ArmQuery& q, Arm& a
   return absl::OkStatus();
 }
 
+// GPU power per window (Power grouped by session): perf per watt and the power mode.
+absl::Status FetchPower(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
+  opmap::v1::PowerRequest req;
+  if (q.has_range) *req.mutable_range() = q.range;
+  *req.mutable_filter() = q.filter;
+  req.mutable_filter()->set_revision(q.revision);
+  req.add_group_by(opmap::v1::GROUP_BY_SESSION);
+  req.set_limit(100000);
+  opmap::v1::PowerResponse resp;
+  RETURN_IF_ERROR(Call(client, "Power", [&](Stub& s, grpc::ClientContext& c) {
+    return s.Power(&c, req, &resp);
+  }));
+  analysis::SetPower(resp, q.profile, arm);
+  return absl::OkStatus();
+}
+
 // Framework, compiler, CUDA and driver versions of the arm's sessions: the collector's
 // ExportTrace writes each session's Resource as an `opmap_resource` metadata event, so one
 // event per session is enough. Values that differ between sessions are all listed.
@@ -156,6 +172,7 @@ absl::StatusOr<Arm> FetchArm(CollectorChannel& client, const ArmQuery& q) {
   RETURN_IF_ERROR(FetchLayers(client, q, arm));
   RETURN_IF_ERROR(FetchResourceInputs(client, q, arm));
   RETURN_IF_ERROR(FetchStallShare(client, q, arm));
+  RETURN_IF_ERROR(FetchPower(client, q, arm));
   arm.unavailable["errors"] =
       "the sessions carry no request error counts (opmap records ranges, not request outcomes)";
 

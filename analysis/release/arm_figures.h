@@ -42,6 +42,13 @@ bool SetLayers(const opmap::v1::LatencyResponse& rows, bool by_module, bool gpu_
 void SetThroughputAndMfu(const WorkloadProfile* profile, const HardwareEnvelope* envelope,
                          Arm& arm);
 
+// GPU power per window from the Power query grouped by SESSION (rows keyed by the
+// windows' ids), then perf per watt per window and for the arm, and the power mode
+// (limit, mode, GPU names) as reproducibility inputs; arm.unavailable["perf_per_watt"]
+// with the agents' reasons when no window has GPU power. After SetThroughputAndMfu.
+void SetPower(const opmap::v1::PowerResponse& by_session, const WorkloadProfile* profile,
+              Arm& arm);
+
 // The CPU memory-stall share, PAPI_MEM_SCY / PAPI_TOT_CYC (scaled), or why not.
 void SetStallShare(const opmap::v1::CountersResponse& counters, Arm& arm);
 

@@ -19,6 +19,7 @@ namespace opmap::analysis::release_internal {
 inline constexpr double kMinLatencyRegression = 0.05;  // p99: max(5%, 2α)
 inline constexpr double kMfuDrop = 0.05;               // relative
 inline constexpr double kStallRise = 0.05;             // share 0..1, i.e. 5 points
+inline constexpr double kPerfPerWattDrop = 0.05;       // relative, requests per joule
 // Two runs are "at equal load" when their throughputs differ by at most this (relative);
 // a 5% drop in throughput is also the throughput row's regression bound.
 inline constexpr double kLoadTolerance = 0.05;
@@ -35,6 +36,7 @@ inline constexpr std::string_view kMfuTrigger = "MFU drop";
 inline constexpr std::string_view kStallTrigger = "memory-stall rise";
 inline constexpr std::string_view kQualityTrigger = "quality";
 inline constexpr std::string_view kErrorsTrigger = "errors";
+inline constexpr std::string_view kPerfPerWattTrigger = "perf/W drop";
 
 // What every row and trigger needs, computed once.
 struct Context {
@@ -62,6 +64,15 @@ std::optional<double> MfuFigure(MfuBasis basis, const ArmWindow& window);
 std::string_view MfuBasisText(MfuBasis basis);  // "mfu", "achieved_flops_per_s"
 
 std::vector<ValidationRow> BuildMatrix(const Context& c);
+// The perf-per-watt row and trigger (release_power.cc).
+ValidationRow PerfPerWattRow(const Context& c);
+Trigger PerfPerWattTrigger(const Context& c);
+// Requests per joule per window of each arm over time (or why not).
+DocPlot PerfPerWattOverTime(const ReleaseInputs& in);
+// Fills a window trigger's windows_held / fired / held and appends the window count.
+void Settle(Trigger& t, const Context& c, bool arm_fired, const std::vector<bool>& windows);
+// Sets a row's status from the failures found (empty: pass).
+void Conclude(ValidationRow& row, const std::vector<std::string>& failures);
 // candidate − baseline per layer (by name), largest increase first.
 std::vector<LayerTime> LayerDeltas(const Arm& baseline, const Arm& candidate);
 std::vector<Trigger> EvaluateTriggers(const Context& c, const std::vector<LayerTime>& deltas);
@@ -69,6 +80,9 @@ std::vector<Trigger> EvaluateTriggers(const Context& c, const std::vector<LayerT
 void Decide(const Context& c, Recommendation* r);
 
 // "baseline: <unavailable[key]>" for the first key the arm explains, else a generic line.
+// MissingReason for each arm that lacks the figure, joined.
+std::string MissingBoth(const ReleaseInputs& in, bool base_missing, bool cand_missing,
+                        std::initializer_list<std::string_view> keys, std::string_view figure);
 std::string MissingReason(const Arm& arm, std::string_view arm_name,
                           std::initializer_list<std::string_view> keys,
                           std::string_view figure);

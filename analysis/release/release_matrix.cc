@@ -12,18 +12,7 @@
 #include "analysis/release/release_internal.h"
 
 namespace opmap::analysis::release_internal {
-namespace {
 
-// Joins the arms' reasons for a figure missing in one or both.
-std::string MissingBoth(const ReleaseInputs& in, bool base_missing, bool cand_missing,
-                        std::initializer_list<std::string_view> keys, std::string_view figure) {
-  std::vector<std::string> parts;
-  if (base_missing) parts.push_back(MissingReason(in.baseline, "baseline", keys, figure));
-  if (cand_missing) parts.push_back(MissingReason(in.candidate, "candidate", keys, figure));
-  return absl::StrJoin(parts, "; ");
-}
-
-// Sets status from the failures found (empty: pass).
 void Conclude(ValidationRow& row, const std::vector<std::string>& failures) {
   if (failures.empty()) {
     row.status = RowStatus::kPass;
@@ -32,6 +21,8 @@ void Conclude(ValidationRow& row, const std::vector<std::string>& failures) {
     row.reason = absl::StrJoin(failures, "; ");
   }
 }
+
+namespace {
 
 ValidationRow LatencyRow(const Context& c, std::string_view pct,
                          std::optional<double> Arm::*field, std::optional<double> sla_ms) {
@@ -311,6 +302,7 @@ std::vector<ValidationRow> BuildMatrix(const Context& c) {
   rows.push_back(ThroughputRow(c));
   rows.push_back(MfuRow(c));
   rows.push_back(StallRow(c));
+  rows.push_back(PerfPerWattRow(c));
   rows.push_back(ErrorRow(c));
   rows.push_back(QualityRow(c));
   return rows;

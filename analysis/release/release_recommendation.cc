@@ -35,6 +35,14 @@ std::string_view VerdictName(Verdict v) {
 
 namespace release_internal {
 
+std::string MissingBoth(const ReleaseInputs& in, bool base_missing, bool cand_missing,
+                        std::initializer_list<std::string_view> keys, std::string_view figure) {
+  std::vector<std::string> parts;
+  if (base_missing) parts.push_back(MissingReason(in.baseline, "baseline", keys, figure));
+  if (cand_missing) parts.push_back(MissingReason(in.candidate, "candidate", keys, figure));
+  return absl::StrJoin(parts, "; ");
+}
+
 std::string MissingReason(const Arm& arm, std::string_view arm_name,
                           std::initializer_list<std::string_view> keys,
                           std::string_view figure) {

@@ -34,6 +34,10 @@ struct ArmWindow {
   std::optional<double> achieved_flops_per_s;  // when no peak is known
   std::optional<double> memory_stall_share;     // 0..1
   std::optional<uint64_t> errors;               // failed requests
+  // Σ average power of the process's GPUs over the window (W), and requests per joule
+  // (requests ÷ (W × window seconds)): perf per watt (docs/metrics.md "Power").
+  std::optional<double> gpu_watts;
+  std::optional<double> requests_per_joule;
 };
 
 // Per-request time of one layer (module, or layer type) in one arm, for naming the layer
@@ -59,6 +63,12 @@ struct Arm {
   std::optional<double> achieved_flops_per_s;
   std::optional<double> memory_stall_share;
   std::optional<uint64_t> errors;
+  // Over the windows with GPU power: time-weighted W, requests per joule, and with a
+  // profile tokens per joule and model FLOP per joule.
+  std::optional<double> gpu_watts;
+  std::optional<double> requests_per_joule;
+  std::optional<double> tokens_per_joule;
+  std::optional<double> flops_per_joule;
   std::vector<LayerTime> layers;
   // Why a figure is missing ("mfu" -> "no hardware envelope ...").
   std::map<std::string, std::string> unavailable;

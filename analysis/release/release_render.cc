@@ -36,6 +36,10 @@ void ArmJson(text::JsonWriter& w, const Arm& a) {
   OptionalMs(w, "p95_ms", a.p95_ns);
   OptionalMs(w, "p99_ms", a.p99_ns);
   OptionalDouble(w, "throughput_rps", a.throughput_rps);
+  OptionalDouble(w, "gpu_watts", a.gpu_watts);
+  OptionalDouble(w, "requests_per_joule", a.requests_per_joule, 6);
+  OptionalDouble(w, "tokens_per_joule", a.tokens_per_joule, 6);
+  OptionalDouble(w, "flops_per_joule", a.flops_per_joule, 0);
   w.Key("windows").BeginArray();
   for (const ArmWindow& win : a.windows) {
     w.BeginObject();
@@ -45,6 +49,8 @@ void ArmJson(text::JsonWriter& w, const Arm& a) {
     OptionalMs(w, "p95_ms", win.p95_ns);
     OptionalMs(w, "p99_ms", win.p99_ns);
     OptionalDouble(w, "throughput_rps", WindowThroughput(win));
+    OptionalDouble(w, "gpu_watts", win.gpu_watts);
+    OptionalDouble(w, "requests_per_joule", win.requests_per_joule, 6);
     w.EndObject();
   }
   w.EndArray();
@@ -300,6 +306,11 @@ std::vector<DocSection> RecommendationSections(const ReleaseInputs& in, const Re
   plots.plots.push_back(LatencyOverTime(in));
   plots.plots.push_back(LatencyThroughput(in));
   out.push_back(std::move(plots));
+
+  DocSection power;
+  power.heading = "Perf per watt";
+  power.plots.push_back(PerfPerWattOverTime(in));
+  out.push_back(std::move(power));
 
   DocSection inputs;
   inputs.heading = "Inputs";

@@ -15,6 +15,8 @@
 namespace opmap::analysis::release_internal {
 namespace {
 
+}  // namespace
+
 // Fills windows_held / fired / held from the per-window results and the arm-level result.
 void Settle(Trigger& t, const Context& c, bool arm_fired, const std::vector<bool>& windows) {
   t.windows_held = LongestRun(windows);
@@ -28,12 +30,12 @@ void Settle(Trigger& t, const Context& c, bool arm_fired, const std::vector<bool
                                   count, windows.size(), t.windows_held, c.hold_windows));
 }
 
+// The triggers' name for MissingBoth.
+namespace {
+
 std::string Unevaluable(const ReleaseInputs& in, bool base_missing, bool cand_missing,
                         std::initializer_list<std::string_view> keys, std::string_view figure) {
-  std::vector<std::string> parts;
-  if (base_missing) parts.push_back(MissingReason(in.baseline, "baseline", keys, figure));
-  if (cand_missing) parts.push_back(MissingReason(in.candidate, "candidate", keys, figure));
-  return absl::StrJoin(parts, "; ");
+  return MissingBoth(in, base_missing, cand_missing, keys, figure);
 }
 
 Trigger P99Trigger(const Context& c, const std::vector<LayerTime>& deltas) {
@@ -238,8 +240,8 @@ Trigger QualityTrigger(const Context& c) {
 }  // namespace
 
 std::vector<Trigger> EvaluateTriggers(const Context& c, const std::vector<LayerTime>& deltas) {
-  return {P99Trigger(c, deltas), MfuTrigger(c), StallTrigger(c), QualityTrigger(c),
-          ErrorsTrigger(c)};
+  return {P99Trigger(c, deltas), MfuTrigger(c), StallTrigger(c), PerfPerWattTrigger(c),
+          QualityTrigger(c), ErrorsTrigger(c)};
 }
 
 }  // namespace opmap::analysis::release_internal

@@ -122,6 +122,38 @@ TEST_F(PowerEndToEnd, EachProcessGetsItsOwnGpuAtItsDraw) {
   // No RAPL on the fixture root: the reason, not a zero.
   EXPECT_TRUE(absl::StrContains(raw, "\"what\":\"power cpu\"")) << raw;
   EXPECT_TRUE(absl::StrContains(raw, "RAPL: ")) << raw;
+
+  // The release report compares the two as arms: the same requests at the same rate on
+  // half the power is twice the requests per joule; the power mode is an input.
+  RunResult report = opmap::testing::Run(
+      {OpmapBin(), "report", "--collector", collector_->address(), "--baseline", "plat-a",
+       "--candidate", "plat-b", "--format", "json", "--output", dir_.File("report.json")},
+      dir_.path(), {std::string("OPMAP_TOKEN=") + kAnalystToken}, absl::Seconds(60));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const std::string json = ReadFileOrEmpty(dir_.File("report.json"));
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  simdjson::dom::element rec = doc["recommendation"];
+  const double base_w = rec["baseline"]["gpu_watts"].get_double().value_unsafe();
+  const double cand_w = rec["candidate"]["gpu_watts"].get_double().value_unsafe();
+  EXPECT_NEAR(base_w, 400.0, 4.0) << json;
+  EXPECT_NEAR(cand_w, 200.0, 2.0) << json;
+  bool row_seen = false;
+  simdjson::dom::array matrix = rec["matrix"].get_array().value_unsafe();
+  for (simdjson::dom::element row : matrix) {
+    if (std::string_view(row["metric"].get_string().value_unsafe()) != "perf per watt") continue;
+    row_seen = true;
+    const double b = row["baseline"].get_double().value_unsafe();
+    const double k = row["candidate"].get_double().value_unsafe();
+    const double b_rps = rec["baseline"]["throughput_rps"].get_double().value_unsafe();
+    EXPECT_NEAR(b, b_rps / base_w, 1e-9) << json;  // requests per joule
+    EXPECT_NEAR(k / b, 2.0, 0.1) << json;
+    EXPECT_EQ(std::string_view(row["status"].get_string().value_unsafe()), "pass") << json;
+  }
+  EXPECT_TRUE(row_seen) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"baseline.power.gpu\":\"Fake H100\"")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"candidate.power.limit_w\":\"350\"")) << json;
   EXPECT_EQ(agent.Stop(), 0);
 }
 

@@ -103,5 +103,62 @@ TEST(ArmFigures, StallShareFromScaledCountersOrWhyNot) {
             "samples are not kept by the collector");
 }
 
+// Perf per watt: a window's GPUs' average W added up, requests per joule per window and
+// for the arm (energy-weighted), the power mode as inputs, and why not without power.
+TEST(ArmFigures, PerfPerWattFromPerSessionGpuPower) {
+  Arm arm;
+  for (int i = 0; i < 2; ++i) {
+    ArmWindow w;
+    w.id = "a/s" + std::to_string(i + 1);
+    w.start_ns = i * 10'000'000'000LL;
+    w.end_ns = w.start_ns + (i == 0 ? 2'000'000'000 : 4'000'000'000);
+    w.requests = 100;
+    arm.windows.push_back(w);
+  }
+  opmap::v1::PowerResponse power;
+  auto gpu = [&](const char* session, const char* device, double watts) {
+    opmap::v1::PowerRow* r = power.add_rows();
+    r->add_key(session);
+    r->set_domain(opmap::v1::POWER_DOMAIN_GPU);
+    r->set_device(device);
+    r->set_name("NVIDIA H200");
+    r->set_average_w(watts);
+    r->set_power_limit_min_mw(700'000);
+    r->set_power_limit_max_mw(700'000);
+    r->set_mode("persistence=on mig=off compute=default");
+  };
+  gpu("a/s1", "GPU-a", 300);
+  gpu("a/s1", "GPU-b", 200);  // a two-GPU process: 500 W
+  gpu("a/s2", "GPU-a", 250);
+  opmap::v1::PowerRow* dram = power.add_rows();  // CPU/DRAM rows are not GPU power
+  dram->add_key("a/s2");
+  dram->set_domain(opmap::v1::POWER_DOMAIN_DRAM);
+  dram->set_average_w(30);
+  SetThroughputAndMfu(nullptr, nullptr, arm);
+  SetPower(power, nullptr, arm);
+  EXPECT_DOUBLE_EQ(*arm.windows[0].gpu_watts, 500);
+  EXPECT_DOUBLE_EQ(*arm.windows[0].requests_per_joule, 100.0 / 1000);  // 500 W × 2 s
+  EXPECT_DOUBLE_EQ(*arm.windows[1].requests_per_joule, 100.0 / 1000);  // 250 W × 4 s
+  EXPECT_DOUBLE_EQ(*arm.requests_per_joule, 200.0 / 2000);
+  EXPECT_DOUBLE_EQ(*arm.gpu_watts, 2000.0 / 6);
+  EXPECT_EQ(arm.inputs["power.gpu"], "NVIDIA H200");
+  EXPECT_EQ(arm.inputs["power.limit_w"], "700");
+  EXPECT_EQ(arm.inputs["power.mode"], "persistence=on mig=off compute=default");
+  EXPECT_FALSE(arm.tokens_per_joule.has_value());
+  EXPECT_EQ(arm.unavailable["tokens_per_joule"], "no decode_tokens in the workload profile");
+
+  Arm none = arm;
+  none.requests_per_joule.reset();
+  opmap::v1::PowerResponse empty;
+  opmap::v1::Unavailable* u = empty.add_unavailable();
+  u->set_what("power gpu");
+  u->set_reason("NVML: libnvidia-ml.so.1: cannot open shared object file");
+  SetPower(empty, nullptr, none);
+  EXPECT_FALSE(none.requests_per_joule.has_value());
+  EXPECT_EQ(none.unavailable["perf_per_watt"],
+            "no window of the arm has GPU power (power gpu: NVML: libnvidia-ml.so.1: cannot "
+            "open shared object file)");
+}
+
 }  // namespace
 }  // namespace opmap::analysis

@@ -40,6 +40,8 @@ inline Arm MakeArm(std::string revision, double scale, int samples = 200, int wi
     win.mfu = 0.40;
     win.memory_stall_share = 0.30;
     win.errors = 0;
+    win.gpu_watts = 400;
+    win.requests_per_joule = static_cast<double>(win.requests) / (400 * 60.0);
     a.windows.push_back(win);
   }
   a.requests = static_cast<uint64_t>(samples);
@@ -47,6 +49,8 @@ inline Arm MakeArm(std::string revision, double scale, int samples = 200, int wi
   a.mfu = 0.40;
   a.memory_stall_share = 0.30;
   a.errors = 0;
+  a.gpu_watts = 400;
+  if (windows > 0) a.requests_per_joule = *a.throughput_rps / 400;
   a.inputs = {{"seed", "7"}, {"runtime", "vllm 0.6.3"}};
   return a;
 }

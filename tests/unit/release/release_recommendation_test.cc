@@ -20,7 +20,7 @@ TEST(Release, IdenticalArmsShip) {
   const Recommendation r = Recommend(Inputs(MakeArm("base", 1), MakeArm("cand", 1)));
   EXPECT_EQ(r.verdict, Verdict::kShip);
   EXPECT_EQ(VerdictName(r.verdict), "ship");
-  ASSERT_EQ(r.matrix.size(), 8u);
+  ASSERT_EQ(r.matrix.size(), 9u);
   for (const ValidationRow& row : r.matrix) {
     if (row.metric == "quality") {
       EXPECT_EQ(row.status, RowStatus::kUnavailable);  // no profile; not required
@@ -45,7 +45,7 @@ TEST(Release, IdenticalArmsShip) {
   ASSERT_GE(r.reasons.size(), 2u);
   EXPECT_EQ(r.reasons[0],
             "no evaluable trigger fired in any window (p99 regression, MFU drop, "
-            "memory-stall rise, errors)");
+            "memory-stall rise, perf/W drop, errors)");
   EXPECT_THAT(r.reasons[1], HasSubstr("baseline 200 latency samples, candidate 200"));
   ASSERT_EQ(r.rejected.size(), 2u);
   EXPECT_EQ(r.rejected[0], "rollback: no rollback trigger fired");
@@ -326,6 +326,52 @@ TEST(Release, MfuDropCountsOnlyWindowsAtEqualLoad) {
   EXPECT_EQ(r.verdict, Verdict::kHold);
   EXPECT_EQ(FindRow(r, "MFU").status, RowStatus::kUnavailable);
   EXPECT_THAT(FindRow(r, "MFU").reason, StartsWith("arms ran at different loads (0.83 vs 0.92 req/s"));
+}
+
+// The candidate draws 10% more GPU power for the same requests: requests per joule drop
+// 9.1% in every window at equal load.
+TEST(Release, PerfPerWattDropTrigger) {
+  Arm cand = MakeArm("cand", 1);
+  cand.gpu_watts = 440;
+  cand.requests_per_joule = *cand.throughput_rps / 440;
+  for (ArmWindow& w : cand.windows) {
+    w.gpu_watts = 440;
+    w.requests_per_joule = static_cast<double>(w.requests) / (440 * 60.0);
+  }
+  Recommendation r = Recommend(Inputs(MakeArm("base", 1), cand));
+  EXPECT_EQ(r.verdict, Verdict::kRollback);
+  const Trigger& t = FindTrigger(r, "perf/W drop");
+  EXPECT_TRUE(t.held);
+  EXPECT_EQ(t.windows_held, 4);
+  EXPECT_EQ(t.owner, "runtime systems engineer");
+  EXPECT_THAT(t.evidence, StartsWith("0.00189 req/J, 440.0 W vs baseline 0.00208 req/J, 400.0 W "
+                                     "(-9.1%)"));
+  const ValidationRow& row = FindRow(r, "perf per watt");
+  EXPECT_EQ(row.status, RowStatus::kFail);
+  EXPECT_EQ(row.unit, "req/J");
+  EXPECT_NEAR(*row.change, 400.0 / 440 - 1, 1e-12);
+
+  // Two windows only (the others at 402 W): fired, not held → hold, never rollback.
+  for (int i : {0, 1}) {
+    cand.windows[i].requests_per_joule = static_cast<double>(cand.windows[i].requests) / (402 * 60.0);
+  }
+  cand.requests_per_joule = *cand.throughput_rps / 421;
+  r = Recommend(Inputs(MakeArm("base", 1), cand));
+  EXPECT_EQ(FindTrigger(r, "perf/W drop").windows_held, 2);
+  EXPECT_FALSE(FindTrigger(r, "perf/W drop").held);
+  EXPECT_EQ(r.verdict, Verdict::kHold);
+
+  // No power in an arm: unavailable with the arm's reason, and the verdict is not held by it.
+  Arm base = MakeArm("base", 1), quiet = MakeArm("cand", 1);
+  quiet.requests_per_joule.reset();
+  for (ArmWindow& w : quiet.windows) w.requests_per_joule.reset();
+  quiet.unavailable["perf_per_watt"] = "no window of the arm has GPU power (power gpu: NVML: x)";
+  r = Recommend(Inputs(base, quiet));
+  EXPECT_EQ(r.verdict, Verdict::kShip);
+  EXPECT_FALSE(FindTrigger(r, "perf/W drop").evaluable);
+  EXPECT_EQ(FindRow(r, "perf per watt").status, RowStatus::kUnavailable);
+  EXPECT_THAT(FindRow(r, "perf per watt").reason,
+              HasSubstr("candidate: no window of the arm has GPU power (power gpu: NVML: x)"));
 }
 
 TEST(Release, MemoryStallRiseTrigger) {

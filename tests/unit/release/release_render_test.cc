@@ -39,7 +39,7 @@ TEST(ReleaseJson, DocumentedShape) {
   EXPECT_DOUBLE_EQ(double(doc["criteria"]["p99_regression_threshold"]), 0.05);
 
   simdjson::dom::array matrix = doc["matrix"];
-  ASSERT_EQ(matrix.size(), 8u);
+  ASSERT_EQ(matrix.size(), 9u);
   simdjson::dom::element p99 = matrix.at(2);
   EXPECT_EQ(std::string_view(p99["metric"]), "p99 latency");
   EXPECT_EQ(std::string_view(p99["unit"]), "ms");
@@ -60,7 +60,7 @@ TEST(ReleaseJson, DocumentedShape) {
   EXPECT_TRUE(stall["test"].is_null());
 
   simdjson::dom::array triggers = doc["triggers"];
-  ASSERT_EQ(triggers.size(), 5u);
+  ASSERT_EQ(triggers.size(), 6u);
   EXPECT_EQ(std::string_view(triggers.at(0)["name"]), "p99 regression");
   EXPECT_TRUE(bool(triggers.at(0)["held"]));
   EXPECT_EQ(int64_t(triggers.at(0)["windows_held"]), 4);
@@ -111,7 +111,7 @@ TEST(ReleaseSections, TablesAndLatencyOverTime) {
   EXPECT_EQ(s[0].facts[0], (std::pair<std::string, std::string>{"verdict", "rollback"}));
   EXPECT_EQ(s[1].heading, "Validation matrix");
   ASSERT_EQ(s[1].tables.size(), 1u);
-  ASSERT_EQ(s[1].tables[0].rows.size(), 8u);
+  ASSERT_EQ(s[1].tables[0].rows.size(), 9u);
   const auto& p99 = s[1].tables[0].rows[2];
   EXPECT_EQ(p99[0], "p99 latency");
   EXPECT_EQ(p99[1], "19.90");
