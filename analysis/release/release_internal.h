@@ -67,6 +67,8 @@ std::vector<ValidationRow> BuildMatrix(const Context& c);
 // The perf-per-watt row and trigger (release_power.cc).
 ValidationRow PerfPerWattRow(const Context& c);
 Trigger PerfPerWattTrigger(const Context& c);
+// The earliest window start of either arm (plots' time origin).
+int64_t FirstWindowStart(const ReleaseInputs& in);
 // Requests per joule per window of each arm over time (or why not).
 DocPlot PerfPerWattOverTime(const ReleaseInputs& in);
 // Fills a window trigger's windows_held / fired / held and appends the window count.

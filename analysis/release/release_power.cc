@@ -107,6 +107,14 @@ Trigger PerfPerWattTrigger(const Context& c) {
   return t;
 }
 
+int64_t FirstWindowStart(const ReleaseInputs& in) {
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const Arm* a : {&in.baseline, &in.candidate}) {
+    for (const ArmWindow& w : a->windows) origin = std::min(origin, w.start_ns);
+  }
+  return origin;
+}
+
 DocPlot PerfPerWattOverTime(const ReleaseInputs& in) {
   DocPlot plot;
   plot.id = "plot-perf-per-watt";
@@ -114,10 +122,7 @@ DocPlot PerfPerWattOverTime(const ReleaseInputs& in) {
   plot.kind = PlotKind::kLine;
   plot.x_label = "window start (s since the first window)";
   plot.y_label = "requests per joule of GPU energy";
-  int64_t origin = std::numeric_limits<int64_t>::max();
-  for (const Arm* a : {&in.baseline, &in.candidate}) {
-    for (const ArmWindow& w : a->windows) origin = std::min(origin, w.start_ns);
-  }
+  const int64_t origin = FirstWindowStart(in);
   bool any = false;
   for (const auto& [name, arm] : {std::pair<const char*, const Arm*>{"baseline", &in.baseline},
                                   {"candidate", &in.candidate}}) {

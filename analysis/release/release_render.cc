@@ -94,10 +94,7 @@ DocPlot LatencyOverTime(const ReleaseInputs& in) {
   plot.kind = PlotKind::kLine;
   plot.x_label = "window start (s since the first window)";
   plot.y_label = "latency (ms)";
-  int64_t origin = std::numeric_limits<int64_t>::max();
-  for (const Arm* a : {&in.baseline, &in.candidate}) {
-    for (const ArmWindow& w : a->windows) origin = std::min(origin, w.start_ns);
-  }
+  const int64_t origin = FirstWindowStart(in);
   bool any = false;
   for (const auto& [arm_name, arm] :
        {std::pair<const char*, const Arm*>{"baseline", &in.baseline}, {"candidate", &in.candidate}}) {

@@ -73,6 +73,26 @@ ClickHouseStore::SelectSessionInfo(const opmap::v1::TimeRange& range,
   return sessions;
 }
 
+absl::Status ClickHouseStore::ScanUnavailable(
+    std::string_view selected, size_t limit, std::string_view what_prefix,
+    const std::function<void(std::string_view, std::string_view)>& visit) {
+  const std::string prefix =
+      what_prefix.empty() ? std::string()
+                          : absl::StrCat(" AND startsWith(what, ", QuoteString(what_prefix), ")");
+  ASSIGN_OR_RETURN(const std::string body,
+                   Query(absl::StrFormat("SELECT DISTINCT what, reason FROM %s WHERE %s%s "
+                                         "ORDER BY what, reason LIMIT %d FORMAT RowBinary",
+                                         Table("session_unavailable"), selected, prefix,
+                                         limit + 1)));
+  RowBinaryReader r(body);
+  while (!r.done()) {
+    ASSIGN_OR_RETURN(std::string_view what, r.String());
+    ASSIGN_OR_RETURN(std::string_view reason, r.String());
+    visit(what, reason);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<opmap::v1::CountersResponse> ClickHouseStore::QueryCounters(
     const opmap::v1::CountersRequest& request) {
   ASSIGN_OR_RETURN(std::vector<query_common::CounterKey> keys,
@@ -124,19 +144,10 @@ absl::StatusOr<opmap::v1::CountersResponse> ClickHouseStore::QueryCounters(
       totals.AddDrop(stage, kind, reason, count);
     }
   }
-  {
-    ASSIGN_OR_RETURN(
-        const std::string body,
-        Query(absl::StrFormat("SELECT DISTINCT what, reason FROM %s WHERE %s "
-                              "ORDER BY what, reason LIMIT %d FORMAT RowBinary",
-                              Table("session_unavailable"), selected, limit + 1)));
-    RowBinaryReader r(body);
-    while (!r.done()) {
-      ASSIGN_OR_RETURN(std::string_view what, r.String());
-      ASSIGN_OR_RETURN(std::string_view reason, r.String());
-      totals.AddUnavailable(what, reason);
-    }
-  }
+  RETURN_IF_ERROR(ScanUnavailable(selected, limit, "",
+                                  [&](std::string_view what, std::string_view reason) {
+                                    totals.AddUnavailable(what, reason);
+                                  }));
   opmap::v1::CountersResponse response;
   const query_common::SessionCount count{static_cast<int64_t>(sessions.size()), 0, 0};
   RETURN_IF_ERROR(totals.Finish(

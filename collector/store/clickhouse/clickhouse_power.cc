@@ -113,20 +113,10 @@ absl::StatusOr<opmap::v1::PowerResponse> ClickHouseStore::QueryPower(
       totals.Add(session, it->second.host, it->second.revision, p);
     }
   }
-  {
-    ASSIGN_OR_RETURN(
-        const std::string body,
-        Query(absl::StrFormat("SELECT DISTINCT what, reason FROM %s WHERE %s AND "
-                              "startsWith(what, 'power') ORDER BY what, reason LIMIT %d "
-                              "FORMAT RowBinary",
-                              Table("session_unavailable"), selected, limit + 1)));
-    RowBinaryReader r(body);
-    while (!r.done()) {
-      ASSIGN_OR_RETURN(std::string_view what, r.String());
-      ASSIGN_OR_RETURN(std::string_view reason, r.String());
-      totals.AddUnavailable(what, reason);
-    }
-  }
+  RETURN_IF_ERROR(ScanUnavailable(selected, limit, query_common::kPowerUnavailablePrefix,
+                                  [&](std::string_view what, std::string_view reason) {
+                                    totals.AddUnavailable(what, reason);
+                                  }));
   opmap::v1::PowerResponse response;
   const query_common::SessionCount count{static_cast<int64_t>(sessions.size()), 0, 0};
   RETURN_IF_ERROR(totals.Finish(

@@ -186,6 +186,11 @@ class ClickHouseStore final : public Store {
   };
   absl::StatusOr<absl::flat_hash_map<std::string, SessionInfo>> SelectSessionInfo(
       const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter);
+  // Calls `visit(what, reason)` for the distinct Unavailable entries of the `selected`
+  // sessions (SessionSelection), ordered, at most limit + 1; `what_prefix`: only those.
+  absl::Status ScanUnavailable(std::string_view selected, size_t limit,
+                               std::string_view what_prefix,
+                               const std::function<void(std::string_view, std::string_view)>& visit);
   absl::StatusOr<query_common::SessionCount> CountSessions(const opmap::v1::TimeRange& range,
                                                            const opmap::v1::Filter& filter);
 

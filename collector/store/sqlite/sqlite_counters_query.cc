@@ -65,19 +65,10 @@ absl::StatusOr<opmap::v1::CountersResponse> SqliteStore::QueryCounters(
                        st.Int(3));
       }
     }
-    ASSIGN_OR_RETURN(sqlite::Statement st,
-                     db.Prepare(absl::StrFormat(
-                         "SELECT DISTINCT u.what, u.reason FROM sessions s CROSS JOIN "
-                         "session_unavailable u ON u.session_id = s.id WHERE s.complete = 1%s "
-                         "ORDER BY u.what, u.reason LIMIT %d",
-                         c.sql, limit + 1)));
-    c.Bind(st);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      totals.AddUnavailable(st.Text(0), st.Text(1));
-    }
-    return absl::OkStatus();
+    return query_internal::ScanUnavailable(
+        db, c, limit, "", [&](std::string_view what, std::string_view reason) {
+          totals.AddUnavailable(what, reason);
+        });
   }));
   opmap::v1::CountersResponse response;
   RETURN_IF_ERROR(totals.Finish(

@@ -58,19 +58,11 @@ absl::StatusOr<opmap::v1::PowerResponse> SqliteStore::QueryPower(
         totals.Add(st.Text(0), st.Text(1), st.Text(2), p);
       }
     }
-    ASSIGN_OR_RETURN(sqlite::Statement st,
-                     db.Prepare(absl::StrFormat(
-                         "SELECT DISTINCT u.what, u.reason FROM sessions s CROSS JOIN "
-                         "session_unavailable u ON u.session_id = s.id WHERE s.complete = 1 AND "
-                         "substr(u.what, 1, 5) = 'power'%s ORDER BY u.what, u.reason LIMIT %d",
-                         c.sql, limit + 1)));
-    c.Bind(st);
-    while (true) {
-      ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      totals.AddUnavailable(st.Text(0), st.Text(1));
-    }
-    return absl::OkStatus();
+    return query_internal::ScanUnavailable(
+        db, c, limit, query_common::kPowerUnavailablePrefix,
+        [&](std::string_view what, std::string_view reason) {
+          totals.AddUnavailable(what, reason);
+        });
   }));
   opmap::v1::PowerResponse response;
   RETURN_IF_ERROR(totals.Finish(

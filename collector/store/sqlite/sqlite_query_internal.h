@@ -40,6 +40,32 @@ enum KeyColumnBit : uint32_t {
   kModuleBit = 32, kSessionBit = 64,
 };
 
+// Calls `visit(what, reason)` for the distinct Unavailable entries of the complete
+// sessions `c` selects, ordered, at most `limit` + 1 (a caller sees when there are more);
+// `what_prefix` non-empty: only entries whose `what` starts with it.
+template <typename Visit>
+absl::Status ScanUnavailable(sqlite::Database& db, const SessionConditions& c, size_t limit,
+                             std::string_view what_prefix, Visit&& visit) {
+  ASSIGN_OR_RETURN(
+      sqlite::Statement st,
+      db.Prepare(absl::StrFormat(
+          "SELECT DISTINCT u.what, u.reason FROM sessions s CROSS JOIN session_unavailable u "
+          "ON u.session_id = s.id WHERE s.complete = 1%s%s ORDER BY u.what, u.reason LIMIT %d",
+          c.sql, what_prefix.empty() ? "" : " AND substr(u.what, 1, ?) = ?", limit + 1)));
+  c.Bind(st);
+  if (!what_prefix.empty()) {  // after the conditions' parameters
+    const int next = static_cast<int>(c.params.size()) + 1;
+    st.BindInt(next, static_cast<int64_t>(what_prefix.size()));
+    st.BindText(next + 1, what_prefix);
+  }
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    visit(st.Text(0), st.Text(1));
+  }
+  return absl::OkStatus();
+}
+
 // Calls `visit` for each selected rollup row of `subject`: bucket rows, then the rows of
 // the complete sessions outside them (RollupSelection); the text columns not in
 // `key_columns` (KeyColumnBit) are empty. kSessionBit needs a selection without buckets
