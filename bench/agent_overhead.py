@@ -60,13 +60,13 @@ def vm_hwm_bytes(pid):
 
 
 class Agent:
-    def __init__(self, bin_dir, work, flags):
+    def __init__(self, bin_dir, work, flags, env=None):
         self.sock = os.path.join(work, "agent.sock")
         self.ctl = os.path.join(work, "control.sock")
         self.proc = subprocess.Popen(
             [os.path.join(bin_dir, "opmap-agent"), "--socket", self.sock, "--control-socket",
              self.ctl, "--spool-dir", os.path.join(work, "spool")] + flags,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         assert "agent ready" in self.proc.stdout.readline()
         self.bin_dir = bin_dir
 

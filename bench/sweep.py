@@ -9,6 +9,9 @@ demo's window is uploaded. A step's load point is then read twice:
              every request (arrival to completion)
   collector  `opmap query latency --subject request --group-by revision`: the captured
              request ranges' p50/p95/p99 (DDSketch, relative error in its header)
+  power      `opmap query power --group-by revision`: the step's GPU power (Σ average W of
+             the GPUs NVML shows the agent; --nvml-library picks the library) and the
+             demo's achieved requests per joule; `unavailable: <reason>` without NVML
 With --sla-ms, the knee is the highest offered rate whose p99 meets the SLA, named for
 both readings (`none` when no step meets it). The table goes to stdout; --json F writes
 the steps and knees as one JSON object.
@@ -79,6 +82,21 @@ def request_rows(collector):
     return rows
 
 
+def power_rows(collector):
+    """({revision: Σ GPU average W}, [unavailable reasons]) from the collector."""
+    doc = collector.query("power", "--group-by", "revision")
+    if isinstance(doc, str):
+        raise RuntimeError(f"opmap query power: {doc}")
+    watts = {}
+    for row in doc.get("rows", []):
+        if row.get("domain") == "gpu" and row.get("average_w") is not None:
+            rev = row.get("revision", "")
+            watts[rev] = watts.get(rev, 0.0) + row["average_w"]
+    reasons = [f"{u['what']}: {u['reason']}" for u in doc.get("unavailable", [])
+               if u["what"].startswith("power gpu") or u["what"] == "rows"]
+    return watts, reasons
+
+
 def knee(steps, reading, sla_ms):
     met = [s["rate"] for s in steps if s[reading].get("p99_ms") is not None
            and s[reading]["p99_ms"] <= sla_ms]
@@ -95,6 +113,10 @@ def main():
     ap.add_argument("--sla-ms", type=float, help="p99 SLA in ms: mark the knee")
     ap.add_argument("--json", help="write the steps and knees here")
     ap.add_argument("--demo-args", default="", help="extra opmap-demo-infer flags")
+    ap.add_argument("--nvml-library", help="the agent's NVML (default: its own, "
+                    "libnvidia-ml.so.1)")
+    ap.add_argument("--power-env", default="", help="NAME=VALUE for the agent's environment "
+                    "(e.g. the test NVML's OPMAP_FAKE_NVML_SCRIPT=FILE)")
     opts = ap.parse_args()
     try:
         rates = [float(r) for r in opts.rates.split(",")]
@@ -115,6 +137,13 @@ def main():
     base_env = {k: v for k, v in os.environ.items()
                 if not k.startswith(("OPMAP_", "NVTX_INJECTION", "CUDA_INJECTION", "LD_PRELOAD"))}
     work = tempfile.mkdtemp(prefix="opmap_sweep_")  # 0700
+    agent_env = dict(os.environ)
+    if opts.power_env:
+        name, _, value = opts.power_env.partition("=")
+        if not name or not _:
+            print(f"sweep: --power-env '{opts.power_env}': expected NAME=VALUE", file=sys.stderr)
+            return 2
+        agent_env[name] = value
     steps = []
     collector = None
     try:
@@ -129,7 +158,10 @@ def main():
             agent = Agent(opts.bin, step_dir, [
                 "--collector", collector.addr, "--insecure", "--token-file",
                 collector.agent_token_file, "--capture-window", f"{window}s",
-                "--capture-every", f"{2 * window}s", "--agent-id", f"sweep-{i}"])
+                "--capture-every", f"{2 * window}s", "--agent-id", f"sweep-{i}",
+                "--power-interval", "200ms"]
+                + (["--nvml-library", opts.nvml_library] if opts.nvml_library else []),
+                env=agent_env)
             env = dict(base_env, NVTX_INJECTION64_PATH=os.path.abspath(opts.lib),
                        OPMAP_AGENT_SOCKET=agent.sock, OPMAP_INIT_WAIT_MS="5000",
                        OPMAP_MODEL="demo-sweep", OPMAP_MODEL_REVISION=label)
@@ -161,6 +193,7 @@ def main():
                                    "requests": report["requests"], "p50_ms": lat["p50"],
                                    "p95_ms": lat["p95"], "p99_ms": lat["p99"]}})
         rows = request_rows(collector)
+        watts, power_reasons = power_rows(collector)
     except RuntimeError as e:
         print(f"sweep: {e}", file=sys.stderr)
         return 1
@@ -168,8 +201,12 @@ def main():
         if collector is not None:
             collector.stop()
         shutil.rmtree(work, ignore_errors=True)
+    why_no_power = "; ".join(power_reasons) or "no GPU power rows"
     for s in steps:
         s["collector"] = rows.get(s["label"], {})
+        w = watts.get(s["label"])
+        s["power"] = ({"gpu_watts": w, "requests_per_joule": s["demo"]["throughput_rps"] / w}
+                      if w else {"unavailable": why_no_power})
 
     def ms(v):
         return f"{v:9.3f}" if v is not None else "unavailable: not stored"
@@ -177,11 +214,15 @@ def main():
     def n(v):
         return f"{v:7}" if v is not None else "unavailable: not stored"
     print(f"{'offered/s':>9} {'achieved/s':>10} {'demo p50':>9} {'demo p99':>9} "
-          f"{'opmap n':>7} {'opmap p50':>9} {'opmap p99':>9}")
+          f"{'opmap n':>7} {'opmap p50':>9} {'opmap p99':>9} {'gpu W':>7} {'req/J':>8}")
     for s in steps:
-        d, c = s["demo"], s["collector"]
+        d, c, p = s["demo"], s["collector"], s["power"]
+        power = (f"{p['gpu_watts']:7.1f} {p['requests_per_joule']:8.4f}" if "gpu_watts" in p
+                 else f"{'unavailable':>16}")
         print(f"{s['rate']:9g} {d['throughput_rps']:10.1f} {d['p50_ms']:9.3f} {d['p99_ms']:9.3f} "
-              f"{n(c.get('count'))} {ms(c.get('p50_ms'))} {ms(c.get('p99_ms'))}")
+              f"{n(c.get('count'))} {ms(c.get('p50_ms'))} {ms(c.get('p99_ms'))} {power}")
+    if any("unavailable" in s["power"] for s in steps):
+        print(f"unavailable: power: {why_no_power}")
     result = {"steps": steps, "seconds": opts.seconds, "sla_p99_ms": opts.sla_ms}
     if opts.sla_ms is not None:
         result["knee"] = {r: knee(steps, r, opts.sla_ms) for r in ("demo", "collector")}
