@@ -23,25 +23,15 @@ using analysis::Arm;
 
 using Stub = opmap::v1::Query::Stub;
 
-// One unary Query call with failover; a failure names the RPC and the collector.
 template <typename Fn>
 absl::Status Call(CollectorChannel& client, const char* rpc, Fn fn) {
-  std::string endpoint;
-  grpc::Status s = client.CallWithFailover(
-      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
-        return fn(*opmap::v1::Query::NewStub(ch), ctx);
-      },
-      &endpoint);
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(rpc, ": ", s.error_message(), " (collector ", endpoint, ")"));
+  return CallQuery(client, rpc, fn);
 }
 
 opmap::v1::LatencyRequest LatencyRequestFor(const ArmQuery& q, opmap::v1::LatencySubject subject) {
   opmap::v1::LatencyRequest req;
   if (q.has_range) *req.mutable_range() = q.range;
   *req.mutable_filter() = q.filter;
-  req.mutable_filter()->set_revision(q.revision);
   req.set_subject(subject);
   for (double v : {0.5, 0.95, 0.99}) req.add_quantiles(v);
   req.set_limit(100000);
@@ -77,7 +67,6 @@ absl::Status FetchStallShare(CollectorChannel& client, const ArmQuery& q, Arm& a
   opmap::v1::CountersRequest req;
   if (q.has_range) *req.mutable_range() = q.range;
   *req.mutable_filter() = q.filter;
-  req.mutable_filter()->set_revision(q.revision);
   opmap::v1::CountersResponse resp;
   RETURN_IF_ERROR(Call(client, "Counters", [&](Stub& s, grpc::ClientContext& c) {
     return s.Counters(&c, req, &resp);
@@ -87,19 +76,17 @@ absl::Status FetchStallShare(CollectorChannel& client, const ArmQuery& q, Arm& a
 }
 
 // GPU power per window (Power grouped by session): perf per watt and the power mode.
-absl::Status FetchPower(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
+absl::StatusOr<opmap::v1::PowerResponse> FetchPower(CollectorChannel& client, const ArmQuery& q) {
   opmap::v1::PowerRequest req;
   if (q.has_range) *req.mutable_range() = q.range;
   *req.mutable_filter() = q.filter;
-  req.mutable_filter()->set_revision(q.revision);
   req.add_group_by(opmap::v1::GROUP_BY_SESSION);
   req.set_limit(100000);
   opmap::v1::PowerResponse resp;
   RETURN_IF_ERROR(Call(client, "Power", [&](Stub& s, grpc::ClientContext& c) {
     return s.Power(&c, req, &resp);
   }));
-  analysis::SetPower(resp, q.profile, arm);
-  return absl::OkStatus();
+  return resp;
 }
 
 // Framework, compiler, CUDA and driver versions of the arm's sessions: the collector's
@@ -109,16 +96,9 @@ absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Ar
   opmap::v1::ExportTraceRequest req;
   if (q.has_range) *req.mutable_range() = q.range;
   *req.mutable_filter() = q.filter;
-  req.mutable_filter()->set_revision(q.revision);
   req.set_max_events(1);
-  std::string doc;
-  RETURN_IF_ERROR(Call(client, "ExportTrace", [&](Stub& s, grpc::ClientContext& c) {
-    doc.clear();
-    std::unique_ptr<grpc::ClientReader<opmap::v1::TraceChunk>> reader = s.ExportTrace(&c, req);
-    opmap::v1::TraceChunk chunk;
-    while (reader->Read(&chunk)) doc += chunk.data();
-    return reader->Finish();
-  }));
+  bool truncated = false;
+  ASSIGN_OR_RETURN(const std::string doc, ExportTraceJson(client, req, &truncated));
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (parser.parse(doc).get(root) != simdjson::SUCCESS) {
@@ -141,6 +121,7 @@ absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Ar
   }
   for (const auto& [key, set] : values) {
     if (key == "host" || key == "revision") continue;  // listed from the rollups already
+    if (key == "label." + arm.key) continue;            // the arm's own value
     std::string joined;
     for (const std::string& v : set) joined += (joined.empty() ? "" : ",") + v;
     arm.inputs[key] = joined;
@@ -148,11 +129,139 @@ absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Ar
   return absl::OkStatus();
 }
 
+// --arms KEY lists a label's values session by session up to this many sessions.
+constexpr int kMaxArmSessions = 1000;
+
 }  // namespace
 
-absl::StatusOr<Arm> FetchArm(CollectorChannel& client, const ArmQuery& q) {
-  Arm arm;
-  arm.revision = q.revision;
+absl::StatusOr<ArmSelector> ParseArmSelector(std::string_view text) {
+  ArmSelector a;
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    a.value = std::string(text);
+  } else {
+    a.key = std::string(text.substr(0, eq));
+    a.value = std::string(text.substr(eq + 1));
+    if (a.key.empty()) return absl::InvalidArgumentError("'" + std::string(text) + "': empty KEY in KEY=VALUE");
+  }
+  if (a.value.empty()) return absl::InvalidArgumentError("'" + std::string(text) + "': empty value");
+  return a;
+}
+
+absl::StatusOr<opmap::v1::Filter> ArmFilter(const opmap::v1::Filter& base, const ArmSelector& arm) {
+  opmap::v1::Filter f = base;
+  std::string* field = arm.key == "revision" ? f.mutable_revision()
+                       : arm.key == "host"   ? f.mutable_host()
+                       : arm.key == "model"  ? f.mutable_model()
+                                             : nullptr;
+  if (field != nullptr) {
+    if (!field->empty() && *field != arm.value) {
+      return absl::InvalidArgumentError(absl::StrCat("--", arm.key, " ", *field, " also selects on the arms' key '",
+                                                     arm.key, "'"));
+    }
+    *field = arm.value;
+    return f;
+  }
+  auto it = f.labels().find(arm.key);
+  if (it != f.labels().end() && it->second != arm.value) {
+    return absl::InvalidArgumentError(absl::StrCat("--label ", arm.key, "=", it->second,
+                                                   " also selects on the arms' key '", arm.key, "'"));
+  }
+  (*f.mutable_labels())[arm.key] = arm.value;
+  return f;
+}
+
+absl::StatusOr<std::string> ExportTraceJson(CollectorChannel& client,
+                                            const opmap::v1::ExportTraceRequest& req, bool* truncated) {
+  std::string doc;
+  *truncated = false;
+  RETURN_IF_ERROR(Call(client, "ExportTrace", [&](Stub& s, grpc::ClientContext& c) {
+    doc.clear();
+    std::unique_ptr<grpc::ClientReader<opmap::v1::TraceChunk>> reader = s.ExportTrace(&c, req);
+    opmap::v1::TraceChunk chunk;
+    while (reader->Read(&chunk)) {
+      doc += chunk.data();
+      if (chunk.last()) *truncated = chunk.truncated();
+    }
+    return reader->Finish();
+  }));
+  return doc;
+}
+
+absl::StatusOr<std::vector<std::string>> ArmValues(CollectorChannel& client,
+                                                   const opmap::v1::TimeRange* range,
+                                                   const opmap::v1::Filter& filter,
+                                                   const std::string& key) {
+  std::set<std::string> values;
+  if (key == "revision" || key == "host") {
+    opmap::v1::LatencyRequest req;
+    if (range != nullptr) *req.mutable_range() = *range;
+    *req.mutable_filter() = filter;
+    req.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST);
+    req.add_group_by(key == "host" ? opmap::v1::GROUP_BY_HOST : opmap::v1::GROUP_BY_REVISION);
+    req.set_limit(100000);
+    opmap::v1::LatencyResponse resp;
+    RETURN_IF_ERROR(Call(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+      return s.LatencyPercentiles(&c, req, &resp);
+    }));
+    for (const auto& row : resp.rows()) {
+      if (row.key_size() > 0 && !row.key(0).empty()) values.insert(row.key(0));
+    }
+    return std::vector<std::string>(values.begin(), values.end());
+  }
+  // Any other key: each session's resource record (the metadata event its export starts
+  // with), one session at a time; the sessions are those with request rows.
+  opmap::v1::LatencyRequest sessions_req;
+  if (range != nullptr) *sessions_req.mutable_range() = *range;
+  *sessions_req.mutable_filter() = filter;
+  sessions_req.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST);
+  sessions_req.add_group_by(opmap::v1::GROUP_BY_SESSION);
+  sessions_req.set_limit(kMaxArmSessions + 1);
+  opmap::v1::LatencyResponse sessions;
+  RETURN_IF_ERROR(Call(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+    return s.LatencyPercentiles(&c, sessions_req, &sessions);
+  }));
+  if (sessions.rows_size() > static_cast<int>(kMaxArmSessions) || sessions.truncated()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--arms %s: the selection holds more than %d sessions; list the values "
+        "(--arms %s=V1,V2) or narrow the selection (--since, --host, --label)",
+        key, kMaxArmSessions, key));
+  }
+  const std::string field = (key == "model" ? std::string("model") : "label." + key);
+  for (const auto& row : sessions.rows()) {
+    if (row.key_size() == 0) continue;
+    const std::string& id = row.key(0);
+    const size_t slash = id.find('/');
+    if (slash == std::string::npos) continue;
+    opmap::v1::ExportTraceRequest req;
+    *req.mutable_filter() = filter;
+    req.set_agent_id(id.substr(0, slash));
+    req.set_session_id(id.substr(slash + 1));
+    req.set_max_events(1);
+    bool truncated = false;
+    ASSIGN_OR_RETURN(const std::string doc, ExportTraceJson(client, req, &truncated));
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    simdjson::dom::array events;
+    if (parser.parse(doc).get(root) != simdjson::SUCCESS || root["traceEvents"].get(events) != simdjson::SUCCESS) {
+      return absl::DataLossError("ExportTrace: the collector's document does not parse (session " + id + ")");
+    }
+    for (simdjson::dom::element e : events) {
+      std::string_view name, v;
+      if (e["name"].get(name) == simdjson::SUCCESS && name == "opmap_resource" &&
+          e["args"][field].get(v) == simdjson::SUCCESS && !v.empty()) {
+        values.insert(std::string(v));
+      }
+    }
+  }
+  return std::vector<std::string>(values.begin(), values.end());
+}
+
+absl::StatusOr<FetchedArm> FetchArm(CollectorChannel& client, const ArmQuery& q) {
+  FetchedArm out;
+  Arm& arm = out.arm;
+  arm.key = q.arm.key;
+  arm.revision = q.arm.value;
   // Windows: one per capture session; then the whole arm, merged exactly by the collector.
   for (bool by_session : {true, false}) {
     opmap::v1::LatencyRequest req = LatencyRequestFor(q, opmap::v1::LATENCY_SUBJECT_REQUEST);
@@ -168,11 +277,32 @@ absl::StatusOr<Arm> FetchArm(CollectorChannel& client, const ArmQuery& q) {
       analysis::SetMergedLatency(resp, arm);
     }
   }
-  analysis::SetThroughputAndMfu(q.profile, q.envelope, arm);
+  ASSIGN_OR_RETURN(const opmap::v1::PowerResponse power, FetchPower(client, q));
+  const analysis::HardwareEnvelope* envelope = q.envelope;
+  if (envelope != nullptr) {
+    out.envelope = *envelope;
+    out.envelope_source = "given: " + envelope->name;
+  } else if (q.envelope_from_gpu) {
+    std::set<std::string> names;
+    for (const opmap::v1::PowerRow& row : power.rows()) {
+      if (row.domain() == opmap::v1::POWER_DOMAIN_GPU && !row.name().empty()) names.insert(row.name());
+    }
+    if (names.size() == 1) {
+      out.envelope = analysis::EnvelopeForGpuName(*names.begin());
+      out.envelope_source = out.envelope ? absl::StrCat("built-in for '", *names.begin(), "'")
+                                         : analysis::NoEnvelopeMessage(*names.begin());
+    } else {
+      out.envelope_source = names.empty() ? "the arm's windows name no GPU (no power rows)"
+                                          : absl::StrCat("the arm's windows ran on ", names.size(),
+                                                         " GPU models; give --gpu or --envelope");
+    }
+    if (out.envelope) envelope = &*out.envelope;
+  }
+  analysis::SetThroughputAndMfu(q.profile, envelope, arm);
+  analysis::SetPower(power, q.profile, arm);
   RETURN_IF_ERROR(FetchLayers(client, q, arm));
   RETURN_IF_ERROR(FetchResourceInputs(client, q, arm));
   RETURN_IF_ERROR(FetchStallShare(client, q, arm));
-  RETURN_IF_ERROR(FetchPower(client, q, arm));
   arm.unavailable["errors"] =
       "the sessions carry no request error counts (opmap records ranges, not request outcomes)";
 
@@ -192,9 +322,9 @@ absl::StatusOr<Arm> FetchArm(CollectorChannel& client, const ArmQuery& q) {
   selection.model = q.filter.model();
   selection.opmap_version = std::string(opmap::Version());
   selection.profile = q.profile;
-  selection.envelope = q.envelope;
+  selection.envelope = envelope;
   analysis::SetReproducibilityInputs(selection, arm);
-  return arm;
+  return out;
 }
 
 }  // namespace opmap::cli

@@ -18,6 +18,9 @@
 #include "cli/query_common.h"
 #include "common/io/read_file.h"
 #include "cli/report_arms.h"
+#include "cli/report_fit.h"
+#include "analysis/release/risk_map.h"
+#include "absl/strings/str_split.h"
 #include "cli/report_inputs.h"
 #include "cli/report_output.h"
 #include "cli/selection_flags.h"
@@ -26,24 +29,40 @@
 namespace opmap::cli {
 namespace {
 
-constexpr char kReportUsage[] = R"(usage: opmap report --baseline REV --candidate REV [options]
+constexpr char kReportUsage[] = R"(usage: opmap report --baseline ARM --candidate ARM [--fit] [options]
+       opmap report --arms KEY[=V1,V2,...] [options]
 
-The release recommendation for model revision REV (candidate) against REV (baseline), from
-the sessions a collector holds for each (same load, same window length: docs/metrics.md
+The release recommendation for the candidate arm against the baseline arm, from the
+sessions a collector holds for each (same load, same window length: docs/metrics.md
 "Release recommendation"): the validation matrix (p50/p95/p99 vs SLA and baseline with a
-Mann-Whitney U test, throughput, MFU, memory-stall share, errors, quality), rollback
-triggers evaluated per capture window (each must hold for --hold-windows consecutive
-windows), the verdict ship / hold / rollback with its evidence and owners, the rejected
-alternatives, the layer that changed most, the inputs that reproduce it, and who signed
-which report of this pair (opmap signoff).
+Mann-Whitney U test, throughput, MFU, memory-stall share, perf per watt, errors, quality),
+rollback triggers evaluated per capture window (each must hold for --hold-windows
+consecutive windows), the verdict ship / hold / rollback with its evidence and owners, the
+rejected alternatives, the layer that changed most, the owner and risk map, the inputs
+that reproduce it, and who signed which report of this pair (opmap signoff).
 
-  --baseline REV       the revision running now
-  --candidate REV      the revision to ship
+An ARM is a model revision (REV) or KEY=VALUE: the sessions whose KEY is VALUE, where KEY
+is revision, host, model or any job label: OPMAP_LABELS, and the agent's own gpu_name,
+power_limit_w and driver_version (docs/metrics.md "Arms").
+
+--arms KEY compares every value of KEY in the selection (or the listed ones, two or more)
+as platforms: the workload fit matrix (docs/metrics.md "Workload fit matrix"): per arm the
+knee of its latency-throughput curve (the highest window throughput meeting the profile's
+SLA p99), p50/p95/p99 there, MFU, MBU for decode, perf per watt, the dominant bottleneck
+class per layer type with its evidence, open risks and a fit verdict; the best platform,
+the runner-up and why each other arm lost; the curves with their knees; perf per watt per
+arm over time; the owner and risk map.
+
+  --baseline ARM       the arm running now (a revision, or KEY=VALUE)
+  --candidate ARM      the arm to ship
+  --fit                also the workload fit of the two arms
+  --arms KEY[=V,...]   the workload fit across the values of KEY (two or more)
   --profile FILE       workload profile (key = value; analysis/profile/README.md): SLA,
                        throughput target, model FLOPs per request (MFU), quality per
                        revision. Without it those rows are unavailable.
-  --envelope FILE      hardware envelope (key = value; analysis/mfu) for MFU
-  --gpu NAME           a built-in envelope instead (docs/envelopes.md: A100, H100,
+  --envelope FILE      hardware envelope (key = value; analysis/mfu) for MFU, every arm
+  --gpu NAME           a built-in envelope instead (without either, each arm's GPU as
+                       its power rows name it, when built in) (docs/envelopes.md: A100, H100,
                        H100 PCIe, H100 NVL, H200, GH200, H20, L4, L40S, A10, A10G,
                        B200, GB200, MI300X, MI325X)
   --format F           md (default), json or html (one self-contained page with plots)
@@ -60,7 +79,8 @@ int ReportUsage(const std::string& msg) { return UsageFailure("opmap report", ms
 struct ReportArgs {
   ConnectionFlags connection;
   SelectionFlags selection;
-  std::string baseline, candidate, profile_path, envelope_path, gpu, output;
+  std::string baseline, candidate, arms, profile_path, envelope_path, gpu, output;
+  bool fit = false;
   ReportFormat format = ReportFormat::kMarkdown;
   int min_samples = 50;
   int hold_windows = 3;
@@ -113,6 +133,8 @@ const FlagKeys<ReportArgs>& ReportKeys() {
     FlagKeys<ReportArgs> k = {
         {"baseline", false, "REV", "", TextField(&ReportArgs::baseline)},
         {"candidate", false, "REV", "", TextField(&ReportArgs::candidate)},
+        {"arms", false, "KEY", "", TextField(&ReportArgs::arms)},
+        {"fit", true, "", "", SwitchField(&ReportArgs::fit)},
         {"profile", false, "FILE", "", TextField(&ReportArgs::profile_path)},
         {"envelope", false, "FILE", "", TextField(&ReportArgs::envelope_path)},
         {"gpu", false, "NAME", "", TextField(&ReportArgs::gpu)},
@@ -152,10 +174,38 @@ int RunReport(const std::vector<std::string>& argv) {
           std::string(kReportUsage) + kSelectionUsage + "\n" + kConnectionUsage, &args, nullptr)) {
     return *rc;
   }
-  if (args.baseline.empty() || args.candidate.empty()) return ReportUsage("--baseline and --candidate are required");
-  if (args.baseline == args.candidate) return ReportUsage("--baseline and --candidate are the same revision");
-  if (!args.selection.filter.revision().empty()) return ReportUsage("--revision: use --baseline and --candidate");
+  const bool arms_mode = !args.arms.empty();
+  if (arms_mode && (!args.baseline.empty() || !args.candidate.empty())) {
+    return ReportUsage("--arms and --baseline/--candidate are exclusive");
+  }
+  if (!arms_mode && (args.baseline.empty() || args.candidate.empty())) {
+    return ReportUsage("--baseline and --candidate are required (or --arms KEY)");
+  }
+  if (!arms_mode && args.baseline == args.candidate) return ReportUsage("--baseline and --candidate are the same arm");
   if (!args.envelope_path.empty() && !args.gpu.empty()) return ReportUsage("--envelope and --gpu are exclusive");
+
+  // The arms: selectors, each applied to the selection's filter.
+  std::vector<ArmSelector> selectors;
+  std::string arms_key;
+  std::vector<std::string> arms_values;
+  if (arms_mode) {
+    const size_t eq = args.arms.find('=');
+    arms_key = args.arms.substr(0, eq);
+    if (arms_key.empty()) return ReportUsage("--arms: empty KEY");
+    if (eq != std::string::npos) {
+      for (absl::string_view v : absl::StrSplit(args.arms.substr(eq + 1), ',')) {
+        if (v.empty()) return ReportUsage("--arms " + args.arms + ": an empty value");
+        arms_values.emplace_back(v);
+      }
+      if (arms_values.size() < 2) return ReportUsage("--arms " + args.arms + ": list two or more values");
+    }
+  } else {
+    for (const std::string* text : {&args.baseline, &args.candidate}) {
+      absl::StatusOr<ArmSelector> a = ParseArmSelector(*text);
+      if (!a.ok()) return ReportUsage(std::string(a.status().message()));
+      selectors.push_back(*a);
+    }
+  }
 
   std::optional<analysis::WorkloadProfile> profile;
   if (!args.profile_path.empty()) {
@@ -186,30 +236,80 @@ int RunReport(const std::vector<std::string>& argv) {
   if (!MakeTimeRange(args.selection, &range, &has_range, &error)) return ReportUsage(error);
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(args.connection);
   if (!client.ok()) return ReportUsage(std::string(client.status().message()));
+  auto failed = [](const absl::Status& s) {
+    std::cerr << "opmap report: " << s.message() << "\n";
+    return s.code() == absl::StatusCode::kUnavailable ? 1 : 2;
+  };
+
+  if (arms_mode && arms_values.empty()) {
+    absl::StatusOr<std::vector<std::string>> values =
+        ArmValues(**client, has_range ? &range : nullptr, args.selection.filter, arms_key);
+    if (!values.ok()) return failed(values.status());
+    if (values->size() < 2) {
+      std::cerr << "opmap report: --arms " << arms_key << ": the selection holds "
+                << values->size() << " value" << (values->size() == 1 ? " ('" + values->front() + "')" : "s")
+                << " of " << arms_key << "; a fit needs two or more\n";
+      return 2;
+    }
+    arms_values = std::move(*values);
+  }
+  for (const std::string& v : arms_values) selectors.push_back({arms_key, v});
+
+  std::vector<analysis::FitArm> fetched;
+  for (const ArmSelector& sel : selectors) {
+    ArmQuery q;
+    q.arm = sel;
+    q.range = range;
+    q.has_range = has_range;
+    absl::StatusOr<opmap::v1::Filter> filter = ArmFilter(args.selection.filter, sel);
+    if (!filter.ok()) return ReportUsage(std::string(filter.status().message()));
+    q.filter = std::move(*filter);
+    q.profile = profile ? &*profile : nullptr;
+    q.envelope = envelope ? &*envelope : nullptr;
+    q.envelope_from_gpu = true;
+    if (arms_mode || args.fit) {
+      absl::StatusOr<analysis::FitArm> a = FetchFitArm(**client, q);
+      if (!a.ok()) return failed(a.status());
+      fetched.push_back(std::move(*a));
+    } else {
+      absl::StatusOr<FetchedArm> a = FetchArm(**client, q);
+      if (!a.ok()) return failed(a.status());
+      analysis::FitArm f;
+      f.arm = std::move(a->arm);
+      fetched.push_back(std::move(f));
+    }
+    if (!args.profile_path.empty()) fetched.back().arm.inputs["profile"] = args.profile_path;
+  }
+  analysis::FitInputs fit_inputs;
+  fit_inputs.arms = std::move(fetched);
+  fit_inputs.profile = profile ? &*profile : nullptr;
+  fit_inputs.min_samples = args.min_samples;
+  fit_inputs.hold_windows = args.hold_windows;
+  fit_inputs.alpha = args.alpha;
+  if (arms_mode) {
+    const FitReport fit = RenderFitReport(fit_inputs, arms_key, args.format);
+    if (std::string err = WriteReport(args.output, fit.text); !err.empty()) {
+      std::cerr << "opmap report: " << err << "\n";
+      return 2;
+    }
+    if (!args.output.empty()) std::cerr << "opmap report: " << args.output << ": best " << fit.best << "\n";
+    return 0;
+  }
 
   analysis::ReleaseInputs inputs;
-  inputs.profile = profile ? &*profile : nullptr;
+  inputs.profile = fit_inputs.profile;
   inputs.min_samples = args.min_samples;
   inputs.hold_windows = args.hold_windows;
   inputs.alpha = args.alpha;
-  for (auto [rev, arm] : {std::pair{&args.baseline, &inputs.baseline},
-                          std::pair{&args.candidate, &inputs.candidate}}) {
-    ArmQuery q;
-    q.revision = *rev;
-    q.range = range;
-    q.has_range = has_range;
-    q.filter = args.selection.filter;
-    q.profile = inputs.profile;
-    q.envelope = envelope ? &*envelope : nullptr;
-    absl::StatusOr<analysis::Arm> fetched = FetchArm(**client, q);
-    if (!fetched.ok()) {
-      std::cerr << "opmap report: " << fetched.status().message() << "\n";
-      return fetched.status().code() == absl::StatusCode::kUnavailable ? 1 : 2;
-    }
-    *arm = std::move(*fetched);
-    if (!args.profile_path.empty()) arm->inputs["profile"] = args.profile_path;
-  }
+  inputs.baseline = fit_inputs.arms[0].arm;
+  inputs.candidate = fit_inputs.arms[1].arm;
   const analysis::Recommendation rec = analysis::Recommend(inputs);
+  std::vector<analysis::Risk> risks = analysis::ReleaseRisks(inputs, rec);
+  std::optional<analysis::FitResult> fit;
+  if (args.fit) {
+    fit = analysis::BuildFit(fit_inputs);
+    for (analysis::Risk& r : analysis::FitRisks(fit_inputs, *fit)) risks.push_back(std::move(r));
+  }
 
   opmap::v1::ListSignoffsRequest list_req;
   list_req.set_kind("release");
@@ -226,22 +326,33 @@ int RunReport(const std::vector<std::string>& argv) {
   const std::vector<opmap::v1::Signoff> signoffs(list.signoffs().begin(), list.signoffs().end());
 
   analysis::ReportDocument doc;
-  doc.title = absl::StrCat("Release recommendation: ", args.candidate, " vs ", args.baseline);
+  doc.title = absl::StrCat("Release recommendation: ", analysis::ArmName(inputs.candidate), " vs ",
+                           analysis::ArmName(inputs.baseline));
   doc.header = {{"verdict", std::string(analysis::VerdictName(rec.verdict))},
-                {"baseline", args.baseline},
-                {"candidate", args.candidate},
+                {"baseline", analysis::ArmName(inputs.baseline)},
+                {"candidate", analysis::ArmName(inputs.candidate)},
                 {"generated", absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone())},
                 {"collector", endpoint}};
   if (profile) doc.header.push_back({"workload profile", args.profile_path});
   doc.header.push_back({"hardware envelope", envelope ? envelope->name : "none"});
   doc.sections = analysis::RecommendationSections(inputs, rec);
   doc.sections.push_back(LayerTimeSection(rec));
+  if (fit) {
+    for (analysis::DocSection& sec : analysis::FitSections(fit_inputs, *fit)) doc.sections.push_back(std::move(sec));
+  }
+  doc.sections.push_back(analysis::RiskMapSection(risks));
   doc.sections.push_back(SignoffSection(signoffs));
 
   text::JsonWriter w;
   w.BeginObject();
   w.Key("recommendation");
   analysis::WriteRecommendationJson(inputs, rec, w);
+  if (fit) {
+    w.Key("fit");
+    analysis::WriteFitJson(fit_inputs, *fit, w);
+  }
+  w.Key("risks");
+  analysis::WriteRisksJson(risks, w);
   w.Key("signoffs").BeginArray();
   for (const auto& so : signoffs) {
     w.BeginObject()

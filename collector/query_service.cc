@@ -186,6 +186,12 @@ absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest
              {"agent_version", &h.resource.agent_version()}}) {
       if (!value->empty()) source.resource.emplace_back(key, *value);
     }
+    // Job labels (and the agent's platform labels), so a client can list an arm key's
+    // values (opmap report --arms KEY).
+    std::vector<std::pair<std::string, std::string>> labels(h.resource.labels().begin(),
+                                                            h.resource.labels().end());
+    std::sort(labels.begin(), labels.end());
+    for (auto& [k, v] : labels) source.resource.emplace_back("label." + k, std::move(v));
     for (const opmap::v1::Gpu& gpu : h.resource.gpus()) {
       if (gpu.device() >= 1024) continue;
       if (source.gpu_names.size() <= gpu.device()) source.gpu_names.resize(gpu.device() + 1);

@@ -18,6 +18,7 @@
 #include "agent/daemon/control_server.h"
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/power_monitor.h"
+#include "agent/daemon/process_resource.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/daemon/registry.h"
 #include "common/base/wall_clock.h"
@@ -264,6 +265,7 @@ void Agent::StartWindow(RegisteredProcess& p, absl::Duration duration, bool stal
   if (o.batching.resource.gpus_size() == 0) {
     for (opmap::v1::Gpu& g : power_->Gpus(p.gpus)) *o.batching.resource.add_gpus() = std::move(g);
   }
+  AddPlatformLabels(&o.batching.resource);
   o.batching.max_records_per_batch = static_cast<size_t>(config_.chunk_records);
   o.chunk_records = static_cast<size_t>(config_.chunk_records);
   o.memory_budget_bytes = static_cast<size_t>(config_.memory_budget_bytes);

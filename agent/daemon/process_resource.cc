@@ -8,11 +8,16 @@
 #include <sstream>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/version/version.h"
 
 namespace opmap::agent {
@@ -153,6 +158,18 @@ opmap::v1::Resource BuildResource(const std::string& host, pid_t pid, const Proc
     (*r.mutable_labels())["library_version"] = v;
   }
   return r;
+}
+
+void AddPlatformLabels(opmap::v1::Resource* r) {
+  std::set<std::string> names, limits;
+  for (const opmap::v1::Gpu& g : r->gpus()) {
+    if (!g.name().empty()) names.insert(g.name());
+    if (g.power_limit_mw() > 0) limits.insert(absl::StrFormat("%.0f", g.power_limit_mw() / 1e3));
+  }
+  auto& labels = *r->mutable_labels();
+  if (!names.empty()) labels["gpu_name"] = absl::StrJoin(names, "+");
+  if (!limits.empty()) labels["power_limit_w"] = absl::StrJoin(limits, "+");
+  if (!r->driver_version().empty()) labels["driver_version"] = r->driver_version();
 }
 
 std::string HostName() {

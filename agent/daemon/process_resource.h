@@ -38,6 +38,13 @@ opmap::v1::Resource BuildResource(const std::string& host, pid_t pid, const Proc
 // reserved item ("injection", "library_version": the agent's own) is skipped, not fatal.
 void AddJobLabels(const std::string& text, google::protobuf::Map<std::string, std::string>* labels);
 
+// The platform as labels a collector selects arms by (opmap report --arms gpu_name):
+// gpu_name and power_limit_w (the process's GPUs' names and enforced limits in W,
+// "+"-joined when they differ) and driver_version, each only when known. Known figures are
+// the agent's own and replace a process's OPMAP_LABELS of the same key; unknown ones leave
+// the process's label (a host without NVML can still be labelled by its operator).
+void AddPlatformLabels(opmap::v1::Resource* resource);
+
 // This host's name, for Resource.host.
 std::string HostName();
 

@@ -177,6 +177,13 @@ std::optional<OwnerRole> ParseOwnerRole(std::string_view text) {
   return std::nullopt;
 }
 
+ClassPlan PlanForClass(BottleneckClass cls, std::string_view subject) {
+  const Plan plan = PlanFor(cls);
+  const std::string s(subject);
+  return {plan.action, plan.owner, absl::StrReplaceAll(plan.validation, {{"%s", s}}),
+          absl::StrReplaceAll(plan.rollback, {{"%s", s}})};
+}
+
 std::vector<Mitigation> ProposeMitigations(const std::vector<MitigationInput>& subjects,
                                            int64_t total_ns, const HardwareEnvelope* envelope,
                                            int top) {
@@ -190,12 +197,12 @@ std::vector<Mitigation> ProposeMitigations(const std::vector<MitigationInput>& s
   std::vector<Mitigation> out;
   std::vector<int64_t> gpu_time;
   for (const MitigationInput* in : order) {
-    const Plan plan = PlanFor(in->classification.cls);
     const std::string& subject = in->figures.name;
+    ClassPlan plan = PlanForClass(in->classification.cls, subject);
     Mitigation m;
     m.subject = subject;
     m.cls = in->classification.cls;
-    m.action = plan.action;
+    m.action = std::move(plan.action);
     m.owner = plan.owner;
     Bound b = BoundFor(*in, envelope);
     m.gain_basis = std::move(b.basis);
@@ -208,8 +215,8 @@ std::vector<Mitigation> ProposeMitigations(const std::vector<MitigationInput>& s
         absl::StrAppend(&m.gain_basis, " (no total time, so no fraction)");
       }
     }
-    m.validation_scope = absl::StrReplaceAll(plan.validation, {{"%s", subject}});
-    m.rollback_boundary = absl::StrReplaceAll(plan.rollback, {{"%s", subject}});
+    m.validation_scope = std::move(plan.validation_scope);
+    m.rollback_boundary = std::move(plan.rollback_boundary);
     m.evidence = in->classification.evidence;
     out.push_back(std::move(m));
   }

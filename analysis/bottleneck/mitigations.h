@@ -44,6 +44,17 @@ struct Mitigation {
   std::vector<Evidence> evidence; // from the classification that triggered it
 };
 
+// What the class's mitigation is, its owner, and what must be re-measured or reverted for
+// `subject` (docs/metrics.md "Mitigations by class (owner)"); unclassified: measure the
+// missing figures (performance modeling owner).
+struct ClassPlan {
+  std::string action;
+  OwnerRole owner = OwnerRole::kRuntimeSystemsEngineer;
+  std::string validation_scope;
+  std::string rollback_boundary;
+};
+ClassPlan PlanForClass(BottleneckClass cls, std::string_view subject);
+
 struct MitigationInput {
   OperatorFigures figures;
   Classification classification;

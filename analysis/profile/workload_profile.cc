@@ -23,7 +23,7 @@ constexpr const char* kRequired[] = {"model",    "parameters", "layers", "heads"
 constexpr const char* kKnownKeys =
     "model, revision, parameters, layers, heads, head_dim, hidden, kv_heads, precision, "
     "weight_bytes, prefill_tokens, decode_tokens, batch, phase_mix, sla_p50_ms, sla_p95_ms, "
-    "sla_p99_ms, throughput_target, devices, quality_metric, quality_higher_is_better, "
+    "sla_p99_ms, throughput_target, power_budget_w, devices, quality_metric, quality_higher_is_better, "
     "quality_threshold, quality.<REV>, precision.<REV>, sparsity.<REV>";
 
 // absl::SimpleAtod takes absl::string_view, which Debian's Abseil keeps distinct from
@@ -204,6 +204,10 @@ absl::StatusOr<WorkloadProfile> ParseWorkloadProfileText(std::string_view text) 
       absl::StatusOr<double> v = positive_double("requests/s");
       if (!v.ok()) return v.status();
       p.throughput_target = *v;
+    } else if (key == "power_budget_w") {
+      absl::StatusOr<double> v = positive_double("W");
+      if (!v.ok()) return v.status();
+      p.power_budget_w = *v;
     } else if (key == "quality_metric") {
       p.quality_metric = value;
     } else if (key == "quality_higher_is_better") {

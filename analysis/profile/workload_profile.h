@@ -25,6 +25,8 @@
 //   sla_p99_ms            optional   request p99 SLA, ms > 0
 //   sla_p95_ms, sla_p50_ms optional
 //   throughput_target     optional   requests/s > 0
+//   power_budget_w        optional   GPU power a replica may draw, W > 0 (all its
+//                                    devices together): the fit matrix's power budget
 //   devices               optional   GPUs per replica; default 1
 //   quality_metric        optional   name, e.g. "accuracy", "rougeL"
 //   quality_higher_is_better optional true | false; default true
@@ -62,6 +64,7 @@ struct WorkloadProfile {
   std::map<std::string, double> phase_mix;      // phase -> fraction
   std::optional<double> sla_p50_ms, sla_p95_ms, sla_p99_ms;
   std::optional<double> throughput_target;      // requests/s
+  std::optional<double> power_budget_w;         // W per replica (all its devices)
   int64_t devices = 1;
   std::string quality_metric;
   bool quality_higher_is_better = true;

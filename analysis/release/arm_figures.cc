@@ -209,7 +209,7 @@ void SetReproducibilityInputs(const ArmSelection& selection, Arm& arm) {
     hosts += h;
   }
   arm.inputs["hosts"] = hosts;
-  arm.inputs["revision"] = arm.revision;
+  arm.inputs[arm.key == "revision" ? "revision" : "arm." + arm.key] = arm.revision;
   arm.inputs["opmap_version.report"] = selection.opmap_version;
   if (!selection.model.empty()) arm.inputs["model"] = selection.model;
   arm.inputs["windows"] = std::to_string(arm.windows.size());

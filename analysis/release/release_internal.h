@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/bottleneck/mitigations.h"
@@ -67,8 +68,14 @@ std::vector<ValidationRow> BuildMatrix(const Context& c);
 // The perf-per-watt row and trigger (release_power.cc).
 ValidationRow PerfPerWattRow(const Context& c);
 Trigger PerfPerWattTrigger(const Context& c);
-// The earliest window start of either arm (plots' time origin).
+// An arm with the name its plot series carry.
+using NamedArm = std::pair<std::string, const Arm*>;
+// The earliest window start of either arm, or of any of `arms` (plots' time origin).
 int64_t FirstWindowStart(const ReleaseInputs& in);
+int64_t FirstWindowStart(const std::vector<NamedArm>& arms);
+// Requests per joule per window of each arm over time; unavailable when no window has
+// GPU power.
+DocPlot PerfPerWattPlot(const std::vector<NamedArm>& arms);
 // Requests per joule per window of each arm over time (or why not).
 DocPlot PerfPerWattOverTime(const ReleaseInputs& in);
 // Fills a window trigger's windows_held / fired / held and appends the window count.

@@ -108,24 +108,27 @@ Trigger PerfPerWattTrigger(const Context& c) {
 }
 
 int64_t FirstWindowStart(const ReleaseInputs& in) {
+  return FirstWindowStart(std::vector<NamedArm>{{"baseline", &in.baseline}, {"candidate", &in.candidate}});
+}
+
+int64_t FirstWindowStart(const std::vector<NamedArm>& arms) {
   int64_t origin = std::numeric_limits<int64_t>::max();
-  for (const Arm* a : {&in.baseline, &in.candidate}) {
+  for (const auto& [name, a] : arms) {
     for (const ArmWindow& w : a->windows) origin = std::min(origin, w.start_ns);
   }
   return origin;
 }
 
-DocPlot PerfPerWattOverTime(const ReleaseInputs& in) {
+DocPlot PerfPerWattPlot(const std::vector<NamedArm>& arms) {
   DocPlot plot;
   plot.id = "plot-perf-per-watt";
   plot.title = "perf per watt over time";
   plot.kind = PlotKind::kLine;
   plot.x_label = "window start (s since the first window)";
   plot.y_label = "requests per joule of GPU energy";
-  const int64_t origin = FirstWindowStart(in);
+  const int64_t origin = FirstWindowStart(arms);
   bool any = false;
-  for (const auto& [name, arm] : {std::pair<const char*, const Arm*>{"baseline", &in.baseline},
-                                  {"candidate", &in.candidate}}) {
+  for (const auto& [name, arm] : arms) {
     PlotSeries s;
     s.name = name;
     s.connect = true;
@@ -137,11 +140,17 @@ DocPlot PerfPerWattOverTime(const ReleaseInputs& in) {
     any = any || !s.points.empty();
     plot.series.push_back(std::move(s));
   }
-  if (!any) {
-    plot.unavailable = MissingBoth(in, !in.baseline.requests_per_joule,
-                                   !in.candidate.requests_per_joule, {"perf_per_watt"},
-                                   "GPU power");
-    if (plot.unavailable.empty()) plot.unavailable = "no window has GPU power";
+  if (!any) plot.unavailable = "no window has GPU power";
+  return plot;
+}
+
+DocPlot PerfPerWattOverTime(const ReleaseInputs& in) {
+  DocPlot plot = PerfPerWattPlot({{"baseline", &in.baseline}, {"candidate", &in.candidate}});
+  if (!plot.unavailable.empty()) {
+    const std::string why = MissingBoth(in, !in.baseline.requests_per_joule,
+                                        !in.candidate.requests_per_joule, {"perf_per_watt"},
+                                        "GPU power");
+    if (!why.empty()) plot.unavailable = why;
   }
   return plot;
 }

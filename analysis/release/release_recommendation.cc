@@ -91,6 +91,14 @@ const LayerTime* FindLayer(const Arm& arm, std::string_view layer) {
   return nullptr;
 }
 
+}  // namespace release_internal
+
+std::string ArmName(const Arm& arm) {
+  return arm.key == "revision" ? arm.revision : absl::StrCat(arm.key, "=", arm.revision);
+}
+
+namespace release_internal {
+
 std::string Ms(double ns) { return absl::StrFormat("%.2f ms", ns / 1e6); }
 std::string SignedPercent(double change) { return absl::StrFormat("%+.1f%%", change * 100); }
 

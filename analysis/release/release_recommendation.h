@@ -51,6 +51,9 @@ struct LayerTime {
 };
 
 struct Arm {
+  // The arm is the sessions whose `key` equals `revision` (the value): key "revision" by
+  // default, or "host", "model" or any job label ("gpu_name", "power_limit_w", "pool").
+  std::string key = "revision";
   std::string revision;
   std::vector<ArmWindow> windows;          // in time order
   // Whole-arm values (merged over windows by the caller with exact merges).
@@ -75,6 +78,9 @@ struct Arm {
   // Reproducibility: model revision, compiler/runtime versions, power mode, seeds, hosts.
   std::map<std::string, std::string> inputs;
 };
+
+// "gpu_name=Fake H100"; the bare value for a revision arm.
+std::string ArmName(const Arm& arm);
 
 struct ReleaseInputs {
   Arm baseline, candidate;

@@ -28,6 +28,8 @@ void OptionalMs(text::JsonWriter& w, std::string_view key, std::optional<double>
 
 void ArmJson(text::JsonWriter& w, const Arm& a) {
   w.BeginObject();
+  w.Field("arm", ArmName(a));
+  w.Field("key", a.key);
   w.Field("revision", a.revision);
   w.Field("requests", static_cast<int64_t>(a.requests));
   w.Field("latency_samples", static_cast<int64_t>(SampleCount(a.latencies_ns)));
@@ -233,8 +235,8 @@ std::vector<DocSection> RecommendationSections(const ReleaseInputs& in, const Re
   DocSection verdict;
   verdict.heading = "Release recommendation";
   verdict.facts = {{"verdict", std::string(VerdictName(r.verdict))},
-                   {"baseline", in.baseline.revision},
-                   {"candidate", in.candidate.revision},
+                   {"baseline", ArmName(in.baseline)},
+                   {"candidate", ArmName(in.candidate)},
                    {"criteria", absl::StrFormat("≥ %d samples per arm, triggers hold after %d "
                                                 "consecutive windows, Mann–Whitney U p < %g",
                                                 in.min_samples, in.hold_windows, in.alpha)}};

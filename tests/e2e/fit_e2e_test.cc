@@ -1,0 +1,227 @@
+// The workload fit end to end with real processes: two demo workloads as two platforms —
+// each on its own GPU of the test NVML library (CUDA_VISIBLE_DEVICES), so the agent labels
+// their windows gpu_name "Fake H100" (700 W limit, 400 W draw) and "Fake L40S" (350 W,
+// 200 W), the second serving with a slower layer — under one agent, each driven up the
+// same ladder of offered rates, one process (one capture window) per step. `opmap report
+// --arms gpu_name` must name as best the platform that meets the SLA at the higher rate,
+// put each knee within one ladder step of where the demo's own exact p99 breaks the SLA,
+// give perf per watt at the knee from the scripted draw, and render its curves and the
+// perf-per-watt plot in Chromium.
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/integration/agent_fixture.h"
+#include "tests/integration/collector_test_util.h"
+#include "tests/testing/chromium.h"
+
+namespace opmap::testing {
+namespace {
+
+constexpr double kFitSlaMs = 10;
+const std::vector<double> kFitLadder = {150, 300, 450, 600};
+
+constexpr char kFitProfile[] = R"(model = opmap-demo
+parameters = 396544
+layers = 2
+heads = 4
+head_dim = 32
+hidden = 128
+precision = fp32
+prefill_tokens = 32
+sla_p99_ms = 10
+)";
+
+struct Platform {
+  std::string gpu;          // the test NVML's name, as the agent labels it
+  std::string visible;      // CUDA_VISIBLE_DEVICES
+  std::vector<std::string> flags;
+  double watts;             // the scripted draw
+};
+
+class FitEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CollectorProcess::Options options;
+    options.dir = dir_.path();
+    collector_ = std::make_unique<CollectorProcess>(options);
+    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
+    WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
+    WriteFileOrDie(dir_.File("fit.profile"), kFitProfile);
+    WriteFileOrDie(dir_.File("nvml.script"),
+                   "gpu name=Fake_H100 uuid=GPU-aaaa0001 energy_mj=0 energy_rate_mw=400000 "
+                   "limit_mw=700000 sm_mhz=1980 temp_c=60 persistence=1 mig=0 compute=0\n"
+                   "gpu name=Fake_L40S uuid=GPU-bbbb0002 energy_mj=0 energy_rate_mw=200000 "
+                   "limit_mw=350000 sm_mhz=2520 temp_c=50 persistence=0 mig=0 compute=0\n");
+  }
+
+  // One demo process at `rate` for 3 s; its own exact p99 (ms) from --json.
+  double RunStep(AgentProcess& agent, const Platform& p, double rate, int step) {
+    const std::string name = absl::StrCat(p.visible, "-", step);
+    std::vector<std::string> env = InjectEnv(agent.socket());
+    env.push_back("OPMAP_INIT_WAIT_MS=5000");
+    env.push_back("OPMAP_MODEL=demo-fit");
+    env.push_back("OPMAP_MODEL_REVISION=r1");
+    env.push_back("CUDA_VISIBLE_DEVICES=" + p.visible);
+    std::vector<std::string> argv = {DemoBin(), "--json", "--workers", "1", "--rate",
+                                     absl::StrCat(rate), "--duration", "3"};
+    argv.insert(argv.end(), p.flags.begin(), p.flags.end());
+    Child demo;
+    EXPECT_TRUE(demo.Start(argv, dir_.File(name + ".out"), dir_.File(name + ".err"), env).ok());
+    EXPECT_EQ(demo.Wait(absl::Seconds(60)), 0) << ReadFileOrEmpty(dir_.File(name + ".err"));
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    const std::string out = ReadFileOrEmpty(dir_.File(name + ".out"));
+    if (parser.parse(out).get(doc) != simdjson::SUCCESS) {
+      ADD_FAILURE() << "demo output: " << out;
+      return -1;
+    }
+    return doc["latency_ms"]["p99"].get_double().value_unsafe();
+  }
+
+  // Waits until `n` request windows are stored and the count held for 2 s.
+  void WaitForWindows(size_t n) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    size_t last = 0;
+    absl::Time stable_since = absl::Now();
+    while (absl::Now() < deadline) {
+      RunResult r = opmap::testing::Run(
+          {OpmapBin(), "query", "latency", "--collector", collector_->address(), "--subject",
+           "request", "--group-by", "session", "--format", "json"},
+          dir_.path(), {std::string("OPMAP_TOKEN=") + kAnalystToken}, absl::Seconds(30));
+      LatencyResult result;
+      size_t windows = 0;
+      if (r.exit_code == 0 && ParseLatencyJson(r.out, {"session"}, {"p50", "p95", "p99"}, &result)) {
+        windows = result.rows.size();
+      }
+      if (windows != last) {
+        last = windows;
+        stable_since = absl::Now();
+      } else if (windows >= n && absl::Now() - stable_since > absl::Seconds(2)) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    FAIL() << "windows stored: " << last << " of " << n;
+  }
+
+  RunResult Report(const std::string& format, const std::string& out) {
+    return opmap::testing::Run({OpmapBin(), "report", "--collector", collector_->address(), "--arms",
+                                "gpu_name", "--profile", dir_.File("fit.profile"), "--format",
+                                format, "--output", dir_.File(out)},
+                               dir_.path(), {std::string("OPMAP_TOKEN=") + kAnalystToken},
+                               absl::Seconds(120));
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CollectorProcess> collector_;
+};
+
+// The ladder index of the highest rate whose p99 meets the SLA; -1 for none.
+int KneeStep(const std::vector<double>& p99_ms) {
+  int knee = -1;
+  for (size_t i = 0; i < p99_ms.size(); ++i) {
+    if (p99_ms[i] >= 0 && p99_ms[i] <= kFitSlaMs) knee = static_cast<int>(i);
+  }
+  return knee;
+}
+
+// The ladder index whose rate is nearest to `rps`.
+int NearestStep(double rps) {
+  int best = 0;
+  for (size_t i = 1; i < kFitLadder.size(); ++i) {
+    if (std::abs(kFitLadder[i] - rps) < std::abs(kFitLadder[best] - rps)) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+TEST_F(FitEndToEnd, TheFitNamesThePlatformThatMeetsTheSlaAtTheHigherRate) {
+  AgentProcess agent(dir_.path(),
+                     {"--collector", collector_->address(), "--insecure", "--token-file",
+                      dir_.File("agent.token"), "--capture-window", "20s", "--capture-every",
+                      "60s", "--nvml-library", OPMAP_FAKE_NVML, "--powercap-root",
+                      dir_.File("no-powercap"), "--power-interval", "100ms"});
+  ASSERT_TRUE(agent.StartWith({"OPMAP_FAKE_NVML_SCRIPT=" + dir_.File("nvml.script")}).ok())
+      << agent.Log();
+  const std::vector<Platform> platforms = {
+      {"Fake H100", "0", {}, 400},
+      {"Fake L40S", "1", {"--slow-layer", "1", "--slow-repeat", "8"}, 200}};
+  std::map<std::string, std::vector<double>> demo_p99;
+  for (size_t step = 0; step < kFitLadder.size(); ++step) {
+    for (const Platform& p : platforms) {
+      demo_p99[p.gpu].push_back(RunStep(agent, p, kFitLadder[step], static_cast<int>(step)));
+    }
+  }
+  WaitForWindows(kFitLadder.size() * platforms.size());
+
+  RunResult report = Report("json", "fit.json");
+  ASSERT_EQ(report.exit_code, 0) << report.err << agent.Log();
+  const std::string json = ReadFileOrEmpty(dir_.File("fit.json"));
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  simdjson::dom::element fit = doc["fit"];
+  std::map<std::string, simdjson::dom::element> rows;
+  for (simdjson::dom::element row : fit["rows"].get_array()) {
+    rows[std::string(row["arm"].get_string().value_unsafe())] = row;
+  }
+  ASSERT_EQ(rows.size(), 2u) << json;
+
+  // Which platform the demos' own logs say meets the SLA at the higher rate.
+  const int fast_knee = KneeStep(demo_p99["Fake H100"]);
+  const int slow_knee = KneeStep(demo_p99["Fake L40S"]);
+  ASSERT_GT(fast_knee, slow_knee) << "the demos' own p99s did not separate the platforms: "
+                                  << json;
+  EXPECT_EQ(std::string_view(fit["best"].get_string().value_unsafe()), "gpu_name=Fake H100") << json;
+  EXPECT_EQ(std::string_view(fit["runner_up"].get_string().value_unsafe()), "gpu_name=Fake L40S");
+  EXPECT_TRUE(absl::StrContains(json, "gpu_name=Fake L40S: knee ")) << json;
+
+  for (const Platform& p : platforms) {
+    simdjson::dom::element row = rows["gpu_name=" + p.gpu];
+    const int demo_knee = KneeStep(demo_p99[p.gpu]);
+    double knee_rps = 0;
+    if (demo_knee < 0) {
+      EXPECT_NE(row["knee_rps"].get(knee_rps), simdjson::SUCCESS) << json;
+      continue;
+    }
+    ASSERT_EQ(row["knee_rps"].get(knee_rps), simdjson::SUCCESS) << p.gpu << ": " << json;
+    EXPECT_LE(std::abs(NearestStep(knee_rps) - demo_knee), 1)
+        << p.gpu << ": collector knee " << knee_rps << " req/s, demo knee step " << demo_knee;
+    // One point per ladder step (one window each), the knee's p99 within the SLA.
+    EXPECT_EQ(row["curve"].get_array().size(), kFitLadder.size()) << json;
+    EXPECT_LE(row["p99_ms"].get_double().value_unsafe(), kFitSlaMs);
+    // Perf per watt at the knee: its throughput over the scripted draw.
+    EXPECT_NEAR(row["gpu_watts"].get_double().value_unsafe(), p.watts, p.watts * 0.02) << json;
+    EXPECT_NEAR(row["requests_per_joule"].get_double().value_unsafe(), knee_rps / p.watts,
+                knee_rps / p.watts * 0.03)
+        << json;
+    EXPECT_EQ(std::string_view(row["verdict"].get_string().value_unsafe()), "fits SLA") << json;
+  }
+  // The owner and risk map is part of the report.
+  EXPECT_TRUE(doc["risks"].is_array());
+  EXPECT_EQ(json.rfind("{\"marker\":\"opmap-report kind=fit baseline=gpu_name ", 0), 0u) << json;
+
+  // The HTML page in headless Chromium: both curves with their knees, and perf per watt.
+  if (std::string missing = ChromiumMissing(); missing.rfind("fail: ", 0) == 0) {
+    ADD_FAILURE() << missing.substr(6);
+  } else if (missing.empty()) {
+    ASSERT_EQ(Report("html", "fit.html").exit_code, 0);
+    ProcessResult dom = RunChromium(dir_.path(), {"--dump-dom", "file://" + dir_.File("fit.html")});
+    ASSERT_EQ(dom.exit_code, 0) << dom.err;
+    // 8 window points and a knee marker per arm with a knee.
+    EXPECT_GE(PlotMarks(dom.out, "plot-load-curves").value_or(0), 9u);
+    EXPECT_GE(PlotMarks(dom.out, "plot-perf-per-watt").value_or(0), 8u);
+  }
+  EXPECT_EQ(agent.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace opmap::testing
