@@ -63,7 +63,7 @@ absl::StatusOr<analysis::FitArm> FetchFitArm(CollectorChannel& client, const Arm
   ASSIGN_OR_RETURN(std::string doc, ExportTraceJson(client, req, &truncated));
   absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(doc));
   if (!trace.ok()) {
-    fit.layers_unavailable = absl::StrCat("the arm's exported trace does not load: ", trace.status().message());
+    fit.layers_unavailable = absl::StrCat("no layer classes: the arm's exported trace: ", trace.status().message());
     return fit;
   }
   const analysis::MappingResult mapping = analysis::MapGpuEvents(*trace);

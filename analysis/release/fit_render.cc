@@ -35,7 +35,7 @@ void PointJson(text::JsonWriter& w, const LoadPoint& p) {
   w.EndObject();
 }
 
-std::string LayersFitCell(const FitRow& r) {
+std::string LayersCell(const FitRow& r) {
   if (r.layers.empty()) return "unavailable: " + r.layers_unavailable;
   std::vector<std::string> parts;
   for (const LayerBottleneckSummary& l : r.layers) {
@@ -161,19 +161,28 @@ std::vector<DocSection> FitSections(const FitInputs& in, const FitResult& fit) {
   DocSection matrix;
   matrix.heading = "Workload fit matrix";
   DocTable t;
-  t.columns = {"arm",  "verdict", "knee req/s", "p50 ms", "p95 ms", "p99 ms", "MFU %", "MBU %",
-               "GPU W", "req/J", "dominant bottleneck per layer type", "open risks", "why"};
-  t.align_right = {false, false, true, true, true, true, true, true, true, true, false, false, false};
+  t.columns = {"arm", "verdict", "knee req/s", "p50 ms", "p95 ms", "p99 ms", "MFU %", "MBU %",
+               "GPU W", "req/J", "dominant bottleneck per layer type", "open risks"};
+  t.align_right = {false, false, true, true, true, true, true, true, true, true, false, true};
+  // The reasons behind each cell go in a second table, so the matrix stays readable.
+  DocTable why;
+  why.title = "Why, per arm";
+  why.columns = {"arm", "verdict", "MFU", "MBU", "bottleneck evidence", "open risks"};
   for (const FitRow& r : fit.rows) {
     t.rows.push_back({r.arm, std::string(FitVerdictName(r.verdict)), FitCell(r.knee_rps, 1),
                       FitCell(ToMs(r.p50_ns)), FitCell(ToMs(r.p95_ns)), FitCell(ToMs(r.p99_ns)),
-                      r.mfu ? absl::StrFormat("%.2f", *r.mfu * 100) : "unavailable: " + r.mfu_basis,
-                      r.mbu ? absl::StrFormat("%.2f", *r.mbu * 100) : "unavailable: " + r.mbu_basis,
-                      FitCell(r.gpu_watts, 1), FitCell(r.requests_per_joule, 4), LayersFitCell(r),
-                      r.risks.empty() ? "none" : absl::StrJoin(r.risks, "; "), r.verdict_reason});
+                      r.mfu ? absl::StrFormat("%.2f", *r.mfu * 100) : std::string("unavailable"),
+                      r.mbu ? absl::StrFormat("%.2f", *r.mbu * 100) : std::string("unavailable"),
+                      FitCell(r.gpu_watts, 1), FitCell(r.requests_per_joule, 4),
+                      r.layers.empty() ? std::string("unavailable") : LayersCell(r), absl::StrCat(r.risks.size())});
+    std::vector<std::string> evidence;
+    for (const LayerBottleneckSummary& l : r.layers) evidence.push_back(l.layer_type + ": " + l.evidence);
+    why.rows.push_back({r.arm, r.verdict_reason, r.mfu_basis, r.mbu_basis,
+                        r.layers.empty() ? "unavailable: " + r.layers_unavailable : absl::StrJoin(evidence, "; "),
+                        r.risks.empty() ? "none" : absl::StrJoin(r.risks, "; ")});
   }
-  if (in.profile == nullptr) t.notes.push_back("no workload profile: no SLA, so no knee and no verdict");
   matrix.tables.push_back(std::move(t));
+  matrix.tables.push_back(std::move(why));
   out.push_back(std::move(matrix));
 
   DocSection curves;
