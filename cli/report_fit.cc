@@ -99,6 +99,11 @@ FitReport RenderFitReport(const analysis::FitInputs& in, const std::string& key,
                 {"runner-up", fit.runner_up ? fit.rows[*fit.runner_up].arm : "none"},
                 {"arms", absl::StrJoin(names, ", ")},
                 {"generated", absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone())}};
+  if (in.profile != nullptr) {
+    doc.header.push_back({"power budget", in.profile->power_budget_w
+                                              ? absl::StrFormat("%g W per replica", *in.profile->power_budget_w)
+                                              : std::string("not given (power_budget_w)")});
+  }
   doc.sections = analysis::FitSections(in, fit);
   doc.sections.push_back(analysis::RiskMapSection(risks));
   analysis::DocSection inputs;

@@ -33,6 +33,7 @@ void SetPower(const opmap::v1::PowerResponse& by_session, const WorkloadProfile*
     if (it == watts.end() || it->second <= 0 || s <= 0) continue;
     w.gpu_watts = it->second;
     w.requests_per_joule = static_cast<double>(w.requests) / (it->second * s);
+    if (w.mfu) w.mfu_per_watt = *w.mfu / it->second;
     joules += it->second * s;
     seconds += s;
     requests += static_cast<double>(w.requests);
@@ -50,6 +51,11 @@ void SetPower(const opmap::v1::PowerResponse& by_session, const WorkloadProfile*
   }
   arm.gpu_watts = joules / seconds;
   arm.requests_per_joule = requests / joules;
+  if (arm.mfu) {
+    arm.mfu_per_watt = *arm.mfu / *arm.gpu_watts;
+  } else {
+    arm.unavailable["mfu_per_watt"] = "no MFU for the arm (see mfu)";
+  }
   if (profile != nullptr && profile->decode_tokens) {
     arm.tokens_per_joule = *arm.requests_per_joule * static_cast<double>(*profile->decode_tokens);
     arm.inputs["perf_per_watt.tokens_per_request"] = absl::StrCat(*profile->decode_tokens,

@@ -132,6 +132,7 @@ FitRow MakeRow(const FitArm& in, const WorkloadProfile* profile) {
     auto it = in.arm.unavailable.find("perf_per_watt");
     if (it != in.arm.unavailable.end()) row.risks.push_back("no GPU power: " + it->second);
   }
+  if (row.mfu && row.gpu_watts && *row.gpu_watts > 0) row.mfu_per_watt = *row.mfu / *row.gpu_watts;
   SetMbu(in, profile, row);
   SetVerdict(profile, row);
   for (const LayerBottleneckSummary& l : row.layers) {

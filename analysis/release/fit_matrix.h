@@ -63,6 +63,7 @@ struct FitRow {
   std::optional<double> knee_rps, p50_ns, p95_ns, p99_ns, gpu_watts, requests_per_joule;
   std::optional<double> mfu;
   std::string mfu_basis;                       // "knee window", "arm", or why unavailable
+  std::optional<double> mfu_per_watt;          // mfu ÷ GPU W at the knee
   std::optional<double> mbu;
   std::string mbu_basis;                       // the formula with its numbers, or why not
   std::vector<LayerBottleneckSummary> layers;

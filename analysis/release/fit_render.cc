@@ -121,6 +121,7 @@ void WriteFitJson(const FitInputs& in, const FitResult& fit, text::JsonWriter& w
     bottleneck_format::OptionalDouble(w, "p99_ms", ToMs(r.p99_ns), 6);
     bottleneck_format::OptionalDouble(w, "mfu", r.mfu, 6);
     w.Field("mfu_basis", r.mfu_basis);
+    bottleneck_format::OptionalDouble(w, "mfu_per_watt", r.mfu_per_watt, 9);
     bottleneck_format::OptionalDouble(w, "mbu", r.mbu, 6);
     w.Field("mbu_basis", r.mbu_basis);
     bottleneck_format::OptionalDouble(w, "gpu_watts", r.gpu_watts, 3);

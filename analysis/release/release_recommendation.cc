@@ -313,6 +313,9 @@ Recommendation Recommend(const ReleaseInputs& in) {
   if (in.profile) {
     r.inputs["profile.model"] = in.profile->model;
     if (!in.profile->revision.empty()) r.inputs["profile.revision"] = in.profile->revision;
+    // The power mode each arm ran in is in its inputs (power.*); the budget is the profile's.
+    r.inputs["profile.power_budget_w"] =
+        in.profile->power_budget_w ? absl::StrFormat("%g", *in.profile->power_budget_w) : "not given";
   }
   Decide(c, &r);
   return r;

@@ -38,6 +38,7 @@ struct ArmWindow {
   // (requests ÷ (W × window seconds)): perf per watt (docs/metrics.md "Power").
   std::optional<double> gpu_watts;
   std::optional<double> requests_per_joule;
+  std::optional<double> mfu_per_watt;           // mfu (0..1) ÷ gpu_watts
 };
 
 // Per-request time of one layer (module, or layer type) in one arm, for naming the layer
@@ -72,6 +73,7 @@ struct Arm {
   std::optional<double> requests_per_joule;
   std::optional<double> tokens_per_joule;
   std::optional<double> flops_per_joule;
+  std::optional<double> mfu_per_watt;      // mfu (0..1) ÷ gpu_watts
   std::vector<LayerTime> layers;
   // Why a figure is missing ("mfu" -> "no hardware envelope ...").
   std::map<std::string, std::string> unavailable;

@@ -42,6 +42,7 @@ void ArmJson(text::JsonWriter& w, const Arm& a) {
   OptionalDouble(w, "requests_per_joule", a.requests_per_joule, 6);
   OptionalDouble(w, "tokens_per_joule", a.tokens_per_joule, 6);
   OptionalDouble(w, "flops_per_joule", a.flops_per_joule, 0);
+  OptionalDouble(w, "mfu_per_watt", a.mfu_per_watt, 9);
   w.Key("windows").BeginArray();
   for (const ArmWindow& win : a.windows) {
     w.BeginObject();
@@ -53,6 +54,7 @@ void ArmJson(text::JsonWriter& w, const Arm& a) {
     OptionalDouble(w, "throughput_rps", WindowThroughput(win));
     OptionalDouble(w, "gpu_watts", win.gpu_watts);
     OptionalDouble(w, "requests_per_joule", win.requests_per_joule, 6);
+    OptionalDouble(w, "mfu_per_watt", win.mfu_per_watt, 9);
     w.EndObject();
   }
   w.EndArray();
