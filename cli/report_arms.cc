@@ -120,7 +120,9 @@ absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Ar
     }
   }
   for (const auto& [key, set] : values) {
-    if (key == "host" || key == "revision") continue;  // listed from the rollups already
+    // Listed from the rollups already; a non-revision arm keeps the revisions its sessions
+    // ran (the profile's per-revision keys apply by them: ProfileRevision).
+    if (key == "host" || (key == "revision" && arm.key == "revision")) continue;
     if (key == "label." + arm.key) continue;            // the arm's own value
     std::string joined;
     for (const std::string& v : set) joined += (joined.empty() ? "" : ",") + v;
@@ -298,10 +300,16 @@ absl::StatusOr<FetchedArm> FetchArm(CollectorChannel& client, const ArmQuery& q)
     }
     if (out.envelope) envelope = &*out.envelope;
   }
+  // The sessions' revisions first: the profile's per-revision precision picks the peak.
+  RETURN_IF_ERROR(FetchResourceInputs(client, q, arm));
   analysis::SetThroughputAndMfu(q.profile, envelope, arm);
+  if (envelope == nullptr && !out.envelope_source.empty()) {
+    auto it = arm.unavailable.find("mfu");
+    if (it != arm.unavailable.end()) absl::StrAppend(&it->second, " (", out.envelope_source, ")");
+  }
+  if (!out.envelope_source.empty()) arm.inputs["envelope.source"] = out.envelope_source;
   analysis::SetPower(power, q.profile, arm);
   RETURN_IF_ERROR(FetchLayers(client, q, arm));
-  RETURN_IF_ERROR(FetchResourceInputs(client, q, arm));
   RETURN_IF_ERROR(FetchStallShare(client, q, arm));
   arm.unavailable["errors"] =
       "the sessions carry no request error counts (opmap records ranges, not request outcomes)";

@@ -1,6 +1,7 @@
 #include "cli/report_command.h"
 
 #include <iostream>
+#include <set>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -181,7 +182,6 @@ int RunReport(const std::vector<std::string>& argv) {
   if (!arms_mode && (args.baseline.empty() || args.candidate.empty())) {
     return ReportUsage("--baseline and --candidate are required (or --arms KEY)");
   }
-  if (!arms_mode && args.baseline == args.candidate) return ReportUsage("--baseline and --candidate are the same arm");
   if (!args.envelope_path.empty() && !args.gpu.empty()) return ReportUsage("--envelope and --gpu are exclusive");
 
   // The arms: selectors, each applied to the selection's filter.
@@ -193,17 +193,42 @@ int RunReport(const std::vector<std::string>& argv) {
     arms_key = args.arms.substr(0, eq);
     if (arms_key.empty()) return ReportUsage("--arms: empty KEY");
     if (eq != std::string::npos) {
+      std::set<std::string> seen;
       for (absl::string_view v : absl::StrSplit(args.arms.substr(eq + 1), ',')) {
         if (v.empty()) return ReportUsage("--arms " + args.arms + ": an empty value");
+        if (!seen.insert(std::string(v)).second) {
+          return ReportUsage("--arms " + args.arms + ": '" + std::string(v) + "' is listed twice");
+        }
         arms_values.emplace_back(v);
       }
       if (arms_values.size() < 2) return ReportUsage("--arms " + args.arms + ": list two or more values");
     }
   } else {
-    for (const std::string* text : {&args.baseline, &args.candidate}) {
+    for (auto [flag, text] : {std::pair{"--baseline", &args.baseline}, {"--candidate", &args.candidate}}) {
       absl::StatusOr<ArmSelector> a = ParseArmSelector(*text);
-      if (!a.ok()) return ReportUsage(std::string(a.status().message()));
+      if (!a.ok()) return ReportUsage(absl::StrCat(flag, ": ", a.status().message()));
       selectors.push_back(*a);
+    }
+    if (selectors[0].key == selectors[1].key && selectors[0].value == selectors[1].value) {
+      return ReportUsage("--baseline and --candidate are the same arm");
+    }
+  }
+  // Every arm's filter before any fetch: a conflict is a usage error, found up front.
+  auto arm_filter = [&](const ArmSelector& sel) { return ArmFilter(args.selection.filter, sel); };
+  for (const ArmSelector& sel : selectors) {
+    if (absl::StatusOr<opmap::v1::Filter> f = arm_filter(sel); !f.ok()) {
+      return ReportUsage(std::string(f.status().message()));
+    }
+  }
+  if (arms_mode) {
+    // A filter on the arms' key itself leaves nothing to compare.
+    opmap::v1::Filter probe = args.selection.filter;
+    const bool keyed = arms_key == "revision" ? !probe.revision().empty()
+                       : arms_key == "host"   ? !probe.host().empty()
+                       : arms_key == "model"  ? !probe.model().empty()
+                                              : probe.labels().contains(arms_key);
+    if (keyed) {
+      return ReportUsage("--arms " + arms_key + ": the selection already fixes " + arms_key);
     }
   }
 
@@ -261,7 +286,7 @@ int RunReport(const std::vector<std::string>& argv) {
     q.arm = sel;
     q.range = range;
     q.has_range = has_range;
-    absl::StatusOr<opmap::v1::Filter> filter = ArmFilter(args.selection.filter, sel);
+    absl::StatusOr<opmap::v1::Filter> filter = arm_filter(sel);
     if (!filter.ok()) return ReportUsage(std::string(filter.status().message()));
     q.filter = std::move(*filter);
     q.profile = profile ? &*profile : nullptr;
@@ -334,7 +359,9 @@ int RunReport(const std::vector<std::string>& argv) {
                 {"generated", absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone())},
                 {"collector", endpoint}};
   if (profile) doc.header.push_back({"workload profile", args.profile_path});
-  doc.header.push_back({"hardware envelope", envelope ? envelope->name : "none"});
+  doc.header.push_back({"hardware envelope",
+                        envelope ? envelope->name
+                                 : std::string("per arm, the built-in one of its GPU (inputs: envelope.source)")});
   doc.sections = analysis::RecommendationSections(inputs, rec);
   doc.sections.push_back(LayerTimeSection(rec));
   if (fit) {

@@ -39,7 +39,7 @@ std::vector<analysis::LayerBottleneckSummary> Summaries(const analysis::HandoffR
       }
     }
     s.cls = total > 0 ? static_cast<analysis::BottleneckClass>(best_class) : l.classification.cls;
-    s.share_of_layer = total > 0 ? static_cast<double>(best) / static_cast<double>(total) : 1.0;
+    if (total > 0) s.share_of_layer = static_cast<double>(best) / static_cast<double>(total);
     s.evidence = l.classification.summary;
     out.push_back(std::move(s));
   }

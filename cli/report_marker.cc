@@ -78,9 +78,9 @@ absl::StatusOr<ReportMarker> FindReportMarker(std::string_view text) {
     if (std::string_view(key) == "verdict") m.verdict = value;
     if (i < text.size() && text[i] == ' ') ++i;
   }
-  if (m.kind != "release" && m.kind != "handoff") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("report marker at byte ", at, ": kind '", m.kind, "' is not release or handoff"));
+  if (m.kind != "release" && m.kind != "handoff" && m.kind != "fit") {
+    return absl::InvalidArgumentError(absl::StrCat("report marker at byte ", at, ": kind '", m.kind,
+                                                   "' is not release, handoff or fit"));
   }
   return m;
 }

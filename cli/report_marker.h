@@ -14,10 +14,10 @@
 namespace opmap::cli {
 
 struct ReportMarker {
-  std::string kind;       // "release" | "handoff"
-  std::string baseline;   // release only
-  std::string candidate;  // release: candidate revision; handoff: the subject
-  std::string verdict;    // release only
+  std::string kind;       // "release" | "handoff" | "fit"
+  std::string baseline;   // release: baseline arm; fit: the arms' key
+  std::string candidate;  // release: candidate arm; handoff: the subject; fit: the values
+  std::string verdict;    // release: the verdict; fit: the best arm
 };
 
 std::string FormatReportMarker(const ReportMarker& m);

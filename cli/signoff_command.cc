@@ -133,6 +133,8 @@ int RunSignoff(const std::vector<std::string>& argv) {
             << (s.kind() == "release"
                     ? absl::StrCat(" ", s.baseline(), " -> ", s.candidate(), ", verdict ",
                                    s.verdict())
+                : s.kind() == "fit"
+                    ? absl::StrCat(" by ", s.baseline(), " over ", s.candidate(), ", best ", s.verdict())
                     : absl::StrCat(" ", s.candidate()))
             << "\n  owner      " << s.owner() << " (" << s.role() << ")"
             << "\n  token      " << s.principal() << "\n  at         "

@@ -362,9 +362,9 @@ absl::Status ValidateSignoff(const opmap::v1::Signoff& s) {
       s.report_sha256().find_first_not_of("0123456789abcdef") != std::string::npos) {
     return absl::InvalidArgumentError("report_sha256: expected 64 lowercase hex digits");
   }
-  if (s.kind() != "release" && s.kind() != "handoff") {
+  if (s.kind() != "release" && s.kind() != "handoff" && s.kind() != "fit") {
     return absl::InvalidArgumentError(
-        absl::StrFormat("kind: '%s' (expected release or handoff)", s.kind()));
+        absl::StrFormat("kind: '%s' (expected release, handoff or fit)", s.kind()));
   }
   RETURN_IF_ERROR(CheckName("owner", s.owner(), true));
   RETURN_IF_ERROR(CheckName("role", s.role(), true));

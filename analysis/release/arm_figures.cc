@@ -138,7 +138,7 @@ void SetThroughputAndMfu(const WorkloadProfile* profile, const HardwareEnvelope*
   if (profile != nullptr) flops_per_request = ModelFlopsPerRequest(*profile, &flops_basis);
   std::optional<double> peak;
   if (envelope != nullptr && profile != nullptr) {
-    peak = envelope->PeakFlopsPerS(profile->PrecisionOf(arm.revision));
+    peak = envelope->PeakFlopsPerS(profile->PrecisionOf(ProfileRevision(arm)));
   }
   const double devices = profile != nullptr ? static_cast<double>(profile->devices) : 1;
   double window_seconds = 0;
@@ -177,7 +177,7 @@ void SetThroughputAndMfu(const WorkloadProfile* profile, const HardwareEnvelope*
     } else if (!peak) {
       arm.unavailable["mfu"] =
           absl::StrCat("the envelope ", envelope->name, " has no ",
-                       std::string(PrecisionName(profile->PrecisionOf(arm.revision))), " peak");
+                       std::string(PrecisionName(profile->PrecisionOf(ProfileRevision(arm)))), " peak");
     }
   }
 }
@@ -223,7 +223,7 @@ void SetReproducibilityInputs(const ArmSelection& selection, Arm& arm) {
   }
   if (const WorkloadProfile* p = selection.profile) {
     if (!p->seed.empty()) arm.inputs["seed"] = p->seed;
-    arm.inputs["precision"] = std::string(PrecisionName(p->PrecisionOf(arm.revision)));
+    arm.inputs["precision"] = std::string(PrecisionName(p->PrecisionOf(ProfileRevision(arm))));
   }
 }
 

@@ -41,15 +41,30 @@ void SetMbu(const FitArm& in, const WorkloadProfile* p, FitRow& row) {
     row.mbu_basis = "no knee: " + row.curve.knee_unavailable;
     return;
   }
+  // Σ over contexts P .. P+D−1 of (weights + kv·t): closed form, so a large decode_tokens
+  // costs nothing (DecodeStepBytes is affine in the context).
   const int64_t prompt = p->prefill_tokens.value_or(0);
-  double bytes = 0;
-  for (int64_t t = 0; t < *p->decode_tokens; ++t) bytes += DecodeStepBytes(*p, prompt + t);
+  const double d = static_cast<double>(*p->decode_tokens);
+  const double weights = DecodeStepBytes(*p, 0);
+  const double kv_per_token = DecodeStepBytes(*p, 1) - weights;
+  const double bytes = d * weights + kv_per_token * (d * static_cast<double>(prompt) + d * (d - 1) / 2);
   const double bandwidth = static_cast<double>(p->devices) * in.envelope->hbm_bytes_per_s;
   row.mbu = bytes * *row.knee_rps / bandwidth;
   row.mbu_basis = absl::StrFormat(
       "%.4g decode bytes per request (%d steps from context %d) × %.2f req/s ÷ (%d × %.4g B/s, %s)",
       bytes, *p->decode_tokens, prompt, *row.knee_rps, p->devices, in.envelope->hbm_bytes_per_s,
       in.envelope->name);
+}
+
+// Why the row has no perf per watt ("" when it has): the arm has no GPU power at all, or
+// its knee window has none. An arm without a knee has no knee figure to miss.
+std::string PowerUnavailable(const Arm& arm, const FitRow& row) {
+  if (!arm.requests_per_joule) {
+    auto it = arm.unavailable.find("perf_per_watt");
+    return it != arm.unavailable.end() ? it->second : "no window of the arm has GPU power";
+  }
+  if (row.knee_rps && !row.requests_per_joule) return "the knee window has no GPU power";
+  return "";
 }
 
 void SetVerdict(const WorkloadProfile* p, FitRow& row) {
@@ -80,10 +95,10 @@ void SetVerdict(const WorkloadProfile* p, FitRow& row) {
     return;
   }
   const std::string gap = absl::StrJoin(short_of, "; ");
-  // The gap is closable when the layer that takes the most GPU time has a classified
+  // The gap is closable when the layer type that takes the most GPU time has a classified
   // bottleneck: its class names the mitigation and its owner.
-  for (const LayerBottleneckSummary& l : row.layers) {
-    if (l.cls == BottleneckClass::kUnclassified) continue;
+  if (!row.layers.empty() && row.layers.front().cls != BottleneckClass::kUnclassified) {
+    const LayerBottleneckSummary& l = row.layers.front();
     const ClassPlan plan = PlanForClass(l.cls, l.layer_type);
     row.verdict = FitVerdict::kFitsWithMitigation;
     row.mitigation = absl::StrCat(plan.action, " for ", l.layer_type, " (",
@@ -93,10 +108,11 @@ void SetVerdict(const WorkloadProfile* p, FitRow& row) {
     return;
   }
   row.verdict = FitVerdict::kDoesNotFit;
-  row.verdict_reason = absl::StrCat(gap, "; no classified bottleneck to mitigate (",
-                                    row.layers_unavailable.empty() ? "every layer type unclassified"
-                                                                   : row.layers_unavailable,
-                                    ")");
+  row.verdict_reason = absl::StrCat(
+      gap, "; no classified bottleneck to mitigate (",
+      row.layers.empty() ? row.layers_unavailable
+                         : absl::StrCat(row.layers.front().layer_type, ", the most GPU time, is unclassified"),
+      ")");
 }
 
 FitRow MakeRow(const FitArm& in, const WorkloadProfile* profile) {
@@ -128,11 +144,14 @@ FitRow MakeRow(const FitArm& in, const WorkloadProfile* profile) {
       row.mfu_basis = it != in.arm.unavailable.end() ? it->second : "no MFU for the arm";
     }
   }
-  if (!row.requests_per_joule) {
-    auto it = in.arm.unavailable.find("perf_per_watt");
-    if (it != in.arm.unavailable.end()) row.risks.push_back("no GPU power: " + it->second);
+  row.power_unavailable = PowerUnavailable(in.arm, row);
+  if (!row.power_unavailable.empty()) row.risks.push_back("no GPU power: " + row.power_unavailable);
+  // MFU per W on one basis: the knee window's, else the whole arm's.
+  if (row.mfu_basis == "knee window" && row.gpu_watts && *row.gpu_watts > 0) {
+    row.mfu_per_watt = *row.mfu / *row.gpu_watts;
+  } else if (row.mfu && in.arm.mfu_per_watt) {
+    row.mfu_per_watt = in.arm.mfu_per_watt;
   }
-  if (row.mfu && row.gpu_watts && *row.gpu_watts > 0) row.mfu_per_watt = *row.mfu / *row.gpu_watts;
   SetMbu(in, profile, row);
   SetVerdict(profile, row);
   for (const LayerBottleneckSummary& l : row.layers) {
@@ -147,15 +166,30 @@ FitRow MakeRow(const FitArm& in, const WorkloadProfile* profile) {
   return row;
 }
 
-// Better first: verdict, then the knee (a higher one wins unless within the load
-// tolerance), then perf per watt at the knee.
-bool Better(const FitRow& a, const FitRow& b) {
+// Verdict first, then the higher knee (no knee last).
+bool Ahead(const FitRow& a, const FitRow& b) {
   if (a.verdict != b.verdict) return a.verdict < b.verdict;
-  const double ka = a.knee_rps.value_or(-1), kb = b.knee_rps.value_or(-1);
-  if (!release_internal::SameLoad(ka, kb)) return ka > kb;
-  const double pa = a.requests_per_joule.value_or(-1), pb = b.requests_per_joule.value_or(-1);
-  if (pa != pb) return pa > pb;
-  return ka > kb;
+  return a.knee_rps.value_or(-1) > b.knee_rps.value_or(-1);
+}
+
+// The arms in rank order: by verdict and knee, except that the first place goes to the arm
+// with the most req/J among those of the top verdict whose knee is within the load
+// tolerance of the highest knee (a tie on throughput is decided by perf per watt). One
+// pass over a fixed reference (the highest knee), so the order is well defined.
+std::vector<size_t> Rank(const std::vector<FitRow>& rows) {
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return Ahead(rows[a], rows[b]); });
+  if (order.empty() || !rows[order[0]].knee_rps) return order;
+  size_t first = 0;
+  for (size_t k = 1; k < order.size(); ++k) {
+    const FitRow& r = rows[order[k]];
+    if (r.verdict != rows[order[0]].verdict || !release_internal::SameLoad(rows[order[0]].knee_rps, r.knee_rps)) break;
+    if (r.requests_per_joule.value_or(-1) > rows[order[first]].requests_per_joule.value_or(-1)) first = k;
+  }
+  std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(first),
+              order.begin() + static_cast<std::ptrdiff_t>(first) + 1);
+  return order;
 }
 
 std::string WhyLost(const FitRow& winner, const FitRow& loser) {
@@ -216,10 +250,7 @@ std::string_view FitVerdictName(FitVerdict v) {
 FitResult BuildFit(const FitInputs& in) {
   FitResult fit;
   for (const FitArm& a : in.arms) fit.rows.push_back(MakeRow(a, in.profile));
-  std::vector<size_t> order(fit.rows.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return Better(fit.rows[a], fit.rows[b]); });
+  const std::vector<size_t> order = Rank(fit.rows);
   if (order.empty()) {
     fit.best_reason = "no arms";
     return fit;

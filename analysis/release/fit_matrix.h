@@ -31,7 +31,9 @@ struct LayerBottleneckSummary {
   std::string layer_type;
   BottleneckClass cls = BottleneckClass::kUnclassified;
   int64_t gpu_time_ns = 0;
-  double share_of_layer = 0;   // GPU time of the dominant class ÷ the layer type's, 0..1
+  // GPU time of the dominant class ÷ the layer type's (0..1); none when no operator group
+  // of the layer type has a class time (the layer type's own class stands).
+  std::optional<double> share_of_layer;
   std::string evidence;
 };
 
@@ -61,6 +63,7 @@ struct FitRow {
   LoadCurve curve;
   // At the knee (nullopt without one).
   std::optional<double> knee_rps, p50_ns, p95_ns, p99_ns, gpu_watts, requests_per_joule;
+  std::string power_unavailable;               // why gpu_watts / requests_per_joule are not
   std::optional<double> mfu;
   std::string mfu_basis;                       // "knee window", "arm", or why unavailable
   std::optional<double> mfu_per_watt;          // mfu ÷ GPU W at the knee

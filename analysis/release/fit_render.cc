@@ -39,8 +39,10 @@ std::string LayersCell(const FitRow& r) {
   if (r.layers.empty()) return "unavailable: " + r.layers_unavailable;
   std::vector<std::string> parts;
   for (const LayerBottleneckSummary& l : r.layers) {
-    parts.push_back(absl::StrFormat("%s: %s (%.0f%% of its GPU time)", l.layer_type,
-                                    BottleneckClassName(l.cls), l.share_of_layer * 100));
+    parts.push_back(l.share_of_layer
+                        ? absl::StrFormat("%s: %s (%.0f%% of its GPU time)", l.layer_type,
+                                          BottleneckClassName(l.cls), *l.share_of_layer * 100)
+                        : absl::StrFormat("%s: %s", l.layer_type, BottleneckClassName(l.cls)));
   }
   return absl::StrJoin(parts, "; ");
 }
@@ -126,12 +128,14 @@ void WriteFitJson(const FitInputs& in, const FitResult& fit, text::JsonWriter& w
     w.Field("mbu_basis", r.mbu_basis);
     bottleneck_format::OptionalDouble(w, "gpu_watts", r.gpu_watts, 3);
     bottleneck_format::OptionalDouble(w, "requests_per_joule", r.requests_per_joule, 6);
+    if (!r.power_unavailable.empty()) w.Field("power_unavailable", r.power_unavailable);
     w.Field("mitigation", r.mitigation).Field("mitigation_owner", r.mitigation_owner);
     w.Key("layers").BeginArray();
     for (const LayerBottleneckSummary& l : r.layers) {
       w.BeginObject();
       w.Field("layer_type", l.layer_type).Field("class", BottleneckClassName(l.cls));
-      w.Field("gpu_time_ns", l.gpu_time_ns).Field("share_of_layer", l.share_of_layer, 4);
+      w.Field("gpu_time_ns", l.gpu_time_ns);
+      bottleneck_format::OptionalDouble(w, "share_of_layer", l.share_of_layer, 4);
       w.Field("evidence", l.evidence);
       w.EndObject();
     }
@@ -168,17 +172,19 @@ std::vector<DocSection> FitSections(const FitInputs& in, const FitResult& fit) {
   // The reasons behind each cell go in a second table, so the matrix stays readable.
   DocTable why;
   why.title = "Why, per arm";
-  why.columns = {"arm", "verdict", "MFU", "MBU", "bottleneck evidence", "open risks"};
+  why.columns = {"arm", "verdict", "MFU", "MBU", "power", "bottleneck evidence", "open risks"};
   for (const FitRow& r : fit.rows) {
     t.rows.push_back({r.arm, std::string(FitVerdictName(r.verdict)), FitCell(r.knee_rps, 1),
                       FitCell(ToMs(r.p50_ns)), FitCell(ToMs(r.p95_ns)), FitCell(ToMs(r.p99_ns)),
                       r.mfu ? absl::StrFormat("%.2f", *r.mfu * 100) : std::string("unavailable"),
                       r.mbu ? absl::StrFormat("%.2f", *r.mbu * 100) : std::string("unavailable"),
-                      FitCell(r.gpu_watts, 1), FitCell(r.requests_per_joule, 4),
+                      r.gpu_watts ? FitCell(r.gpu_watts, 1) : std::string("unavailable"),
+                      r.requests_per_joule ? FitCell(r.requests_per_joule, 4) : std::string("unavailable"),
                       r.layers.empty() ? std::string("unavailable") : LayersCell(r), absl::StrCat(r.risks.size())});
     std::vector<std::string> evidence;
     for (const LayerBottleneckSummary& l : r.layers) evidence.push_back(l.layer_type + ": " + l.evidence);
     why.rows.push_back({r.arm, r.verdict_reason, r.mfu_basis, r.mbu_basis,
+                        r.power_unavailable.empty() ? "knee window" : "unavailable: " + r.power_unavailable,
                         r.layers.empty() ? "unavailable: " + r.layers_unavailable : absl::StrJoin(evidence, "; "),
                         r.risks.empty() ? "none" : absl::StrJoin(r.risks, "; ")});
   }

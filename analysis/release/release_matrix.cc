@@ -257,8 +257,8 @@ ValidationRow QualityRow(const Context& c) {
     auto it = p->quality.find(rev);
     return it == p->quality.end() ? std::nullopt : std::optional<double>(it->second);
   };
-  row.baseline = q(in.baseline.revision);
-  row.candidate = q(in.candidate.revision);
+  row.baseline = q(ProfileRevision(in.baseline));
+  row.candidate = q(ProfileRevision(in.candidate));
   if (row.baseline && row.candidate) row.change = *row.candidate - *row.baseline;
   if (p->quality_threshold) {
     row.criterion = absl::StrFormat("%s threshold %g", p->quality_higher_is_better ? "≥" : "≤",
@@ -271,7 +271,7 @@ ValidationRow QualityRow(const Context& c) {
   }
   if (!row.candidate) {
     row.status = RowStatus::kUnavailable;
-    row.reason = absl::StrCat("no quality.", in.candidate.revision, " in the workload profile",
+    row.reason = absl::StrCat("no quality.", ProfileRevision(in.candidate), " in the workload profile",
                               why_required);
     return row;
   }

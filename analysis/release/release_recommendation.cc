@@ -97,6 +97,13 @@ std::string ArmName(const Arm& arm) {
   return arm.key == "revision" ? arm.revision : absl::StrCat(arm.key, "=", arm.revision);
 }
 
+std::string ProfileRevision(const Arm& arm) {
+  if (arm.key == "revision") return arm.revision;
+  auto it = arm.inputs.find("revision");
+  if (it == arm.inputs.end() || it->second.find(',') != std::string::npos) return "";
+  return it->second;
+}
+
 namespace release_internal {
 
 std::string Ms(double ns) { return absl::StrFormat("%.2f ms", ns / 1e6); }
@@ -141,8 +148,8 @@ Context MakeContext(const ReleaseInputs& in) {
   c.latency_threshold = std::max(kMinLatencyRegression, 2 * c.alpha_sketch);
 
   if (const WorkloadProfile* p = in.profile) {
-    const std::string& br = in.baseline.revision;
-    const std::string& cr = in.candidate.revision;
+    const std::string br = ProfileRevision(in.baseline);
+    const std::string cr = ProfileRevision(in.candidate);
     std::vector<std::string> changes;
     if (p->PrecisionOf(br) != p->PrecisionOf(cr)) {
       changes.push_back(absl::StrCat("precision ", std::string(PrecisionName(p->PrecisionOf(br))),
@@ -306,9 +313,14 @@ Recommendation Recommend(const ReleaseInputs& in) {
   for (const auto& [k, v] : in.baseline.inputs) r.inputs["baseline." + k] = v;
   for (const auto& [k, v] : in.candidate.inputs) r.inputs["candidate." + k] = v;
   // The arm revisions are what the verdict is about; keep them even when inputs omit them.
-  if (!in.baseline.revision.empty()) r.inputs.try_emplace("baseline.revision", in.baseline.revision);
-  if (!in.candidate.revision.empty()) {
-    r.inputs.try_emplace("candidate.revision", in.candidate.revision);
+  for (const auto& [name, arm] : {std::pair<const char*, const Arm*>{"baseline", &in.baseline},
+                                  {"candidate", &in.candidate}}) {
+    if (arm->revision.empty()) continue;
+    if (arm->key == "revision") {
+      r.inputs.try_emplace(absl::StrCat(name, ".revision"), arm->revision);
+    } else {
+      r.inputs.try_emplace(absl::StrCat(name, ".arm"), ArmName(*arm));
+    }
   }
   if (in.profile) {
     r.inputs["profile.model"] = in.profile->model;

@@ -83,6 +83,11 @@ struct Arm {
 
 // "gpu_name=Fake H100"; the bare value for a revision arm.
 std::string ArmName(const Arm& arm);
+// The model revision whose workload-profile keys (precision.<REV>, sparsity.<REV>,
+// quality.<REV>) apply to the arm: the arm's value for a revision arm, else the one
+// revision its sessions ran (inputs["revision"]); "" when they ran several or it is
+// unknown, so the profile's defaults apply.
+std::string ProfileRevision(const Arm& arm);
 
 struct ReleaseInputs {
   Arm baseline, candidate;

@@ -220,16 +220,17 @@ Trigger QualityTrigger(const Context& c) {
     t.evidence = !p ? "no workload profile" : "the workload profile has no quality_threshold";
     return t;
   }
-  auto it = p->quality.find(in.candidate.revision);
+  const std::string rev = ProfileRevision(in.candidate);
+  auto it = p->quality.find(rev);
   if (it == p->quality.end()) {
     t.evaluable = false;
-    t.evidence = absl::StrCat("no quality.", in.candidate.revision, " in the workload profile");
+    t.evidence = absl::StrCat("no quality.", rev, " in the workload profile");
     return t;
   }
   const double q = it->second, th = *p->quality_threshold;
   const bool below = p->quality_higher_is_better ? q < th : q > th;
   const std::string metric = p->quality_metric.empty() ? "quality" : p->quality_metric;
-  t.evidence = absl::StrFormat("%s of %s = %g, threshold %s %g", metric, in.candidate.revision,
+  t.evidence = absl::StrFormat("%s of %s = %g, threshold %s %g", metric, rev,
                                q, p->quality_higher_is_better ? "≥" : "≤", th);
   if (c.model_changed) absl::StrAppend(&t.evidence, " (", c.model_change_text, ")");
   t.fired = below;

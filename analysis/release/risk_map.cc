@@ -62,8 +62,9 @@ std::vector<Risk> ReleaseRisks(const ReleaseInputs& in, const Recommendation& r)
         k.kind = "missing power data";
         k.mitigation = "run the agent with NVML readable on both arms (docs/operations.md, power)";
       } else if (t.name == release_internal::kQualityTrigger) {
-        k.kind = "missing quality evidence";
-        k.mitigation = "record quality.<REV> for the candidate in the workload profile";
+        // Quality evidence is owed only for a precision or sparsity change, and then the
+        // required quality row below names it.
+        continue;
       } else {
         k.kind = "missing evidence";
         k.mitigation = "collect the figure the evidence names, then report again";
@@ -97,11 +98,12 @@ std::vector<Risk> FitRisks(const FitInputs& in, const FitResult& fit) {
       fit.best ? absl::StrCat("keep serving on ", fit.rows[*fit.best].arm) : "keep the current platform";
   for (size_t i = 0; i < fit.rows.size(); ++i) {
     const FitRow& row = fit.rows[i];
-    const FitArm& arm = in.arms[i];
     if (row.verdict == FitVerdict::kDoesNotFit || row.verdict == FitVerdict::kFitsWithMitigation) {
       Risk k;
       k.arm = row.arm;
-      k.kind = row.verdict == FitVerdict::kDoesNotFit ? "SLA missed" : "target missed";
+      // No knee: no window met the SLA; a knee short of the throughput target or over the
+      // power budget is a target missed.
+      k.kind = row.knee_rps ? "target missed" : "SLA missed";
       k.subject = "fit verdict";
       k.evidence = row.verdict_reason;
       k.owner = row.mitigation_owner.empty() ? std::string(OwnerOf(kRuntimeOwner)) : row.mitigation_owner;
@@ -127,10 +129,8 @@ std::vector<Risk> FitRisks(const FitInputs& in, const FitResult& fit) {
                      std::string(OwnerOf(plan.owner)), plan.action + ": " + plan.validation_scope,
                      plan.rollback_boundary});
     }
-    if (!row.requests_per_joule) {
-      auto it = arm.arm.unavailable.find("perf_per_watt");
-      out.push_back({row.arm, "missing power data", "perf per watt",
-                     it != arm.arm.unavailable.end() ? it->second : "no GPU power at the knee",
+    if (!row.power_unavailable.empty()) {
+      out.push_back({row.arm, "missing power data", "perf per watt", row.power_unavailable,
                      std::string(OwnerOf(kRuntimeOwner)),
                      "run the agent with NVML readable on this platform (docs/operations.md, power)",
                      "no decision on perf per watt for this arm"});

@@ -208,9 +208,25 @@ TEST_F(FitEndToEnd, TheFitNamesThePlatformThatMeetsTheSlaAtTheHigherRate) {
         << json;
     EXPECT_EQ(std::string_view(row["verdict"].get_string().value_unsafe()), "fits SLA") << json;
   }
-  // The owner and risk map is part of the report.
-  EXPECT_TRUE(doc["risks"].is_array());
+  // The owner and risk map: every risk names one of the arms, an owner, a mitigation and
+  // a rollback boundary.
+  for (simdjson::dom::element risk : doc["risks"].get_array()) {
+    const std::string arm(risk["arm"].get_string().value_unsafe());
+    EXPECT_TRUE(rows.contains(arm)) << arm;
+    EXPECT_FALSE(std::string_view(risk["owner"].get_string().value_unsafe()).empty());
+    EXPECT_FALSE(std::string_view(risk["mitigation"].get_string().value_unsafe()).empty());
+    EXPECT_FALSE(std::string_view(risk["rollback_boundary"].get_string().value_unsafe()).empty());
+  }
   EXPECT_EQ(json.rfind("{\"marker\":\"opmap-report kind=fit baseline=gpu_name ", 0), 0u) << json;
+
+  // An owner signs the fit report as they sign a release report.
+  RunResult signoff = opmap::testing::Run({OpmapBin(), "signoff", dir_.File("fit.json"), "--owner",
+                                           "Ana Ruiz", "--role", "modeling", "--collector",
+                                           collector_->address()},
+                                          dir_.path(), {std::string("OPMAP_TOKEN=") + kAnalystToken});
+  ASSERT_EQ(signoff.exit_code, 0) << signoff.err;
+  EXPECT_TRUE(absl::StrContains(signoff.out, "report     fit by gpu_name over Fake H100,Fake L40S, best gpu_name=Fake H100"))
+      << signoff.out;
 
   // The HTML page in headless Chromium: both curves with their knees, and perf per watt.
   if (std::string missing = ChromiumMissing(); missing.rfind("fail: ", 0) == 0) {

@@ -147,7 +147,8 @@ TEST_F(PowerEndToEnd, EachProcessGetsItsOwnGpuAtItsDraw) {
     const double b = row["baseline"].get_double().value_unsafe();
     const double k = row["candidate"].get_double().value_unsafe();
     const double b_rps = rec["baseline"]["throughput_rps"].get_double().value_unsafe();
-    EXPECT_NEAR(b, b_rps / base_w, 1e-9) << json;  // requests per joule
+    // Requests per joule, within the rounding of the printed throughput and watts.
+    EXPECT_NEAR(b, b_rps / base_w, b * 1e-4) << json;
     EXPECT_NEAR(k / b, 2.0, 0.1) << json;
     EXPECT_EQ(std::string_view(row["status"].get_string().value_unsafe()), "pass") << json;
   }

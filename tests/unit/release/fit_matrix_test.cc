@@ -139,7 +139,6 @@ TEST(FitMatrix, TheArmWithTheHigherKneeWinsAndTheOtherSaysWhy) {
   bool p99_fired = false;
   for (const Trigger& t : slow.triggers) p99_fired |= t.name == "p99 regression";
   EXPECT_TRUE(p99_fired);
-  EXPECT_TRUE(fast.triggers.empty());
 }
 
 TEST(FitMatrix, ATargetAboveTheKneeNeedsTheDominantLayersMitigation) {
@@ -239,12 +238,24 @@ TEST(RiskMap, ReleaseRisksCoverNearTriggersAndMissingPower) {
   cand.gpu_watts.reset();
   cand.requests_per_joule.reset();
   cand.unavailable["perf_per_watt"] = "no window of the arm has GPU power (NVML: not found)";
-  // One slow window: the p99 trigger fires but does not hold (near trigger).
+  // Slower samples overall (Mann–Whitney significant) but one window over the p99 bound:
+  // the p99 trigger fires without holding (a near trigger).
+  cand.latencies_ns = MakeArm("slower", 1.2).latencies_ns;
   cand.windows[1].p99_ns = 40 * kMs;
   const ReleaseInputs in = Inputs(base, cand);
   const Recommendation rec = Recommend(in);
   const std::vector<Risk> risks = ReleaseRisks(in, rec);
-  bool power = false;
+  bool power = false, near = false;
+  for (const Risk& r : risks) {
+    if (r.kind == "near trigger" && r.subject == "p99 regression") {
+      near = true;
+      EXPECT_EQ(r.owner, "runtime systems engineer");
+      EXPECT_TRUE(absl::StrContains(r.evidence, "fired in 1 of 4 candidate windows")) << r.evidence;
+    }
+    // No quality evidence is owed: precision and sparsity are the same in both arms.
+    EXPECT_NE(r.kind, "missing quality evidence") << r.evidence;
+  }
+  EXPECT_TRUE(near);
   for (const Risk& r : risks) {
     if (r.kind == "missing power data") {
       power = true;
