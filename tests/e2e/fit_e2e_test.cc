@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/fake_boards.h"
 #include "tests/integration/agent_fixture.h"
 #include "tests/integration/collector_test_util.h"
 #include "tests/testing/chromium.h"
@@ -56,11 +57,7 @@ class FitEndToEnd : public ::testing::Test {
     ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
     WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
     WriteFileOrDie(dir_.File("fit.profile"), kFitProfile);
-    WriteFileOrDie(dir_.File("nvml.script"),
-                   "gpu name=Fake_H100 uuid=GPU-aaaa0001 energy_mj=0 energy_rate_mw=400000 "
-                   "limit_mw=700000 sm_mhz=1980 temp_c=60 persistence=1 mig=0 compute=0\n"
-                   "gpu name=Fake_L40S uuid=GPU-bbbb0002 energy_mj=0 energy_rate_mw=200000 "
-                   "limit_mw=350000 sm_mhz=2520 temp_c=50 persistence=0 mig=0 compute=0\n");
+    WriteFileOrDie(dir_.File("nvml.script"), kTwoBoardsNvmlScript);
   }
 
   // One demo process at `rate` for 3 s; its own exact p99 (ms) from --json.

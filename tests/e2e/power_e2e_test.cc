@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "tests/e2e/fake_boards.h"
 #include "tests/integration/agent_fixture.h"
 #include "tests/integration/collector_test_util.h"
 
@@ -32,11 +33,7 @@ class PowerEndToEnd : public ::testing::Test {
     ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
     WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
     // Two boards drawing steadily (the energy counter advances at that power over time).
-    WriteFileOrDie(dir_.File("nvml.script"),
-                   "gpu name=Fake_H100 uuid=GPU-aaaa0001 energy_mj=0 energy_rate_mw=400000 "
-                   "limit_mw=700000 sm_mhz=1980 temp_c=60 persistence=1 mig=0 compute=0\n"
-                   "gpu name=Fake_L40S uuid=GPU-bbbb0002 energy_mj=0 energy_rate_mw=200000 "
-                   "limit_mw=350000 sm_mhz=2520 temp_c=50 persistence=0 mig=0 compute=0\n");
+    WriteFileOrDie(dir_.File("nvml.script"), kTwoBoardsNvmlScript);
   }
   std::vector<std::string> AgentFlags(const std::string& nvml) {
     return {"--collector", collector_->address(), "--insecure", "--token-file",
