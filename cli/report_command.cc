@@ -62,10 +62,10 @@ arm over time; the owner and risk map.
                        throughput target, model FLOPs per request (MFU), quality per
                        revision. Without it those rows are unavailable.
   --envelope FILE      hardware envelope (key = value; analysis/mfu) for MFU, every arm
-  --gpu NAME           a built-in envelope instead (without either, each arm's GPU as
-                       its power rows name it, when built in) (docs/envelopes.md: A100, H100,
+  --gpu NAME           a built-in envelope instead (docs/envelopes.md: A100, H100,
                        H100 PCIe, H100 NVL, H200, GH200, H20, L4, L40S, A10, A10G,
-                       B200, GB200, MI300X, MI325X)
+                       B200, GB200, MI300X, MI325X). Without either, each arm uses the
+                       built-in envelope of the GPU its power rows name, when known.
   --format F           md (default), json or html (one self-contained page with plots)
   --output FILE        write there (atomically) instead of stdout
   --min-samples N      requests per arm below which latency rows are insufficient (50)
