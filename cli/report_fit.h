@@ -18,7 +18,7 @@ namespace opmap::cli {
 
 // At most this many events of an arm are exported for its classification; a cut export
 // says so in the layers' evidence.
-inline constexpr uint64_t kFitMaxEvents = 2'000'000;
+inline constexpr uint64_t kFitMaxEvents = 500'000;
 
 absl::StatusOr<analysis::FitArm> FetchFitArm(CollectorChannel& client, const ArmQuery& query);
 
