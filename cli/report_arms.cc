@@ -23,10 +23,6 @@ using analysis::Arm;
 
 using Stub = opmap::v1::Query::Stub;
 
-template <typename Fn>
-absl::Status Call(CollectorChannel& client, const char* rpc, Fn fn) {
-  return CallQuery(client, rpc, fn);
-}
 
 opmap::v1::LatencyRequest LatencyRequestFor(const ArmQuery& q, opmap::v1::LatencySubject subject) {
   opmap::v1::LatencyRequest req;
@@ -48,7 +44,7 @@ absl::Status FetchLayers(CollectorChannel& client, const ArmQuery& q, Arm& arm) 
       req.add_group_by(layer_key);
       req.add_group_by(opmap::v1::GROUP_BY_OPERATOR);
       opmap::v1::LatencyResponse resp;
-      RETURN_IF_ERROR(Call(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+      RETURN_IF_ERROR(CallQuery(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
         return s.LatencyPercentiles(&c, req, &resp);
       }));
       if (resp.rows_size() == 0) break;  // this subject has no rows: try the next one
@@ -68,7 +64,7 @@ absl::Status FetchStallShare(CollectorChannel& client, const ArmQuery& q, Arm& a
   if (q.has_range) *req.mutable_range() = q.range;
   *req.mutable_filter() = q.filter;
   opmap::v1::CountersResponse resp;
-  RETURN_IF_ERROR(Call(client, "Counters", [&](Stub& s, grpc::ClientContext& c) {
+  RETURN_IF_ERROR(CallQuery(client, "Counters", [&](Stub& s, grpc::ClientContext& c) {
     return s.Counters(&c, req, &resp);
   }));
   analysis::SetStallShare(resp, arm);
@@ -83,7 +79,7 @@ absl::StatusOr<opmap::v1::PowerResponse> FetchPower(CollectorChannel& client, co
   req.add_group_by(opmap::v1::GROUP_BY_SESSION);
   req.set_limit(100000);
   opmap::v1::PowerResponse resp;
-  RETURN_IF_ERROR(Call(client, "Power", [&](Stub& s, grpc::ClientContext& c) {
+  RETURN_IF_ERROR(CallQuery(client, "Power", [&](Stub& s, grpc::ClientContext& c) {
     return s.Power(&c, req, &resp);
   }));
   return resp;
@@ -92,10 +88,11 @@ absl::StatusOr<opmap::v1::PowerResponse> FetchPower(CollectorChannel& client, co
 // Framework, compiler, CUDA and driver versions of the arm's sessions: the collector's
 // ExportTrace writes each session's Resource as an `opmap_resource` metadata event, so one
 // event per session is enough. Values that differ between sessions are all listed.
-absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
-  opmap::v1::ExportTraceRequest req;
-  if (q.has_range) *req.mutable_range() = q.range;
-  *req.mutable_filter() = q.filter;
+// Every value of every key of the selected sessions' resource records (the one
+// `opmap_resource` metadata event each session's export starts with).
+using ResourceValues = std::map<std::string, std::set<std::string>>;
+absl::StatusOr<ResourceValues> FetchResourceValues(CollectorChannel& client,
+                                                   opmap::v1::ExportTraceRequest req) {
   req.set_max_events(1);
   bool truncated = false;
   ASSIGN_OR_RETURN(const std::string doc, ExportTraceJson(client, req, &truncated));
@@ -104,9 +101,9 @@ absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Ar
   if (parser.parse(doc).get(root) != simdjson::SUCCESS) {
     return absl::DataLossError("ExportTrace: the collector's document does not parse");
   }
+  ResourceValues values;
   simdjson::dom::array events;
-  if (root["traceEvents"].get(events) != simdjson::SUCCESS) return absl::OkStatus();
-  std::map<std::string, std::set<std::string>> values;
+  if (root["traceEvents"].get(events) != simdjson::SUCCESS) return values;
   for (simdjson::dom::element e : events) {
     std::string_view name;
     simdjson::dom::object args;
@@ -119,6 +116,14 @@ absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Ar
       if (kv.value.get(v) == simdjson::SUCCESS) values[std::string(kv.key)].insert(std::string(v));
     }
   }
+  return values;
+}
+
+absl::Status FetchResourceInputs(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
+  opmap::v1::ExportTraceRequest req;
+  if (q.has_range) *req.mutable_range() = q.range;
+  *req.mutable_filter() = q.filter;
+  ASSIGN_OR_RETURN(const ResourceValues values, FetchResourceValues(client, std::move(req)));
   for (const auto& [key, set] : values) {
     // Listed from the rollups already; a non-revision arm keeps the revisions its sessions
     // ran (the profile's per-revision keys apply by them: ProfileRevision).
@@ -177,7 +182,7 @@ absl::StatusOr<std::string> ExportTraceJson(CollectorChannel& client,
                                             const opmap::v1::ExportTraceRequest& req, bool* truncated) {
   std::string doc;
   *truncated = false;
-  RETURN_IF_ERROR(Call(client, "ExportTrace", [&](Stub& s, grpc::ClientContext& c) {
+  RETURN_IF_ERROR(CallQuery(client, "ExportTrace", [&](Stub& s, grpc::ClientContext& c) {
     doc.clear();
     std::unique_ptr<grpc::ClientReader<opmap::v1::TraceChunk>> reader = s.ExportTrace(&c, req);
     opmap::v1::TraceChunk chunk;
@@ -203,7 +208,7 @@ absl::StatusOr<std::vector<std::string>> ArmValues(CollectorChannel& client,
     req.add_group_by(key == "host" ? opmap::v1::GROUP_BY_HOST : opmap::v1::GROUP_BY_REVISION);
     req.set_limit(100000);
     opmap::v1::LatencyResponse resp;
-    RETURN_IF_ERROR(Call(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+    RETURN_IF_ERROR(CallQuery(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
       return s.LatencyPercentiles(&c, req, &resp);
     }));
     for (const auto& row : resp.rows()) {
@@ -220,7 +225,7 @@ absl::StatusOr<std::vector<std::string>> ArmValues(CollectorChannel& client,
   sessions_req.add_group_by(opmap::v1::GROUP_BY_SESSION);
   sessions_req.set_limit(kMaxArmSessions + 1);
   opmap::v1::LatencyResponse sessions;
-  RETURN_IF_ERROR(Call(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+  RETURN_IF_ERROR(CallQuery(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
     return s.LatencyPercentiles(&c, sessions_req, &sessions);
   }));
   if (sessions.rows_size() > static_cast<int>(kMaxArmSessions) || sessions.truncated()) {
@@ -239,20 +244,10 @@ absl::StatusOr<std::vector<std::string>> ArmValues(CollectorChannel& client,
     *req.mutable_filter() = filter;
     req.set_agent_id(id.substr(0, slash));
     req.set_session_id(id.substr(slash + 1));
-    req.set_max_events(1);
-    bool truncated = false;
-    ASSIGN_OR_RETURN(const std::string doc, ExportTraceJson(client, req, &truncated));
-    simdjson::dom::parser parser;
-    simdjson::dom::element root;
-    simdjson::dom::array events;
-    if (parser.parse(doc).get(root) != simdjson::SUCCESS || root["traceEvents"].get(events) != simdjson::SUCCESS) {
-      return absl::DataLossError("ExportTrace: the collector's document does not parse (session " + id + ")");
-    }
-    for (simdjson::dom::element e : events) {
-      std::string_view name, v;
-      if (e["name"].get(name) == simdjson::SUCCESS && name == "opmap_resource" &&
-          e["args"][field].get(v) == simdjson::SUCCESS && !v.empty()) {
-        values.insert(std::string(v));
+    ASSIGN_OR_RETURN(const ResourceValues resource, FetchResourceValues(client, std::move(req)));
+    if (auto it = resource.find(field); it != resource.end()) {
+      for (const std::string& v : it->second) {
+        if (!v.empty()) values.insert(v);
       }
     }
   }
@@ -270,7 +265,7 @@ absl::StatusOr<FetchedArm> FetchArm(CollectorChannel& client, const ArmQuery& q)
     if (by_session) req.add_group_by(opmap::v1::GROUP_BY_SESSION);
     req.set_include_sketch(true);
     opmap::v1::LatencyResponse resp;
-    RETURN_IF_ERROR(Call(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+    RETURN_IF_ERROR(CallQuery(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
       return s.LatencyPercentiles(&c, req, &resp);
     }));
     if (by_session) {
@@ -320,7 +315,7 @@ absl::StatusOr<FetchedArm> FetchArm(CollectorChannel& client, const ArmQuery& q)
     opmap::v1::LatencyRequest req = LatencyRequestFor(q, opmap::v1::LATENCY_SUBJECT_REQUEST);
     req.add_group_by(opmap::v1::GROUP_BY_HOST);
     opmap::v1::LatencyResponse resp;
-    RETURN_IF_ERROR(Call(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+    RETURN_IF_ERROR(CallQuery(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
       return s.LatencyPercentiles(&c, req, &resp);
     }));
     for (const auto& row : resp.rows()) {

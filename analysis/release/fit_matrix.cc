@@ -2,7 +2,6 @@
 #include "analysis/release/fit_matrix.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

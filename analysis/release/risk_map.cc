@@ -43,8 +43,6 @@ std::string TriggerMitigation(const Trigger& t) {
   return "investigate the evidence";
 }
 
-std::string_view OwnerOf(OwnerRole r) { return OwnerRoleName(r); }
-
 }  // namespace
 
 std::vector<Risk> ReleaseRisks(const ReleaseInputs& in, const Recommendation& r) {
@@ -84,7 +82,7 @@ std::vector<Risk> ReleaseRisks(const ReleaseInputs& in, const Recommendation& r)
     k.kind = row.metric == "quality" ? "missing quality evidence" : "missing evidence";
     k.subject = row.metric;
     k.evidence = absl::StrCat(std::string(RowStatusName(row.status)), ": ", row.reason);
-    k.owner = std::string(OwnerOf(row.metric == "quality" ? kModelingOwner : kRuntimeOwner));
+    k.owner = std::string(OwnerRoleName(row.metric == "quality" ? kModelingOwner : kRuntimeOwner));
     k.mitigation = "collect enough evidence for this required row (more windows, or the profile key it names)";
     k.rollback_boundary = "the release holds until the row has evidence";
     out.push_back(std::move(k));
@@ -106,7 +104,7 @@ std::vector<Risk> FitRisks(const FitInputs& in, const FitResult& fit) {
       k.kind = row.knee_rps ? "target missed" : "SLA missed";
       k.subject = "fit verdict";
       k.evidence = row.verdict_reason;
-      k.owner = row.mitigation_owner.empty() ? std::string(OwnerOf(kRuntimeOwner)) : row.mitigation_owner;
+      k.owner = row.mitigation_owner.empty() ? std::string(OwnerRoleName(kRuntimeOwner)) : row.mitigation_owner;
       k.mitigation = row.mitigation.empty() ? "do not place this workload here at this SLA" : row.mitigation;
       k.rollback_boundary = keep;
       out.push_back(std::move(k));
@@ -126,19 +124,19 @@ std::vector<Risk> FitRisks(const FitInputs& in, const FitResult& fit) {
       if (l.cls != BottleneckClass::kUnclassified) continue;
       const ClassPlan plan = PlanForClass(l.cls, l.layer_type);
       out.push_back({row.arm, "unclassified evidence", l.layer_type, l.evidence,
-                     std::string(OwnerOf(plan.owner)), plan.action + ": " + plan.validation_scope,
+                     std::string(OwnerRoleName(plan.owner)), plan.action + ": " + plan.validation_scope,
                      plan.rollback_boundary});
     }
     if (!row.power_unavailable.empty()) {
       out.push_back({row.arm, "missing power data", "perf per watt", row.power_unavailable,
-                     std::string(OwnerOf(kRuntimeOwner)),
+                     std::string(OwnerRoleName(kRuntimeOwner)),
                      "run the agent with NVML readable on this platform (docs/operations.md, power)",
                      "no decision on perf per watt for this arm"});
     }
     if (in.profile && in.profile->power_budget_w && row.gpu_watts && *row.gpu_watts > *in.profile->power_budget_w) {
       out.push_back({row.arm, "power budget", "GPU power at the knee",
                      absl::StrFormat("%.1f W > %g W", *row.gpu_watts, *in.profile->power_budget_w),
-                     std::string(OwnerOf(kRuntimeOwner)),
+                     std::string(OwnerRoleName(kRuntimeOwner)),
                      "lower the power limit and measure again, or serve below the knee", keep});
     }
   }
