@@ -13,13 +13,6 @@ namespace {
 
 using release_internal::kLoadTolerance;
 
-const ArmWindow* WindowById(const Arm& arm, const std::string& id) {
-  for (const ArmWindow& w : arm.windows) {
-    if (w.id == id) return &w;
-  }
-  return nullptr;
-}
-
 // Decode bytes per request × requests/s ÷ (devices × peak bandwidth): the weights and KV
 // cache each of a request's decode steps reads (DecodeStepBytes at contexts P .. P+D−1).
 void SetMbu(const FitArm& in, const WorkloadProfile* p, FitRow& row) {
@@ -128,9 +121,8 @@ FitRow MakeRow(const FitArm& in, const WorkloadProfile* profile) {
     row.p99_ns = k.p99_ns;
     row.gpu_watts = k.gpu_watts;
     row.requests_per_joule = k.requests_per_joule;
-    const ArmWindow* w = WindowById(in.arm, k.window);
-    if (w != nullptr && w->mfu) {
-      row.mfu = w->mfu;
+    if (const ArmWindow& w = in.arm.windows[k.window_index]; w.mfu) {
+      row.mfu = w.mfu;
       row.mfu_basis = "knee window";
     }
   }
@@ -144,7 +136,6 @@ FitRow MakeRow(const FitArm& in, const WorkloadProfile* profile) {
     }
   }
   row.power_unavailable = PowerUnavailable(in.arm, row);
-  if (!row.power_unavailable.empty()) row.risks.push_back("no GPU power: " + row.power_unavailable);
   // MFU per W on one basis: the knee window's, else the whole arm's.
   if (row.mfu_basis == "knee window" && row.gpu_watts && *row.gpu_watts > 0) {
     row.mfu_per_watt = *row.mfu / *row.gpu_watts;
@@ -153,15 +144,6 @@ FitRow MakeRow(const FitArm& in, const WorkloadProfile* profile) {
   }
   SetMbu(in, profile, row);
   SetVerdict(profile, row);
-  for (const LayerBottleneckSummary& l : row.layers) {
-    if (l.cls == BottleneckClass::kUnclassified) {
-      row.risks.push_back(absl::StrCat(l.layer_type, " unclassified: ", l.evidence));
-    }
-  }
-  if (profile && profile->power_budget_w && row.knee_rps && !row.gpu_watts) {
-    row.risks.push_back(absl::StrFormat("power budget %g W not checked: no GPU power at the knee",
-                                        *profile->power_budget_w));
-  }
   return row;
 }
 
@@ -226,10 +208,7 @@ void CompareWithBest(const FitInputs& in, FitResult& fit) {
     ri.alpha = in.alpha;
     const Recommendation rec = Recommend(ri);
     for (const Trigger& t : rec.triggers) {
-      if (!t.evaluable || !t.fired) continue;
-      fit.rows[i].triggers.push_back(t);
-      fit.rows[i].risks.push_back(absl::StrCat(t.name, t.held ? " held" : " fired", " against ",
-                                               fit.rows[*fit.best].arm, ": ", t.evidence));
+      if (t.evaluable && t.fired) fit.rows[i].triggers.push_back(t);
     }
   }
 }

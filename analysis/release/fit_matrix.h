@@ -72,9 +72,9 @@ struct FitRow {
   std::vector<LayerBottleneckSummary> layers;
   std::string layers_unavailable;
   // Rollback triggers that fired or held when this arm is compared with the best one
-  // (same rules as the release recommendation), as "name: state, evidence".
+  // (same rules as the release recommendation). The arm's open risks, these included, are
+  // the risk map's (risk_map.h FitRisks).
   std::vector<Trigger> triggers;
-  std::vector<std::string> risks;              // open risks, one line each
   FitVerdict verdict = FitVerdict::kUnavailable;
   std::string verdict_reason;
   // kFitsWithMitigation: what closes the gap, from the dominant layer's class.

@@ -8,6 +8,7 @@
 #include "analysis/bottleneck/evidence_format.h"
 #include "analysis/release/fit_matrix.h"
 #include "analysis/release/release_internal.h"
+#include "analysis/release/risk_map.h"
 
 namespace opmap::analysis {
 namespace {
@@ -45,6 +46,15 @@ std::string LayersCell(const FitRow& r) {
                         : absl::StrFormat("%s: %s", l.layer_type, BottleneckClassName(l.cls)));
   }
   return absl::StrJoin(parts, "; ");
+}
+
+// The arm's risks of the risk map, as "kind: subject".
+std::vector<std::string> OpenRisks(const std::vector<Risk>& risks, const std::string& arm) {
+  std::vector<std::string> out;
+  for (const Risk& k : risks) {
+    if (k.arm == arm) out.push_back(k.kind + ": " + k.subject);
+  }
+  return out;
 }
 
 DocPlot CurvesPlot(const FitInputs& in, const FitResult& fit) {
@@ -86,6 +96,7 @@ DocPlot CurvesPlot(const FitInputs& in, const FitResult& fit) {
 }  // namespace
 
 void WriteFitJson(const FitInputs& in, const FitResult& fit, text::JsonWriter& w) {
+  const std::vector<Risk> risks = FitRisks(in, fit);  // listed in full by the risk map
   w.BeginObject();
   w.Key("best");
   if (fit.best) {
@@ -141,9 +152,7 @@ void WriteFitJson(const FitInputs& in, const FitResult& fit, text::JsonWriter& w
     }
     w.EndArray();
     if (r.layers.empty()) w.Field("layers_unavailable", r.layers_unavailable);
-    w.Key("risks").BeginArray();
-    for (const std::string& s : r.risks) w.String(s);
-    w.EndArray();
+    w.Field("open_risks", static_cast<int64_t>(OpenRisks(risks, r.arm).size()));
     w.Key("curve").BeginArray();
     for (const LoadPoint& pt : r.curve.points) PointJson(w, pt);
     w.EndArray();
@@ -173,20 +182,22 @@ std::vector<DocSection> FitSections(const FitInputs& in, const FitResult& fit) {
   DocTable why;
   why.title = "Why, per arm";
   why.columns = {"arm", "verdict", "MFU", "MBU", "power", "bottleneck evidence", "open risks"};
+  const std::vector<Risk> risks = FitRisks(in, fit);
   for (const FitRow& r : fit.rows) {
+    const std::vector<std::string> open = OpenRisks(risks, r.arm);
     t.rows.push_back({r.arm, std::string(FitVerdictName(r.verdict)), FitCell(r.knee_rps, 1),
                       FitCell(ToMs(r.p50_ns)), FitCell(ToMs(r.p95_ns)), FitCell(ToMs(r.p99_ns)),
                       r.mfu ? absl::StrFormat("%.2f", *r.mfu * 100) : std::string("unavailable"),
                       r.mbu ? absl::StrFormat("%.2f", *r.mbu * 100) : std::string("unavailable"),
                       r.gpu_watts ? FitCell(r.gpu_watts, 1) : std::string("unavailable"),
                       r.requests_per_joule ? FitCell(r.requests_per_joule, 4) : std::string("unavailable"),
-                      r.layers.empty() ? std::string("unavailable") : LayersCell(r), absl::StrCat(r.risks.size())});
+                      r.layers.empty() ? std::string("unavailable") : LayersCell(r), absl::StrCat(open.size())});
     std::vector<std::string> evidence;
     for (const LayerBottleneckSummary& l : r.layers) evidence.push_back(l.layer_type + ": " + l.evidence);
     why.rows.push_back({r.arm, r.verdict_reason, r.mfu_basis, r.mbu_basis,
                         r.power_unavailable.empty() ? "knee window" : "unavailable: " + r.power_unavailable,
                         r.layers.empty() ? "unavailable: " + r.layers_unavailable : absl::StrJoin(evidence, "; "),
-                        r.risks.empty() ? "none" : absl::StrJoin(r.risks, "; ")});
+                        open.empty() ? "none" : absl::StrJoin(open, "; ")});
   }
   matrix.tables.push_back(std::move(t));
   matrix.tables.push_back(std::move(why));

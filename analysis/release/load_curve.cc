@@ -15,10 +15,12 @@ bool Within(const std::optional<double>& ns, const std::optional<double>& sla_ms
 
 LoadCurve BuildLoadCurve(const Arm& arm, const WorkloadProfile* profile) {
   LoadCurve c;
-  for (const ArmWindow& w : arm.windows) {
+  for (size_t i = 0; i < arm.windows.size(); ++i) {
+    const ArmWindow& w = arm.windows[i];
     if (w.end_ns <= w.start_ns || !w.p99_ns) continue;
     LoadPoint p;
     p.window = w.id;
+    p.window_index = i;
     p.start_ns = w.start_ns;
     p.requests = w.requests;
     p.throughput_rps = static_cast<double>(w.requests) / (static_cast<double>(w.end_ns - w.start_ns) * 1e-9);

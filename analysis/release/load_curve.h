@@ -18,6 +18,7 @@ namespace opmap::analysis {
 
 struct LoadPoint {
   std::string window;               // "agent/session"
+  size_t window_index = 0;          // into Arm::windows
   int64_t start_ns = 0;
   uint64_t requests = 0;
   double throughput_rps = 0;

@@ -128,7 +128,12 @@ std::vector<Risk> FitRisks(const FitInputs& in, const FitResult& fit) {
                      plan.rollback_boundary});
     }
     if (!row.power_unavailable.empty()) {
-      out.push_back({row.arm, "missing power data", "perf per watt", row.power_unavailable,
+      std::string evidence = row.power_unavailable;
+      if (in.profile && in.profile->power_budget_w) {
+        absl::StrAppend(&evidence, absl::StrFormat("; the power budget %g W is not checked",
+                                                   *in.profile->power_budget_w));
+      }
+      out.push_back({row.arm, "missing power data", "perf per watt", evidence,
                      std::string(OwnerRoleName(kRuntimeOwner)),
                      "run the agent with NVML readable on this platform (docs/operations.md, power)",
                      "no decision on perf per watt for this arm"});
