@@ -5,16 +5,12 @@
 #include <limits>
 
 namespace opmap::stats {
-namespace {
-
 // numpy's _lerp: interpolates from the nearer end so that the result is monotonic in
 // t and equals b exactly at t == 1 (a + (b - a) * t alone can miss b by an ulp).
 double Lerp(double a, double b, double t) {
   const double diff = b - a;
   return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
 }
-
-}  // namespace
 
 double ExactQuantile(absl::Span<const double> sorted, double q) {
   if (sorted.empty() || !(q >= 0.0 && q <= 1.0)) {

@@ -21,11 +21,17 @@ namespace opmap::stats {
 // print such a value as "unavailable".
 double ExactQuantile(absl::Span<const double> sorted, double q);
 
+// The interpolation ExactQuantile uses between x[floor h] = a and x[ceil h] = b at
+// t = h - floor h (numpy's _lerp), for other holders of sorted values (value_counts.h).
+double Lerp(double a, double b, double t);
+
 // p50/p95/p99 in the caller's unit. All three are NaN when there is no value.
 struct Percentiles {
   double p50;
   double p95;
   double p99;
+  // From a DDSketch (value_counts.h: the row passed its memory budget), not exact.
+  bool sketched = false;
 };
 
 // Sorts `values` (taken by value: the caller's order is kept) and returns the three

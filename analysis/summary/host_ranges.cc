@@ -7,19 +7,15 @@
 #include "absl/container/flat_hash_set.h"
 
 namespace opmap::analysis {
-namespace {
 
-// Self time per range: on each (process, thread), ranges sorted by start (longer first
-// on ties) are swept with a stack of open ranges; the innermost open range that wholly
-// contains the next one is its parent.
-std::vector<int64_t> SelfTimes(const Trace& trace, int64_t* thread_count) {
+// On each (process, thread), ranges sorted by start (longer first on ties) are swept with a
+// stack of open ranges; the innermost open range that wholly contains the next one is its
+// parent.
+std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count) {
   const std::vector<Range>& ranges = trace.ranges;
-  std::vector<int64_t> self(ranges.size());
+  std::vector<int32_t> parent(ranges.size(), -1);
   std::vector<uint32_t> order(ranges.size());
-  for (uint32_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
-    self[i] = ranges[i].dur_ns;
-  }
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const Range& x = ranges[a];
     const Range& y = ranges[b];
@@ -39,51 +35,78 @@ std::vector<int64_t> SelfTimes(const Trace& trace, int64_t* thread_count) {
       ++*thread_count;
     }
     while (!open.empty() && ranges[open.back()].end_ns() <= r.start_ns) open.pop_back();
-    // The parent is the innermost open range that wholly contains this one (start/end
-    // ranges may overlap without nesting: those are skipped over).
+    // Start/end ranges may overlap without nesting: those are skipped over.
     for (size_t j = open.size(); j-- > 0;) {
       if (r.end_ns() <= ranges[open[j]].end_ns()) {
-        self[open[j]] -= r.dur_ns;
+        parent[order[k]] = static_cast<int32_t>(open[j]);
         break;
       }
     }
     open.push_back(order[k]);
   }
-  return self;
+  return parent;
 }
 
-}  // namespace
-
-HostRangeSummary SummarizeHostRanges(const Trace& trace) {
-  HostRangeSummary out;
-  out.range_count = static_cast<int64_t>(trace.ranges.size());
-  if (trace.ranges.empty()) return out;
-  const std::vector<int64_t> self = SelfTimes(trace, &out.thread_count);
-
-  absl::flat_hash_map<StringId, size_t> index;
-  std::vector<std::vector<double>> durations;
-  for (size_t i = 0; i < trace.ranges.size(); ++i) {
-    const Range& r = trace.ranges[i];
-    auto [it, inserted] = index.try_emplace(r.name, out.ranges.size());
-    if (inserted) {
-      HostRangeStats& s = out.ranges.emplace_back();
-      s.name = std::string(trace.strings.Get(r.name));
-      s.layer_type = ClassifyOperatorName(s.name).value_or(LayerType::kOther);
-      durations.emplace_back();
+void HostRangeAccumulator::Add(const Trace& part, const PartRanges* ranges) {
+  int64_t threads = 0;
+  const std::vector<int32_t> parent = RangeParents(part, &threads);
+  // Children that end in this part take their time off their parent, now or (a parent
+  // that goes on into the next part) when it ends.
+  std::vector<int64_t> children_ns(part.ranges.size(), 0);
+  for (size_t i = 0; i < part.ranges.size(); ++i) {
+    const int32_t p = parent[i];
+    if (p < 0 || !PartRanges::EndsHere(ranges, i)) continue;
+    if (PartRanges::EndsHere(ranges, p)) {
+      children_ns[p] += part.ranges[i].dur_ns;
+    } else {
+      open_children_ns_[PartRanges::IdOf(ranges, p)] += part.ranges[i].dur_ns;
     }
-    HostRangeStats& s = out.ranges[it->second];
+  }
+  absl::flat_hash_map<StringId, size_t> row_of;
+  for (size_t i = 0; i < part.ranges.size(); ++i) {
+    const Range& r = part.ranges[i];
+    threads_.emplace(r.process, r.thread);
+    if (!PartRanges::EndsHere(ranges, i)) continue;
+    auto [cached, missing] = row_of.try_emplace(r.name, 0);
+    if (missing) {
+      std::string name(part.strings.Get(r.name));
+      auto [it, inserted] = index_.try_emplace(name, rows_.size());
+      if (inserted) {
+        Row& row = rows_.emplace_back(Row{{}, stats::ValueCounts(budget_)});
+        row.stats.layer_type = ClassifyOperatorName(name).value_or(LayerType::kOther);
+        row.stats.name = std::move(name);
+      }
+      cached->second = it->second;
+    }
+    int64_t self = r.dur_ns - children_ns[i];
+    if (auto open = open_children_ns_.find(PartRanges::IdOf(ranges, i));
+        open != open_children_ns_.end()) {
+      self -= open->second;
+      open_children_ns_.erase(open);
+    }
+    Row& row = rows_[cached->second];
+    HostRangeStats& s = row.stats;
     ++s.count;
     s.total_ns += r.dur_ns;
-    s.self_ns += self[i];
-    out.self_ns += self[i];
-    durations[it->second].push_back(static_cast<double>(r.dur_ns));
+    s.self_ns += self;
+    self_ns_ += self;
+    ++range_count_;
+    row.durations.Add(r.dur_ns);
     if (r.flops != kNone) s.flops = (s.flops == kNone ? 0 : s.flops) + r.flops;
     if (r.bytes != kNone) s.bytes = (s.bytes == kNone ? 0 : s.bytes) + r.bytes;
   }
+}
+
+HostRangeSummary HostRangeAccumulator::Finish() const {
+  HostRangeSummary out;
+  out.range_count = range_count_;
+  if (range_count_ == 0) return out;
+  out.thread_count = static_cast<int64_t>(threads_.size());
+  out.self_ns = self_ns_;
   std::array<HostLayerTypeStats, kNumLayerTypes> by_type;
-  for (size_t i = 0; i < out.ranges.size(); ++i) {
-    HostRangeStats& s = out.ranges[i];
-    s.duration_ns = stats::ExactPercentiles(std::move(durations[i]));
+  for (const Row& row : rows_) {
+    HostRangeStats& s = out.ranges.emplace_back(row.stats);
+    s.duration_ns = row.durations.ToPercentiles();
     s.self_share = out.self_ns > 0 ? static_cast<double>(s.self_ns) / out.self_ns : 0;
     HostLayerTypeStats& t = by_type[static_cast<int>(s.layer_type)];
     t.layer_type = s.layer_type;
@@ -106,6 +129,12 @@ HostRangeSummary SummarizeHostRanges(const Trace& trace) {
               return a.layer_type < b.layer_type;
             });
   return out;
+}
+
+HostRangeSummary SummarizeHostRanges(const Trace& trace) {
+  HostRangeAccumulator acc;
+  acc.Add(trace, nullptr);
+  return acc.Finish();
 }
 
 }  // namespace opmap::analysis

@@ -17,8 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "analysis/model/trace.h"
 #include "analysis/stats/quantiles.h"
+#include "analysis/stats/value_counts.h"
+#include "analysis/summary/part_ranges.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 
 namespace opmap::analysis {
@@ -51,6 +55,33 @@ struct HostRangeSummary {
 };
 
 // Ranges of every kind in `trace`; an empty trace gives an empty summary.
+// Per range (index into trace.ranges): its parent, the innermost range on its (process,
+// thread) that wholly contains it, or -1; and the number of threads with ranges.
+std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count);
+
+// The summary over a trace given whole or in parts (part_ranges.h): a range is counted in
+// the part it ends in, its self time less the children of every part.
+class HostRangeAccumulator {
+ public:
+  explicit HostRangeAccumulator(stats::ValueBudget* budget = nullptr) : budget_(budget) {}
+  void Add(const Trace& part, const PartRanges* ranges);
+  HostRangeSummary Finish() const;
+
+ private:
+  struct Row {
+    HostRangeStats stats;
+    stats::ValueCounts durations;
+  };
+  stats::ValueBudget* budget_;
+  std::vector<Row> rows_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  // Ranges not yet ended: the time of their children that ended in earlier parts.
+  absl::flat_hash_map<int64_t, int64_t> open_children_ns_;
+  absl::flat_hash_set<std::pair<int64_t, int64_t>> threads_;
+  int64_t range_count_ = 0;
+  int64_t self_ns_ = 0;
+};
+
 HostRangeSummary SummarizeHostRanges(const Trace& trace);
 
 }  // namespace opmap::analysis

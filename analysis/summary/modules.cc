@@ -206,82 +206,110 @@ std::string ModuleTypeOf(std::string_view module_name) {
   return ModuleType(module_name);
 }
 
-ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping) {
-  ModuleSummary out;
-  const ModuleAttribution attribution = AttributeModules(trace);
-  const std::vector<std::optional<ModuleName>>& names = attribution.names;
+void ModuleAccumulator::Add(const Trace& part, const MappingResult& mapping,
+                            const PartRanges* ranges) {
+  const ModuleAttribution attribution = AttributeModules(part);
   const std::vector<int32_t>& module_of = attribution.module_of;
-  out.module_range_count = attribution.module_range_count;
-
-  // Per module instance (range): summed GPU time and event count.
-  struct Instance {
-    int64_t gpu_time_ns = 0;
-    int64_t events = 0;
-  };
+  // This part's module instances, by range index of the part.
   absl::flat_hash_map<int32_t, Instance> instances;
-  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
-    const int64_t dur = trace.gpu_events[i].dur_ns;
+  for (size_t r = 0; r < part.ranges.size(); ++r) {
+    if (module_of[r] != static_cast<int32_t>(r)) continue;
+    Instance& inst = instances[static_cast<int32_t>(r)];
+    inst.name = *attribution.names[r];
+    inst.module = true;
+  }
+  for (size_t i = 0; i < part.gpu_events.size(); ++i) {
+    const int64_t dur = part.gpu_events[i].dur_ns;
     const int32_t op = mapping.events[i].range;
     if (op < 0) {
-      ++out.events_unmapped;
-      out.gpu_time_unmapped_ns += dur;
+      ++totals_.events_unmapped;
+      totals_.gpu_time_unmapped_ns += dur;
       continue;
     }
     const int32_t m = module_of[op];
     if (m < 0) {
-      ++out.events_without_module;
-      out.gpu_time_without_module_ns += dur;
+      ++totals_.events_without_module;
+      totals_.gpu_time_without_module_ns += dur;
       continue;
     }
-    ++out.events_with_module;
-    out.gpu_time_with_module_ns += dur;
+    ++totals_.events_with_module;
+    totals_.gpu_time_with_module_ns += dur;
     Instance& inst = instances[m];
     inst.gpu_time_ns += dur;
     ++inst.events;
   }
+  // Instances go on into the next part or end here, with what earlier parts added.
+  for (auto& [r, inst] : instances) {
+    const int64_t id = PartRanges::IdOf(ranges, static_cast<size_t>(r));
+    auto [it, inserted] = open_.try_emplace(id);
+    Instance& held = it->second;
+    if (inserted) held.name = std::move(inst.name);
+    held.module = true;
+    held.gpu_time_ns += inst.gpu_time_ns;
+    held.events += inst.events;
+  }
+  for (size_t r = 0; r < part.ranges.size(); ++r) {
+    if (!PartRanges::EndsHere(ranges, r)) continue;
+    auto it = open_.find(PartRanges::IdOf(ranges, r));
+    if (it == open_.end()) continue;
+    Close(std::move(it->second));
+    open_.erase(it);
+  }
+}
+
+void ModuleAccumulator::Close(Instance inst) {
+  if (inst.module) ++totals_.module_range_count;
+  if (inst.events == 0) return;
+  auto [it, inserted] = index_.try_emplace(inst.name.name, rows_.size());
+  if (inserted) {
+    Row& row = rows_.emplace_back(Row{{}, stats::ValueCounts(budget_)});
+    row.stats.name = inst.name.name;
+    row.stats.module_type = inst.name.module_type;
+  }
+  Row& row = rows_[it->second];
+  ++row.stats.count;
+  row.stats.event_count += inst.events;
+  row.stats.gpu_time_ns += inst.gpu_time_ns;
+  row.times.Add(inst.gpu_time_ns);
+}
+
+ModuleSummary ModuleAccumulator::Finish() const {
+  ModuleSummary out = totals_;
   if (out.module_range_count == 0) {
     out.unavailable = "the trace has no nn.Module or enclosing NVTX module ranges";
     return out;
   }
-
-  struct Accumulator {
-    ModuleStats stats;
-    std::vector<double> times;
-  };
-  absl::flat_hash_map<std::string, Accumulator> modules;
-  for (const auto& [r, inst] : instances) {
-    const ModuleName& name = *names[r];
-    Accumulator& acc = modules[name.name];
-    acc.stats.module_type = name.module_type;
-    ++acc.stats.count;
-    acc.stats.event_count += inst.events;
-    acc.stats.gpu_time_ns += inst.gpu_time_ns;
-    acc.times.push_back(static_cast<double>(inst.gpu_time_ns));
-  }
   struct TypeAccumulator {
     ModuleTypeStats stats;
-    std::vector<double> times;
+    stats::ValueCounts times;
   };
   absl::flat_hash_map<std::string, TypeAccumulator> types;
-  for (auto& [name, acc] : modules) {
-    TypeAccumulator& t = types[acc.stats.module_type];
+  for (const Row& row : rows_) {
+    auto [it, inserted] = types.try_emplace(row.stats.module_type,
+                                            TypeAccumulator{{}, stats::ValueCounts(budget_)});
+    TypeAccumulator& t = it->second;
     ++t.stats.modules;
-    t.stats.count += acc.stats.count;
-    t.stats.event_count += acc.stats.event_count;
-    t.stats.gpu_time_ns += acc.stats.gpu_time_ns;
-    t.times.insert(t.times.end(), acc.times.begin(), acc.times.end());
-    acc.stats.name = name;
-    acc.stats.instance_gpu_time_ns = stats::ExactPercentiles(std::move(acc.times));
-    out.modules.push_back(std::move(acc.stats));
+    t.stats.count += row.stats.count;
+    t.stats.event_count += row.stats.event_count;
+    t.stats.gpu_time_ns += row.stats.gpu_time_ns;
+    t.times.Merge(row.times);
+    ModuleStats& m = out.modules.emplace_back(row.stats);
+    m.instance_gpu_time_ns = row.times.ToPercentiles();
   }
   for (auto& [type, acc] : types) {
     acc.stats.module_type = type;
-    acc.stats.instance_gpu_time_ns = stats::ExactPercentiles(std::move(acc.times));
+    acc.stats.instance_gpu_time_ns = acc.times.ToPercentiles();
     out.module_types.push_back(std::move(acc.stats));
   }
   SortByGpuTime(out.modules, &ModuleStats::name);
   SortByGpuTime(out.module_types, &ModuleTypeStats::module_type);
   return out;
+}
+
+ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping) {
+  ModuleAccumulator acc;
+  acc.Add(trace, mapping, nullptr);
+  return acc.Finish();
 }
 
 void SummarizeModuleStalls(const Trace& trace, const MappingResult& mapping,

@@ -38,7 +38,10 @@
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
 #include "analysis/stalls/stall_summary.h"
+#include "absl/container/flat_hash_map.h"
 #include "analysis/stats/quantiles.h"
+#include "analysis/stats/value_counts.h"
+#include "analysis/summary/part_ranges.h"
 
 namespace opmap::analysis {
 
@@ -102,6 +105,35 @@ std::optional<ModuleName> TensorRtLayerModule(std::string_view range_name);
 
 // The module type of a module name (rule above): "BertLayer_3" → "BertLayer"; "" → "".
 std::string ModuleTypeOf(std::string_view module_name);
+
+// The summary over a trace given whole or in parts (part_ranges.h): a module instance
+// is counted in the part its range ends in, with the GPU time of every part.
+class ModuleAccumulator {
+ public:
+  explicit ModuleAccumulator(stats::ValueBudget* budget = nullptr) : budget_(budget) {}
+  void Add(const Trace& part, const MappingResult& mapping, const PartRanges* ranges);
+  ModuleSummary Finish() const;
+
+ private:
+  struct Instance {
+    ModuleName name;
+    bool module = false;  // a module in some part so far (an NVTX range may be one only where
+                          // it encloses an operator)
+    int64_t gpu_time_ns = 0;
+    int64_t events = 0;
+  };
+  struct Row {
+    ModuleStats stats;
+    stats::ValueCounts times;
+  };
+  void Close(Instance instance);
+
+  stats::ValueBudget* budget_;
+  ModuleSummary totals_;  // the counts; modules and types come from rows_
+  std::vector<Row> rows_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  absl::flat_hash_map<int64_t, Instance> open_;  // module ranges that go on into a later part
+};
 
 ModuleSummary SummarizeModules(const Trace& trace, const MappingResult& mapping);
 

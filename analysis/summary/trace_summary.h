@@ -98,6 +98,11 @@ struct TraceSummary {
 TraceSummary Summarize(const Trace& trace, const MappingResult& mapping,
                        const SummaryOptions& options = {});
 
+// The stall sections (per kernel, layer type and module) from a trace's samples, with the
+// kernels' layer types already in `s`: Summarize's last step, and what a summary built in
+// parts (summary_accumulator.h) adds from a part (one without samples says why).
+void AddStallSections(const Trace& trace, const MappingResult& mapping, TraceSummary* s);
+
 }  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_SUMMARY_TRACE_SUMMARY_H_

@@ -1,37 +1,50 @@
 #include "analysis/timeline/describe.h"
 
-#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include "analysis/stats/quantiles.h"
 
 namespace opmap::analysis {
 
 DescriptiveStats Describe(std::vector<int64_t> values) {
+  stats::ValueCounts counts;
+  for (int64_t v : values) counts.Add(v);
+  return DescribeCounts(counts);
+}
+
+DescriptiveStats DescribeCounts(const stats::ValueCounts& values) {
   DescriptiveStats s;
-  if (values.empty()) return s;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  s.count = static_cast<int64_t>(n);
+  if (values.count() == 0) return s;
+  s.count = values.count();
+  // One quantile definition for all of opmap: analysis/stats.
+  s.p25 = values.Quantile(0.25);
+  s.p50 = values.Quantile(0.50);
+  s.p75 = values.Quantile(0.75);
+  s.p95 = values.Quantile(0.95);
+  s.p99 = values.Quantile(0.99);
+  if (values.sketched()) {
+    s.min = values.Quantile(0.0);
+    s.max = values.Quantile(1.0);
+    s.mean = values.sketch_sum() / static_cast<double>(s.count);
+    s.stddev = std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
+  const std::vector<std::pair<int64_t, int64_t>> sorted = values.Sorted();
+  const size_t n = static_cast<size_t>(s.count);
   // long double: sums of ~1e6 samples of ~1e12 ns keep full precision.
   long double sum = 0;
-  for (int64_t v : values) sum += v;
+  for (const auto& [v, k] : sorted) sum += static_cast<long double>(v) * k;
   const long double mean = sum / n;
   s.mean = static_cast<double>(mean);
   if (n > 1) {
     long double sq = 0;
-    for (int64_t v : values) sq += (v - mean) * (v - mean);
+    for (const auto& [v, k] : sorted) sq += (v - mean) * (v - mean) * k;
     s.stddev = static_cast<double>(std::sqrt(sq / (n - 1)));
   }
-  s.min = static_cast<double>(values.front());
-  s.max = static_cast<double>(values.back());
-  // One quantile definition for all of opmap: analysis/stats.
-  const std::vector<double> sorted(values.begin(), values.end());
-  s.p25 = stats::ExactQuantile(sorted, 0.25);
-  s.p50 = stats::ExactQuantile(sorted, 0.50);
-  s.p75 = stats::ExactQuantile(sorted, 0.75);
-  s.p95 = stats::ExactQuantile(sorted, 0.95);
-  s.p99 = stats::ExactQuantile(sorted, 0.99);
+  s.min = static_cast<double>(sorted.front().first);
+  s.max = static_cast<double>(sorted.back().first);
   return s;
 }
 

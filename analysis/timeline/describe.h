@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/stats/value_counts.h"
+
 #include "absl/types/span.h"
 
 namespace opmap::analysis {
@@ -29,6 +31,13 @@ struct DescriptiveStats {
 
 // Sorts its copy of `values`.
 DescriptiveStats Describe(std::vector<int64_t> values);
+
+// The same over a multiset (value_counts.h): what Describe returns for the values written
+// out one by one, except that the standard deviation's sum of squares is taken per
+// distinct value (it may differ from Describe's in the last bits of a long double).
+// A sketched row gives its sketch's quantiles, min, max and mean (from its sum); its
+// stddev is NaN (a sketch cannot give it).
+DescriptiveStats DescribeCounts(const stats::ValueCounts& values);
 
 }  // namespace opmap::analysis
 

@@ -55,4 +55,26 @@ std::vector<DeviceBreakdown> ComputeDeviceBreakdown(const Trace& trace,
   return out;
 }
 
+void MergeDeviceBreakdown(const std::vector<DeviceBreakdown>& part,
+                          std::vector<DeviceBreakdown>* into) {
+  for (const DeviceBreakdown& p : part) {
+    auto it = std::lower_bound(into->begin(), into->end(), p.device,
+                               [](const DeviceBreakdown& r, int32_t d) { return r.device < d; });
+    if (it == into->end() || it->device != p.device) {
+      into->insert(it, p);
+      continue;
+    }
+    DeviceBreakdown& r = *it;
+    r.event_count += p.event_count;
+    r.compute_event_count += p.compute_event_count;
+    r.first_start_ns = std::min(r.first_start_ns, p.first_start_ns);
+    r.last_end_ns = std::max(r.last_end_ns, p.last_end_ns);
+    r.span_ns = r.last_end_ns - r.first_start_ns;
+    r.busy_ns += p.busy_ns;
+    r.idle_ns = r.span_ns - r.busy_ns;
+    r.compute_ns += p.compute_ns;
+    r.non_compute_ns = r.busy_ns - r.compute_ns;
+  }
+}
+
 }  // namespace opmap::analysis

@@ -36,6 +36,11 @@ struct DeviceBreakdown {
 std::vector<DeviceBreakdown> ComputeDeviceBreakdown(const Trace& trace,
                                                     absl::Span<const bool> is_compute);
 
+// Folds the rows of a later part of the same trace into `into` (rows by device, sorted).
+// Exact when no GPU event spans the cut between the parts: the unions then add up.
+void MergeDeviceBreakdown(const std::vector<DeviceBreakdown>& part,
+                          std::vector<DeviceBreakdown>* into);
+
 }  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_TIMELINE_DEVICE_BREAKDOWN_H_

@@ -41,57 +41,68 @@ bool HasLaunch(const Trace& trace, absl::Span<const int32_t> launch_api_index, s
 
 }  // namespace
 
-std::vector<StreamIdleTime> ComputeIdleTime(const Trace& trace,
-                                            absl::Span<const int32_t> launch_api_index,
-                                            const IdleTimeOptions& options) {
-  std::map<std::pair<int32_t, int64_t>, std::vector<size_t>> streams;
-  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
-    const GpuEvent& e = trace.gpu_events[i];
-    streams[{e.device, e.stream}].push_back(i);
+void IdleTimeAccumulator::Add(const Trace& part, absl::Span<const int32_t> launch_api_index) {
+  std::map<std::pair<int32_t, int64_t>, std::vector<size_t>> by_stream;
+  for (size_t i = 0; i < part.gpu_events.size(); ++i) {
+    const GpuEvent& e = part.gpu_events[i];
+    by_stream[{e.device, e.stream}].push_back(i);
   }
-
-  std::vector<StreamIdleTime> out;
-  out.reserve(streams.size());
-  for (auto& [key, events] : streams) {
+  for (auto& [key, events] : by_stream) {
     // HTA sorts by ts alone (unstable); ties keep trace order here so results are stable.
     std::stable_sort(events.begin(), events.end(), [&](size_t a, size_t b) {
-      return trace.gpu_events[a].start_ns < trace.gpu_events[b].start_ns;
+      return part.gpu_events[a].start_ns < part.gpu_events[b].start_ns;
     });
-    StreamIdleTime row;
-    row.device = key.first;
-    row.stream = key.second;
-    row.event_count = static_cast<int64_t>(events.size());
-    std::array<std::vector<int64_t>, kIdleCategoryCount> gaps;
-    for (size_t k = 0; k < events.size(); ++k) {
-      const size_t i = events[k];
-      if (!HasLaunch(trace, launch_api_index, i)) ++row.unknown_launch_count;
-      if (k == 0) continue;
-      const GpuEvent& e = trace.gpu_events[i];
-      const int64_t prev_end = trace.gpu_events[events[k - 1]].end_ns();
-      const int64_t gap = e.start_ns - prev_end;
-      const std::optional<int64_t> launch = LaunchStart(trace, launch_api_index, i, options);
-      IdleCategory category = IdleCategory::kOther;
-      if (launch.has_value() && *launch > prev_end) {
-        category = IdleCategory::kHostWait;
-      } else if (gap < options.consecutive_kernel_delay_ns) {
-        category = IdleCategory::kKernelWait;
+    auto [it, inserted] = streams_.try_emplace(key);
+    Stream& s = it->second;
+    s.row.device = key.first;
+    s.row.stream = key.second;
+    s.row.event_count += static_cast<int64_t>(events.size());
+    for (const size_t i : events) {
+      if (!HasLaunch(part, launch_api_index, i)) ++s.row.unknown_launch_count;
+      const GpuEvent& e = part.gpu_events[i];
+      if (s.has_last) {
+        const int64_t gap = e.start_ns - s.last_end_ns;
+        const std::optional<int64_t> launch = LaunchStart(part, launch_api_index, i, options_);
+        IdleCategory category = IdleCategory::kOther;
+        if (launch.has_value() && *launch > s.last_end_ns) {
+          category = IdleCategory::kHostWait;
+        } else if (gap < options_.consecutive_kernel_delay_ns) {
+          category = IdleCategory::kKernelWait;
+        }
+        const int c = static_cast<int>(category);
+        s.gaps[c].Add(gap);
+        s.row.category_ns[c] += gap;
+        ++s.row.interval_count[c];
+        s.row.idle_ns += gap;
       }
-      gaps[static_cast<int>(category)].push_back(gap);
+      s.has_last = true;
+      s.last_end_ns = e.end_ns();
     }
-    for (int c = 0; c < kIdleCategoryCount; ++c) {
-      for (int64_t g : gaps[c]) row.category_ns[c] += g;
-      row.interval_count[c] = static_cast<int64_t>(gaps[c].size());
-      row.idle_ns += row.category_ns[c];
-    }
+  }
+}
+
+std::vector<StreamIdleTime> IdleTimeAccumulator::Finish() const {
+  std::vector<StreamIdleTime> out;
+  out.reserve(streams_.size());
+  for (const auto& [key, s] : streams_) {
+    StreamIdleTime row = s.row;
     for (int c = 0; c < kIdleCategoryCount; ++c) {
       row.ratio[c] = row.idle_ns != 0
                          ? static_cast<double>(row.category_ns[c]) / static_cast<double>(row.idle_ns)
                          : 0.0;
-      row.interval_stats[c] = Describe(std::move(gaps[c]));
+      row.interval_stats[c] = DescribeCounts(s.gaps[c]);
     }
     out.push_back(std::move(row));
   }
   return out;
+}
+
+std::vector<StreamIdleTime> ComputeIdleTime(const Trace& trace,
+                                            absl::Span<const int32_t> launch_api_index,
+                                            const IdleTimeOptions& options) {
+  IdleTimeAccumulator acc(options);
+  acc.Add(trace, launch_api_index);
+  return acc.Finish();
 }
 
 }  // namespace opmap::analysis

@@ -19,6 +19,8 @@
 #define OPMAP_ANALYSIS_TIMELINE_IDLE_TIME_H_
 
 #include <array>
+#include <map>
+#include <utility>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -67,6 +69,27 @@ struct StreamIdleTime {
 // `launch_api_index[i]`: index into trace.api_calls of gpu_events[i]'s launch (by
 // correlation; MappingResult::LaunchApiIndex()), -1 when unknown. Entries missing from a
 // short span, or out of range, count as unknown.
+// The idle gaps of every stream, over a trace given whole or in parts in time order: every
+// GPU event of a part starts at or after the start of every event of the parts before it,
+// and no event spans the cut (the first gap of a stream in a part is measured from the end
+// of its last event in the parts before). Memory: the distinct gap lengths per stream.
+class IdleTimeAccumulator {
+ public:
+  explicit IdleTimeAccumulator(const IdleTimeOptions& options = {}) : options_(options) {}
+  void Add(const Trace& part, absl::Span<const int32_t> launch_api_index);
+  std::vector<StreamIdleTime> Finish() const;
+
+ private:
+  struct Stream {
+    StreamIdleTime row;
+    std::array<stats::ValueCounts, kIdleCategoryCount> gaps;
+    bool has_last = false;
+    int64_t last_end_ns = 0;
+  };
+  IdleTimeOptions options_;
+  std::map<std::pair<int32_t, int64_t>, Stream> streams_;  // sorted: rows come out in order
+};
+
 std::vector<StreamIdleTime> ComputeIdleTime(const Trace& trace,
                                             absl::Span<const int32_t> launch_api_index,
                                             const IdleTimeOptions& options = {});

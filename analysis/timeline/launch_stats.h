@@ -53,6 +53,23 @@ struct LaunchStatsSummary {
 // `launch_api_index[i]`: index into trace.api_calls of gpu_events[i]'s launch (by
 // correlation; MappingResult::LaunchApiIndex()), -1 when unknown. Entries missing from a
 // short span, or out of range, count as unknown (no launch record).
+// Launch statistics over a trace given whole or in parts (every launch with its GPU event
+// in the same part). Keeps the distinct durations, not the launches.
+class LaunchStatsAccumulator {
+ public:
+  explicit LaunchStatsAccumulator(const LaunchStatsOptions& options = {}) : options_(options) {}
+  // `records`, when given, receives the part's launches (indices into `part`).
+  void Add(const Trace& part, absl::Span<const int32_t> launch_api_index,
+           std::vector<LaunchRecord>* records = nullptr);
+  // The statistics; `launches` is left empty.
+  LaunchStatsSummary Finish() const;
+
+ private:
+  LaunchStatsOptions options_;
+  int64_t clipped_delay_count_ = 0;
+  stats::ValueCounts cpu_, gpu_, delay_;
+};
+
 LaunchStatsSummary ComputeLaunchStats(const Trace& trace,
                                       absl::Span<const int32_t> launch_api_index,
                                       const LaunchStatsOptions& options = {});

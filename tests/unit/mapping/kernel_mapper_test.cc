@@ -16,7 +16,7 @@ namespace {
 
 constexpr int64_t kPid = 100;
 
-class TraceBuilder {
+class MapperTraceBuilder {
  public:
   int32_t AddRange(RangeKind kind, const std::string& name, int64_t start, int64_t dur,
                    int64_t thread, int64_t external_id = kNone, int64_t process = kPid) {
@@ -95,7 +95,7 @@ void ExpectTalliesConsistent(const Trace& t, const MappingResult& m) {
   for (size_t i = 0; i < launch.size(); ++i) EXPECT_EQ(launch[i], m.events[i].launch_api);
 }
 
-MappingResult Map(TraceBuilder& b) {
+MappingResult Map(MapperTraceBuilder& b) {
   MappingResult m = MapGpuEvents(b.trace());
   ExpectTalliesConsistent(b.trace(), m);
   return m;
@@ -118,14 +118,14 @@ TEST(MappingNamesTest, RuleAndReasonNames) {
 }
 
 TEST(KernelMapperTest, EmptyTrace) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   MappingResult m = Map(b);
   EXPECT_TRUE(m.events.empty());
   EXPECT_EQ(m.by_rule, (std::array<int64_t, kMappingRuleCount>{}));
 }
 
 TEST(KernelMapperTest, LaunchNestingPicksTheInnermostOperator) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t step = b.AddRange(RangeKind::kUserAnnotation, "ProfilerStep#6", 0, 1000, 1);
   const int32_t linear = b.Op("aten::linear", 100, 200);
   const int32_t addmm = b.Op("aten::addmm", 120, 50);
@@ -141,7 +141,7 @@ TEST(KernelMapperTest, LaunchNestingPicksTheInnermostOperator) {
 }
 
 TEST(KernelMapperTest, MemcpyAndMemsetAreMappedToo) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t copy = b.Op("aten::copy_", 0, 100);
   b.Api("cudaMemcpyAsync", 10, 5, 1);
   b.Api("cudaMemsetAsync", 20, 5, 2);
@@ -153,7 +153,7 @@ TEST(KernelMapperTest, MemcpyAndMemsetAreMappedToo) {
 }
 
 TEST(KernelMapperTest, SiblingOperatorsAndThreads) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t a = b.Op("a", 0, 100, 1);
   const int32_t c = b.Op("c", 200, 100, 1);
   const int32_t x = b.Op("x", 0, 1000, 2);
@@ -172,7 +172,7 @@ TEST(KernelMapperTest, SiblingOperatorsAndThreads) {
 }
 
 TEST(KernelMapperTest, SameThreadIdInAnotherProcessDoesNotCount) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.AddRange(RangeKind::kCpuOp, "other process", 0, 1000, 1, kNone, /*process=*/200);
   b.Launch(10, 1, 1);
   b.Kernel(1);
@@ -182,7 +182,7 @@ TEST(KernelMapperTest, SameThreadIdInAnotherProcessDoesNotCount) {
 }
 
 TEST(KernelMapperTest, ExternalIdNamingARangeThatEnclosesTheLaunch) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t linear = b.Op("aten::linear", 100, 200, 1, /*external_id=*/48);
   const int32_t addmm = b.Op("aten::addmm", 120, 50, 1, /*external_id=*/49);
   b.Launch(130, 8368);
@@ -200,7 +200,7 @@ TEST(KernelMapperTest, ExternalIdNamingARangeThatEnclosesTheLaunch) {
 }
 
 TEST(KernelMapperTest, ExternalIdWithoutAnyLaunchRecord) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t op = b.Op("aten::mm", 0, 100, 1, 7);
   b.Kernel(/*correlation=*/kNone, /*external_id=*/7);
   b.Kernel(/*correlation=*/555, /*external_id=*/7);  // correlation no API has
@@ -215,7 +215,7 @@ TEST(KernelMapperTest, ExternalIdWithoutAnyLaunchRecord) {
 // 2022 Kineto writes the correlation id as the kernel's "External id" in some versions;
 // here 8368 is also the External id of an unrelated op on another thread.
 TEST(KernelMapperTest, ExternalIdCollidingWithCorrelationOnAnotherThreadIsNotTrusted) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t unrelated = b.Op("aten::unrelated", 0, 10000, /*thread=*/2, /*external_id=*/8368);
   const int32_t addmm = b.Op("aten::addmm", 100, 100, /*thread=*/1, /*external_id=*/49);
   b.Launch(120, 8368, 1);
@@ -227,7 +227,7 @@ TEST(KernelMapperTest, ExternalIdCollidingWithCorrelationOnAnotherThreadIsNotTru
 }
 
 TEST(KernelMapperTest, ExternalIdOfASameThreadRangeNotEnclosingTheLaunchIsNotTrusted) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t earlier = b.Op("aten::earlier", 0, 50, 1, /*external_id=*/900);
   const int32_t addmm = b.Op("aten::addmm", 100, 100, 1, 49);
   b.Launch(120, 900, 1);
@@ -239,7 +239,7 @@ TEST(KernelMapperTest, ExternalIdOfASameThreadRangeNotEnclosingTheLaunchIsNotTru
 }
 
 TEST(KernelMapperTest, ExternalIdOnTwoRangesIsIgnored) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("first", 0, 50, 1, /*external_id=*/5);
   b.Op("second", 1000, 50, 2, /*external_id=*/5);
   const int32_t outer = b.Op("outer", 0, 10000, 3);
@@ -260,7 +260,7 @@ TEST(KernelMapperTest, ExternalIdOnTwoRangesIsIgnored) {
 }
 
 TEST(KernelMapperTest, ExternalIdOnPythonFunctionIsIgnored) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.AddRange(RangeKind::kPythonFunction, "nn.Module: Linear_0", 0, 100, 1, /*external_id=*/3);
   b.Kernel(kNone, 3);
   MappingResult m = Map(b);
@@ -269,7 +269,7 @@ TEST(KernelMapperTest, ExternalIdOnPythonFunctionIsIgnored) {
 }
 
 TEST(KernelMapperTest, LaunchOnlyInsideUserAnnotation) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t step = b.AddRange(RangeKind::kUserAnnotation, "ProfilerStep#1", 0, 1000, 1);
   b.Op("aten::other", 500, 100, 1);
   b.Launch(100, 1);
@@ -280,7 +280,7 @@ TEST(KernelMapperTest, LaunchOnlyInsideUserAnnotation) {
 }
 
 TEST(KernelMapperTest, NvtxRangesAreOperators) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.AddRange(RangeKind::kUserAnnotation, "step", 0, 1000, 1);
   const int32_t nvtx = b.AddRange(RangeKind::kNvtx, "layer3.attention", 100, 100, 1);
   b.Launch(150, 1);
@@ -290,7 +290,7 @@ TEST(KernelMapperTest, NvtxRangesAreOperators) {
 }
 
 TEST(KernelMapperTest, LaunchOnAnotherThreadThanTheRanges) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("aten::mm", 0, 1000, /*thread=*/1);
   b.Launch(100, 1, /*thread=*/2);
   b.Kernel(1);
@@ -302,7 +302,7 @@ TEST(KernelMapperTest, LaunchOnAnotherThreadThanTheRanges) {
 }
 
 TEST(KernelMapperTest, CorrelationNoApiHas) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("aten::mm", 0, 1000);
   b.Launch(100, 1);
   b.Kernel(2);
@@ -317,7 +317,7 @@ TEST(KernelMapperTest, CorrelationNoApiHas) {
 }
 
 TEST(KernelMapperTest, LaunchFromAnotherProcessIsNotTheLaunch) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("aten::mm", 0, 1000);
   b.Launch(100, 1);
   b.Kernel(1);
@@ -332,7 +332,7 @@ TEST(KernelMapperTest, LaunchFromAnotherProcessIsNotTheLaunch) {
 }
 
 TEST(KernelMapperTest, GraphLaunchWithManyKernels) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t op = b.Op("CUDAGraph::replay", 0, 1000);
   const int32_t api = b.Api("cudaGraphLaunch", 100, 20, 77);
   b.Kernel(77);
@@ -349,7 +349,7 @@ TEST(KernelMapperTest, GraphLaunchWithManyKernels) {
 }
 
 TEST(KernelMapperTest, GraphLaunchNameVariants) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("replay", 0, 1000);
   b.Api("cudaGraphLaunch_v10000", 100, 5, 1);
   b.Api("hipGraphLaunch", 200, 5, 2);
@@ -366,7 +366,7 @@ TEST(KernelMapperTest, GraphLaunchNameVariants) {
 }
 
 TEST(KernelMapperTest, DuplicateCorrelationKeepsTheFirstApi) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t a = b.Op("a", 0, 100, 1);
   b.Op("b", 0, 100, 2);
   const int32_t first = b.Launch(10, 5, 1);
@@ -379,7 +379,7 @@ TEST(KernelMapperTest, DuplicateCorrelationKeepsTheFirstApi) {
 }
 
 TEST(KernelMapperTest, IdenticalExtentsTheLaterRecordedIsInner) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("outer (recorded first)", 100, 100);
   const int32_t inner = b.Op("inner (recorded second)", 100, 100);
   b.Launch(150, 1);
@@ -389,7 +389,7 @@ TEST(KernelMapperTest, IdenticalExtentsTheLaterRecordedIsInner) {
 }
 
 TEST(KernelMapperTest, ImproperlyNestedRanges) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t a = b.Op("a", 0, 100);    // [0, 100]
   const int32_t x = b.Op("b", 50, 100);   // [50, 150], overlaps a's end
   b.Launch(20, 1);   // only a
@@ -409,7 +409,7 @@ TEST(KernelMapperTest, ImproperlyNestedRanges) {
 }
 
 TEST(KernelMapperTest, ImproperNestingWithAFinishedRangeOnTop) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t a = b.Op("a", 0, 100);   // [0, 100]
   b.Op("b", 10, 10);                      // [10, 20]
   const int32_t c = b.Op("c", 30, 170);  // [30, 200] crosses a's end
@@ -427,7 +427,7 @@ TEST(KernelMapperTest, ImproperNestingWithAFinishedRangeOnTop) {
 }
 
 TEST(KernelMapperTest, LaunchesAtTheExactRangeBoundaries) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t r = b.Op("r", 100, 100);  // [100, 200]
   b.Launch(100, 1, 1, 10);  // starts with r
   b.Launch(190, 2, 1, 10);  // ends with r
@@ -446,7 +446,7 @@ TEST(KernelMapperTest, LaunchesAtTheExactRangeBoundaries) {
 }
 
 TEST(KernelMapperTest, ZeroLengthRanges) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t parent = b.Op("parent", 100, 100);  // [100, 200]
   const int32_t z = b.Op("zero", 150, 0);           // [150, 150]
   const int32_t z0 = b.Op("zero at start", 100, 0); // [100, 100]
@@ -463,7 +463,7 @@ TEST(KernelMapperTest, ZeroLengthRanges) {
 }
 
 TEST(KernelMapperTest, AdjacentRangesShareABoundary) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("first", 0, 100);                  // [0, 100]
   const int32_t second = b.Op("second", 100, 100);  // [100, 200]
   b.Launch(100, 1, 1, 0);                 // in both: the later-starting one is inner
@@ -476,7 +476,7 @@ TEST(KernelMapperTest, AdjacentRangesShareABoundary) {
 }
 
 TEST(KernelMapperTest, PythonFunctionRangesNeverOwnKernels) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   const int32_t op = b.Op("aten::linear", 0, 1000);
   b.AddRange(RangeKind::kPythonFunction, "nn.Module: Linear_0", 100, 100, 1);
   b.AddRange(RangeKind::kPythonFunction, "torch/nn/functional.py(1): linear", 110, 50, 1);
@@ -493,7 +493,7 @@ TEST(KernelMapperTest, PythonFunctionRangesNeverOwnKernels) {
 }
 
 TEST(KernelMapperTest, UnsortedInputOrder) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   // Ranges and launches recorded out of time order (Kineto writes ops at their end).
   const int32_t inner = b.Op("inner", 500, 10);
   const int32_t late = b.Op("late", 2000, 100);
@@ -511,7 +511,7 @@ TEST(KernelMapperTest, UnsortedInputOrder) {
 }
 
 TEST(KernelMapperTest, TalliesMixOfRules) {
-  TraceBuilder b;
+  MapperTraceBuilder b;
   b.Op("op", 0, 1000, 1, 42);
   b.Launch(10, 1);                              // launch_nesting
   b.Api("cudaGraphLaunch", 20, 5, 2);           // graph_launch x2
@@ -558,7 +558,7 @@ int32_t BruteForceInnermost(const Trace& t, const ApiCall& api) {
 TEST(KernelMapperTest, SweepMatchesBruteForceOnRandomRanges) {
   std::mt19937_64 rng(12345);
   for (int round = 0; round < 300; ++round) {
-    TraceBuilder b;
+    MapperTraceBuilder b;
     const int n_ranges = 1 + static_cast<int>(rng() % 40);
     const int64_t span = 50 + static_cast<int64_t>(rng() % 500);
     for (int i = 0; i < n_ranges; ++i) {
