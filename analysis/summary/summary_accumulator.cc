@@ -137,7 +137,7 @@ void SummaryAccumulator::Add(const Trace& part, const MappingResult& mapping,
 
   // The compute flag is the kernel name's alone, so a part's flags are the trace's.
   const EventLayerTypes part_types = ClassifyGpuEvents(part, mapping);
-  MergeDeviceBreakdown(ComputeDeviceBreakdown(part, part_types.compute_flags()), &devices_);
+  devices_.Add(part, part_types.compute_flags());
   const std::vector<int32_t> launches = mapping.LaunchApiIndex();
   idle_.Add(part, launches);
   launches_.Add(part, launches);
@@ -154,7 +154,7 @@ TraceSummary SummaryAccumulator::Finish(TraceInfo info) {
   s.unmapped_by_reason = unmapped_by_reason_;
   s.layer_type_source_operator = source_operator_;
   s.layer_type_source_kernel_name = source_kernel_name_;
-  s.devices = devices_;
+  s.devices = devices_.Finish();
 
   // Operators' layer types: the name rule, else the majority of their kernels' time.
   std::array<int64_t, kNumLayerTypes> layer_count = unmapped_count_;

@@ -30,6 +30,7 @@
 #include "analysis/summary/part_ranges.h"
 #include "analysis/summary/trace_summary.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
+#include "analysis/timeline/device_breakdown.h"
 #include "analysis/timeline/idle_time.h"
 #include "analysis/timeline/launch_stats.h"
 
@@ -87,7 +88,7 @@ class SummaryAccumulator {
   std::array<int64_t, kUnmappedReasonCount> unmapped_by_reason_ = {};
   int64_t source_operator_ = 0;
   int64_t source_kernel_name_ = 0;
-  std::vector<DeviceBreakdown> devices_;
+  DeviceBreakdownAccumulator devices_;
   IdleTimeAccumulator idle_;
   LaunchStatsAccumulator launches_;
   HostRangeAccumulator host_;

@@ -8,6 +8,7 @@
 #define OPMAP_ANALYSIS_TIMELINE_DEVICE_BREAKDOWN_H_
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -36,10 +37,22 @@ struct DeviceBreakdown {
 std::vector<DeviceBreakdown> ComputeDeviceBreakdown(const Trace& trace,
                                                     absl::Span<const bool> is_compute);
 
-// Folds the rows of a later part of the same trace into `into` (rows by device, sorted).
-// Exact when no GPU event spans the cut between the parts: the unions then add up.
-void MergeDeviceBreakdown(const std::vector<DeviceBreakdown>& part,
-                          std::vector<DeviceBreakdown>* into);
+// The breakdown over a trace given whole or in parts in time order: every GPU event of a
+// part starts no earlier than any event of the parts before (an event may run past the
+// cut: the unions carry their end from part to part).
+class DeviceBreakdownAccumulator {
+ public:
+  void Add(const Trace& part, absl::Span<const bool> is_compute);
+  std::vector<DeviceBreakdown> Finish() const;
+
+ private:
+  struct Device {
+    DeviceBreakdown row;
+    int64_t busy_until = INT64_MIN;
+    int64_t compute_until = INT64_MIN;
+  };
+  std::map<int32_t, Device> devices_;  // sorted: rows come out in device order
+};
 
 }  // namespace opmap::analysis
 

@@ -14,23 +14,20 @@ void SortByStart(absl::Span<Interval> intervals) {
 }  // namespace
 
 int64_t UnionLength(absl::Span<Interval> intervals) {
+  int64_t covered_until = INT64_MIN;
+  return UnionLengthAfter(intervals, &covered_until);
+}
+
+int64_t UnionLengthAfter(absl::Span<Interval> intervals, int64_t* covered_until) {
   SortByStart(intervals);
   int64_t total = 0;
-  bool open = false;
-  int64_t cur_start = 0;
-  int64_t cur_end = 0;
+  int64_t until = *covered_until;
   for (const Interval& iv : intervals) {
-    if (iv.end_ns <= iv.start_ns) continue;
-    if (!open || iv.start_ns > cur_end) {
-      if (open) total += cur_end - cur_start;
-      cur_start = iv.start_ns;
-      cur_end = iv.end_ns;
-      open = true;
-    } else {
-      cur_end = std::max(cur_end, iv.end_ns);
-    }
+    if (iv.end_ns <= iv.start_ns || iv.end_ns <= until) continue;
+    total += iv.end_ns - std::max(iv.start_ns, until);
+    until = iv.end_ns;
   }
-  if (open) total += cur_end - cur_start;
+  *covered_until = until;
   return total;
 }
 

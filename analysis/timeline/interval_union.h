@@ -24,6 +24,11 @@ struct Interval {
 // Length of the union. Sorts `intervals` by start in place (that is the only change).
 int64_t UnionLength(absl::Span<Interval> intervals);
 
+// The same over intervals that come in batches, each batch starting no earlier than the
+// batches before it: the length the batch adds beyond *covered_until (the union's end so
+// far; INT64_MIN at first), which it then advances.
+int64_t UnionLengthAfter(absl::Span<Interval> intervals, int64_t* covered_until);
+
 // The union as disjoint intervals, sorted by start. Touching intervals ([0,5) and [5,9))
 // merge into one; empty and inverted intervals are dropped.
 std::vector<Interval> MergeIntervals(std::vector<Interval> intervals);
