@@ -12,6 +12,7 @@
 #include "analysis/report/analyze_report.h"
 #include "analysis/stats/value_counts.h"
 #include "analysis/summary/summary_accumulator.h"
+#include "analysis/summary/streaming_parts.h"
 #include "analysis/summary/trace_parts.h"
 #include "analysis/summary/trace_summary.h"
 #include "gtest/gtest.h"
@@ -37,6 +38,46 @@ TraceSummary InParts(Trace& trace, size_t target, TracePartsStats* stats,
   TraceSummary s = acc.Finish(info);
   last_part_info.info = info;
   AddStallSections(last_part_info, MapGpuEvents(last_part_info), &s);
+  return s;
+}
+
+// The same through StreamingParts: every event of the trace in start order (ties: ranges,
+// then calls, then GPU events, each kind in trace order), as a time-sorted source gives them.
+TraceSummary Streamed(Trace& trace, size_t target, StreamingPartsStats* stats) {
+  SummaryAccumulator acc;
+  StringTable strings = std::move(trace.strings);
+  StreamingParts parts(trace.info, &strings, {.target_events = target},
+                       [&](const Trace& part, const PartRanges& ranges) {
+                         acc.Add(part, MapGpuEvents(part), &ranges);
+                       });
+  struct Item {
+    int64_t start;
+    int kind;
+    size_t index;
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < trace.ranges.size(); ++i) items.push_back({trace.ranges[i].start_ns, 0, i});
+  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
+    items.push_back({trace.api_calls[i].start_ns, 1, i});
+  }
+  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
+    items.push_back({trace.gpu_events[i].start_ns, 2, i});
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.start != b.start ? a.start < b.start : a.kind < b.kind;
+  });
+  for (const Item& it : items) {
+    if (it.kind == 0) parts.Add(trace.ranges[it.index]);
+    if (it.kind == 1) parts.Add(trace.api_calls[it.index]);
+    if (it.kind == 2) parts.Add(trace.gpu_events[it.index]);
+  }
+  parts.Finish();
+  *stats = parts.stats();
+  trace.strings = std::move(strings);
+  TraceSummary s = acc.Finish(trace.info);
+  Trace no_stalls;
+  no_stalls.info = trace.info;
+  AddStallSections(no_stalls, MapGpuEvents(no_stalls), &s);
   return s;
 }
 
@@ -70,6 +111,20 @@ TEST_P(TraceParts, SummaryFromPartsEqualsTheWholeTrace) {
       << whole.substr(from, 400) << "\nparts: ..." << from_parts.substr(from, 400) << "\n"
       << c.path << " in " << stats.parts << " parts (largest " << stats.largest_part_events
       << " events, " << stats.carried << " carried)";
+  if (trace->info.window_start_ns == kNone) {
+    StreamingPartsStats streamed;
+    const std::string from_stream =
+        RenderAnalyzeJson(Streamed(*trace, events / c.parts + 1, &streamed), {.source = c.path});
+    size_t at2 = 0;
+    while (at2 < whole.size() && at2 < from_stream.size() && whole[at2] == from_stream[at2]) ++at2;
+    const size_t from2 = at2 > 300 ? at2 - 300 : 0;
+    EXPECT_EQ(at2, whole.size()) << "streamed: first difference at byte " << at2 << "\nwhole: ..."
+        << whole.substr(from2, 400) << "\nstream: ..." << from_stream.substr(from2, 400);
+    EXPECT_EQ(from_stream.size(), whole.size());
+    EXPECT_GE(streamed.parts, c.min_parts);
+    EXPECT_EQ(streamed.launches_not_held, 0);
+    EXPECT_EQ(streamed.late_events, 0);
+  }
   // The strings were lent and given back: the trace still names its events.
   EXPECT_FALSE(trace->strings.Get(trace->gpu_events.front().name).empty());
 }
