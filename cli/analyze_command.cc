@@ -18,6 +18,7 @@
 #include "cli/command_flags.h"
 #include "cli/handoff_output.h"
 #include "common/io/read_file.h"
+#include "cli/analyze_stream.h"
 #include "cli/trace_loader.h"
 
 namespace opmap::cli {
@@ -53,7 +54,16 @@ options:
   --launches   json: also list every GPU event (name, grid, block, start/end ns,
                stream, correlation, the operator it was mapped to and by which rule)
   --quiet      no progress line on stderr
+  --memory-budget B
+               memory for exact percentiles, all rows together (default 1G; K, M, G
+               suffixes): past it a row's values go into a DDSketch (±0.54%) and the
+               output marks the row "ddsketch"
   -h, --help   this text
+
+Kineto traces are read a part at a time (except with --report, --launches or --ncu):
+memory stays flat whatever the size of the trace (events are sorted through a temporary
+file in $TMPDIR when they do not fit a 24 MiB buffer), and the output's "streaming"
+object says how (parts, bytes spilled, rows sketched).
 
 handoff report (--report, one TRACE): MFU per request/iteration and per operator (FLOPs
 from Input Dims or NVTX payloads; with --profile also from the workload profile, and MBU
@@ -81,8 +91,32 @@ struct AnalyzeArgs {
   int top = -1;
   bool quiet = false;
   bool launches = false;
+  uint64_t memory_budget = uint64_t{1} << 30;
   HandoffArgs handoff;
 };
+
+// "512M", "1G", "65536": bytes, with binary K/M/G suffixes; at least 1 MiB.
+absl::Status ParseBytes(std::string_view v, uint64_t* out) {
+  uint64_t scale = 1;
+  std::string digits(v);
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K': case 'k': scale = uint64_t{1} << 10; break;
+      case 'M': case 'm': scale = uint64_t{1} << 20; break;
+      case 'G': case 'g': scale = uint64_t{1} << 30; break;
+      default: scale = 0; break;
+    }
+    if (scale != 0) digits.pop_back(); else scale = 1;
+  }
+  uint64_t n = 0;
+  if (digits.empty() || !absl::SimpleAtoi(digits, &n) || n > (uint64_t{1} << 50) / scale ||
+      n * scale < (uint64_t{1} << 20)) {
+    return absl::InvalidArgumentError(
+        "needs a size of at least 1M: bytes, or a number with K, M or G (e.g. 512M, 2G)");
+  }
+  *out = n * scale;
+  return absl::OkStatus();
+}
 
 int AnalyzeUsageError(const std::string& msg) { return UsageFailure("opmap analyze", msg); }
 
@@ -99,6 +133,8 @@ const FlagKeys<AnalyzeArgs>& AnalyzeKeys() {
          }},
         {"launches", true, "", "", SwitchField(&AnalyzeArgs::launches)},
         {"quiet", true, "", "", SwitchField(&AnalyzeArgs::quiet)},
+        {"memory-budget", false, "B", "",
+         [](std::string_view v, AnalyzeArgs* a) { return ParseBytes(v, &a->memory_budget); }},
     };
     AddHandoffKeys(&AnalyzeArgs::handoff, &k);
     return k;
@@ -134,6 +170,23 @@ class Progress {
   bool enabled_, tty_, shown_ = false;
   std::chrono::steady_clock::time_point start_, last_;
 };
+
+void PrintSummary(const analysis::TraceSummary& summary, const std::string& path, int top,
+                  const AnalyzeArgs& args, bool first) {
+  analysis::ReportOptions report{path, top, args.launches};
+  switch (args.format) {
+    case Format::kJson:
+      std::cout << analysis::RenderAnalyzeJson(summary, report) << "\n";
+      break;
+    case Format::kCsv:
+      std::cout << analysis::RenderAnalyzeCsv(summary, report, first);
+      break;
+    case Format::kTable:
+      if (!first) std::cout << "\n";
+      std::cout << analysis::RenderAnalyzeTable(summary, report);
+      break;
+  }
+}
 
 }  // namespace
 
@@ -177,7 +230,26 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   std::vector<std::optional<analysis::NcuJoin>> joins(profiles.size());
 
   bool first = true;
+  const bool streaming = !args.handoff.report && !args.launches && profiles.empty();
   for (const std::string& path : args.traces) {
+    std::optional<analysis::TraceSummary> streamed;
+    if (streaming && StreamableTrace(path)) {
+      Progress progress(path, !args.quiet);
+      StreamAnalyzeOptions options;
+      options.memory_budget_bytes = args.memory_budget;
+      options.progress = [&](size_t done, size_t total) { progress.Update(done, total); };
+      absl::StatusOr<analysis::TraceSummary> s = StreamAnalyzeFile(path, options);
+      if (!s.ok()) {
+        std::cerr << "opmap analyze: " << path << ": " << s.status().message() << "\n";
+        return 2;
+      }
+      streamed = std::move(*s);
+    }
+    if (streamed) {
+      PrintSummary(*streamed, path, top, args, first);
+      first = false;
+      continue;
+    }
     absl::StatusOr<std::string> bytes = io::ReadFileBytes(path);
     if (!bytes.ok()) {
       std::cerr << "opmap analyze: " << path << ": " << bytes.status().message() << "\n";
@@ -208,19 +280,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       args.handoff.top = args.top >= 0 ? args.top : 20;
       return WriteHandoff(args.handoff, path, *trace, mapping, summary);
     }
-    analysis::ReportOptions report{path, top, args.launches};
-    switch (args.format) {
-      case Format::kJson:
-        std::cout << analysis::RenderAnalyzeJson(summary, report) << "\n";
-        break;
-      case Format::kCsv:
-        std::cout << analysis::RenderAnalyzeCsv(summary, report, first);
-        break;
-      case Format::kTable:
-        if (!first) std::cout << "\n";
-        std::cout << analysis::RenderAnalyzeTable(summary, report);
-        break;
-    }
+    PrintSummary(summary, path, top, args, first);
     first = false;
   }
   bool ncu_first = true;

@@ -41,6 +41,8 @@ GzipChunkReader::~GzipChunkReader() {
   if (zs_) inflateEnd(zs_.get());
 }
 
+size_t GzipChunkReader::total_in() const { return fed_ - zs_->avail_in; }
+
 absl::StatusOr<size_t> GzipChunkReader::Read(char* out, size_t capacity) {
   if (!status_.ok()) return status_;
   if (done_ || capacity == 0) return 0;

@@ -40,6 +40,8 @@ class GzipChunkReader {
   bool done() const { return done_; }
   // Bytes inflated so far.
   uint64_t total_out() const { return total_out_; }
+  // Compressed bytes zlib has consumed so far.
+  size_t total_in() const;
   // The trailer's ISIZE (the last member's size mod 2^32), capped by deflate's maximum
   // ratio: a hint for progress reports and buffer sizes, not a promise. 0 when unknown.
   size_t size_hint() const { return hint_; }

@@ -7,8 +7,9 @@
 
 namespace opmap::analysis {
 
-PipelinedGzipReader::PipelinedGzipReader(std::string_view compressed)
-    : reader_(compressed), hint_(reader_.size_hint()) {
+PipelinedGzipReader::PipelinedGzipReader(std::string_view compressed,
+                                         std::function<void(size_t)> consumed)
+    : reader_(compressed), consumed_(std::move(consumed)), hint_(reader_.size_hint()) {
   thread_ = std::thread([this] { Inflate(); });
 }
 
@@ -33,6 +34,7 @@ void PipelinedGzipReader::Inflate() {
     }
     if (chunk.bytes == nullptr) chunk.bytes = std::make_unique_for_overwrite<char[]>(kChunkBytes);
     absl::StatusOr<size_t> n = reader_.Read(chunk.bytes.get(), kChunkBytes);
+    if (consumed_) consumed_(reader_.total_in());
     std::unique_lock<std::mutex> lock(mu_);
     if (!n.ok()) {
       status_ = n.status();

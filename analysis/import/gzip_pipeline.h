@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,24 +22,28 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "analysis/import/gzip.h"
+#include "analysis/import/kineto_event_stream.h"
 
 namespace opmap::analysis {
 
-class PipelinedGzipReader {
+class PipelinedGzipReader : public KinetoTextSource {
  public:
   static constexpr size_t kChunkBytes = size_t{1} << 20;
   static constexpr size_t kQueueChunks = 8;
 
-  // `compressed` must outlive the reader. Starts inflating at once.
-  explicit PipelinedGzipReader(std::string_view compressed);
+  // `compressed` must outlive the reader. Starts inflating at once. `consumed`, when set,
+  // is called on the inflating thread with the compressed bytes read so far, after each
+  // chunk.
+  explicit PipelinedGzipReader(std::string_view compressed,
+                               std::function<void(size_t)> consumed = {});
   // Stops the inflating thread (it may be waiting for room) and joins it.
   ~PipelinedGzipReader();
   PipelinedGzipReader(const PipelinedGzipReader&) = delete;
   PipelinedGzipReader& operator=(const PipelinedGzipReader&) = delete;
 
-  absl::StatusOr<size_t> Read(char* out, size_t capacity);
-  bool done() const;
-  size_t size_hint() const { return hint_; }
+  absl::StatusOr<size_t> Read(char* out, size_t capacity) override;
+  bool done() const override;
+  size_t size_hint() const override { return hint_; }
 
  private:
   // An inflated chunk: kChunkBytes of storage, `size` of them filled. The buffers of
@@ -51,6 +56,7 @@ class PipelinedGzipReader {
   void Inflate();
 
   GzipChunkReader reader_;  // used by the inflating thread only, after construction
+  std::function<void(size_t)> consumed_;
   size_t hint_ = 0;
   mutable std::mutex mu_;
   std::condition_variable room_;   // the queue has room, or the reader is going away

@@ -51,8 +51,7 @@ class EventStream {
     return status;
   }
 
-  absl::Status RunGzip(std::string_view compressed) {
-    PipelinedGzipReader reader(compressed);  // inflates on a thread of its own
+  absl::Status RunSource(KinetoTextSource& reader) {
     hint_ = reader.size_hint();
     Reserve(kParserBytes);
     cap_ = 2 * kReadBytes;
@@ -331,9 +330,17 @@ absl::StatusOr<KinetoStreamResult> StreamKinetoJson(std::string& json, KinetoEve
 
 absl::StatusOr<KinetoStreamResult> StreamKinetoGzip(std::string_view compressed,
                                                      KinetoEventSink& sink,
+                                                     const KinetoProgressFn& progress,
+                                                     const std::function<void(size_t)>& consumed) {
+  PipelinedGzipReader reader(compressed, consumed);  // inflates on a thread of its own
+  return StreamKinetoText(reader, sink, progress);
+}
+
+absl::StatusOr<KinetoStreamResult> StreamKinetoText(KinetoTextSource& source,
+                                                     KinetoEventSink& sink,
                                                      const KinetoProgressFn& progress) {
   EventStream stream(sink, progress);
-  RETURN_IF_ERROR(stream.RunGzip(compressed));
+  RETURN_IF_ERROR(stream.RunSource(source));
   return stream.result();
 }
 

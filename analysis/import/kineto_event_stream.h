@@ -56,8 +56,27 @@ inline constexpr size_t kMaxKinetoEventBytes = size_t{64} << 20;
 absl::StatusOr<KinetoStreamResult> StreamKinetoJson(std::string& json, KinetoEventSink& sink,
                                                      const KinetoProgressFn& progress);
 
-// A gzip stream (see GzipChunkReader).
+// Text in order from anywhere: an inflater, a file read a window at a time.
+class KinetoTextSource {
+ public:
+  virtual ~KinetoTextSource() = default;
+  // Up to `capacity` (> 0) bytes into `out`; fewer only at the end, after which done().
+  virtual absl::StatusOr<size_t> Read(char* out, size_t capacity) = 0;
+  virtual bool done() const = 0;
+  // The text's size if known (for progress), else 0.
+  virtual size_t size_hint() const = 0;
+};
+
+// A gzip stream (see GzipChunkReader), inflated on a thread of its own. `consumed`, when
+// set, hears how many bytes of `compressed` have been read so far (about every MiB), so
+// that a caller holding them in a mapping can let the read ones go.
 absl::StatusOr<KinetoStreamResult> StreamKinetoGzip(std::string_view compressed,
+                                                     KinetoEventSink& sink,
+                                                     const KinetoProgressFn& progress,
+                                                     const std::function<void(size_t)>& consumed = {});
+
+// Text from any source, held a window at a time (a few MiB plus the one unfinished event).
+absl::StatusOr<KinetoStreamResult> StreamKinetoText(KinetoTextSource& source,
                                                      KinetoEventSink& sink,
                                                      const KinetoProgressFn& progress);
 

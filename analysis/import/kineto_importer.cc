@@ -208,7 +208,9 @@ simdjson::error_code ReadEvent(od::object obj, RawEvent* ev) {
 
 class Importer : public KinetoEventSink {
  public:
-  Importer() { trace_.info.format = "kineto-json"; }
+  explicit Importer(KinetoEventConsumer* consumer = nullptr) : consumer_(consumer) {
+    trace_.info.format = "kineto-json";
+  }
 
   simdjson::error_code OnEvent(od::object& event, size_t index, absl::Status* status) override {
     event_index_ = index;
@@ -237,7 +239,7 @@ class Importer : public KinetoEventSink {
       return absl::InvalidArgumentError(
           "invalid trace: no \"traceEvents\" array in the top-level object");
     }
-    if (trace_.gpu_events.empty()) {
+    if (gpu_events_ == 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "empty trace: %d events but no GPU events (kernel, gpu_memcpy, gpu_memset)",
           streamed->events));
@@ -327,7 +329,12 @@ class Importer : public KinetoEventSink {
       g.registers_per_thread = static_cast<int32_t>(ev.registers);
       g.shared_memory_bytes = ev.shared_memory;
       g.bytes = ev.bytes;
-      trace_.gpu_events.push_back(g);
+      ++gpu_events_;
+      if (consumer_ != nullptr) {
+        consumer_->OnGpuEvent(g);
+      } else {
+        trace_.gpu_events.push_back(g);
+      }
     } else if (cat == Category::kRuntime || cat == Category::kDriver) {
       ApiCall a;
       a.start_ns = start;
@@ -339,7 +346,11 @@ class Importer : public KinetoEventSink {
       a.correlation = ev.correlation;
       a.external_id = ev.external_id;
       if (trace_.info.process == kNone) trace_.info.process = ev.pid;
-      trace_.api_calls.push_back(a);
+      if (consumer_ != nullptr) {
+        consumer_->OnApiCall(a);
+      } else {
+        trace_.api_calls.push_back(a);
+      }
     } else {
       Range r;
       r.start_ns = start;
@@ -357,13 +368,19 @@ class Importer : public KinetoEventSink {
         r.concrete_inputs = trace_.strings.Intern(ev.concrete_inputs);
       }
       if (!ev.input_strides.empty()) r.input_strides = trace_.strings.Intern(ev.input_strides);
-      trace_.ranges.push_back(r);
+      if (consumer_ != nullptr) {
+        consumer_->OnRange(r);
+      } else {
+        trace_.ranges.push_back(r);
+      }
     }
     return absl::OkStatus();
   }
 
+  KinetoEventConsumer* consumer_;
   Trace trace_;
   size_t event_index_ = 0;
+  int64_t gpu_events_ = 0;
 };
 
 }  // namespace
@@ -381,6 +398,12 @@ absl::StatusOr<Trace> ImportKinetoBytes(std::string bytes, const KinetoImportOpt
     return importer.Finish(StreamKinetoGzip(bytes, importer, options.progress));
   }
   return ImportKinetoJson(bytes, options);
+}
+
+absl::StatusOr<Trace> ImportKinetoEvents(KinetoTextSource& text, KinetoEventConsumer& consumer,
+                                         const KinetoImportOptions& options) {
+  Importer importer(&consumer);
+  return importer.Finish(StreamKinetoText(text, importer, options.progress));
 }
 
 }  // namespace opmap::analysis

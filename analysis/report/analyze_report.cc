@@ -21,6 +21,36 @@ using report_fields::Rows;
 using report_fields::Shorten;
 using report_fields::Us;
 
+void StreamingJson(text::JsonWriter& w, const StreamingFacts& f) {
+  w.Key("streaming").BeginObject();
+  w.Field("parts", f.parts);
+  w.Field("largest_part_events", f.largest_part_events);
+  w.Field("spilled_bytes", static_cast<int64_t>(f.spilled_bytes));
+  w.Field("spill_runs", f.spill_runs);
+  w.Field("memory_budget_bytes", static_cast<int64_t>(f.memory_budget_bytes));
+  w.Field("sketched_rows", f.sketched_rows);
+  w.Field("launches_not_held", f.launches_not_held);
+  w.Field("late_events", f.late_events);
+  w.EndObject();
+}
+
+// A line only when streaming had to do without something the whole trace has.
+std::string StreamingTable(const StreamingFacts& f) {
+  std::string out;
+  if (f.launches_not_held > 0) {
+    absl::StrAppendFormat(&out,
+                          "streaming: %d GPU events mapped without their launch call (let go "
+                          "before their GPU work began: docs/metrics.md, \"Traces of any "
+                          "size\")\n",
+                          f.launches_not_held);
+  }
+  if (f.late_events > 0) {
+    absl::StrAppendFormat(&out, "streaming: %d events arrived after their part was summarized\n",
+                          f.late_events);
+  }
+  return out;
+}
+
 void MappingJson(text::JsonWriter& w, const TraceSummary& s) {
   w.Key("mapping").BeginObject();
   w.Key("by_rule").BeginObject();
@@ -50,7 +80,11 @@ std::string RenderAnalyzeJson(const TraceSummary& s, const ReportOptions& option
   w.Key("gpus").BeginArray();
   for (const std::string& g : s.info.gpu_names) w.String(g);
   w.EndArray();
-  w.Field("percentiles", "exact (linear interpolation between closest ranks)");
+  w.Field("percentiles", s.streaming.sketched_rows == 0
+                             ? "exact (linear interpolation between closest ranks)"
+                             : "exact (linear interpolation between closest ranks), except rows "
+                               "marked \"percentiles\": \"ddsketch\" (DDSketch, ±0.54%)");
+  if (s.streaming.streamed) StreamingJson(w, s.streaming);
   w.Field("gpu_event_count", s.gpu_event_count);
   w.Field("gpu_time_us", Us(s.gpu_time_ns));
   SourceFactsJson(w, s.info);
@@ -119,8 +153,13 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
                         s.info.gpu_names.empty() ? "" : s.info.gpu_names.front());
   absl::StrAppendFormat(&out,
                         "%d GPU events, %.3f us summed GPU time; percentiles exact "
-                        "(linear interpolation)\n\n",
-                        s.gpu_event_count, Us(s.gpu_time_ns));
+                        "(linear interpolation)%s\n",
+                        s.gpu_event_count, Us(s.gpu_time_ns),
+                        s.streaming.sketched_rows > 0
+                            ? ", except rows marked ~: DDSketch (±0.54%), past --memory-budget"
+                            : "");
+  out.append(StreamingTable(s.streaming));
+  out.append("\n");
   out.append(SourceFactsTable(s.info));
   if (s.gpu_event_count == 0) {
     // Host-only capture (no GPU, or CUPTI unavailable: said above): the GPU tables would
@@ -149,10 +188,11 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
                         "count", "kernels", "gpu_time_us", "p50_us", "p95_us", "p99_us");
   for (size_t i = 0; i < n_ops; ++i) {
     const OperatorStats& o = s.operators[i];
-    absl::StrAppendFormat(&out, "%-40s %-12s %7d %8d %13.3f %10.3f %10.3f %10.3f\n",
+    absl::StrAppendFormat(&out, "%-40s %-12s %7d %8d %13.3f %10.3f %10.3f %10.3f%s\n",
                           Shorten(o.name, 40), LayerTypeName(o.layer_type), o.count,
                           o.kernel_count, Us(o.gpu_time_ns), Us(o.instance_gpu_time_ns.p50),
-                          Us(o.instance_gpu_time_ns.p95), Us(o.instance_gpu_time_ns.p99));
+                          Us(o.instance_gpu_time_ns.p95), Us(o.instance_gpu_time_ns.p99),
+                          o.instance_gpu_time_ns.sketched ? " ~" : "");
   }
   size_t n_k = Rows(s.kernels.size(), options.top);
   absl::StrAppendFormat(&out, "\nkernels (%d of %d, by GPU time)\n", n_k, s.kernels.size());
@@ -160,10 +200,10 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
                         "count", "gpu_time_us", "p50_us", "p95_us", "p99_us");
   for (size_t i = 0; i < n_k; ++i) {
     const KernelStats& k = s.kernels[i];
-    absl::StrAppendFormat(&out, "%-60s %-12s %7d %13.3f %10.3f %10.3f %10.3f\n",
+    absl::StrAppendFormat(&out, "%-60s %-12s %7d %13.3f %10.3f %10.3f %10.3f%s\n",
                           Shorten(k.name, 60), LayerTypeName(k.layer_type), k.count,
                           Us(k.gpu_time_ns), Us(k.duration_ns.p50), Us(k.duration_ns.p95),
-                          Us(k.duration_ns.p99));
+                          Us(k.duration_ns.p99), k.duration_ns.sketched ? " ~" : "");
   }
   out.append("\nmapping (GPU events by rule):");
   for (int r = 0; r < kMappingRuleCount; ++r) {

@@ -27,6 +27,8 @@ inline std::string Shorten(std::string_view s, size_t width) {
 
 inline void PercentileFields(text::JsonWriter& w, const stats::Percentiles& p) {
   w.Field("p50_us", Us(p.p50)).Field("p95_us", Us(p.p95)).Field("p99_us", Us(p.p99));
+  // Past the memory budget (value_counts.h): say so on the row itself.
+  if (p.sketched) w.Field("percentiles", "ddsketch");
 }
 
 }  // namespace opmap::analysis::report_fields

@@ -75,6 +75,20 @@ struct SummaryOptions {
   bool list_launches = false;  // fill TraceSummary::launches (one row per GPU event)
 };
 
+// How a summary was built when the trace was streamed a part at a time
+// (analysis/summary/streaming_parts.h): reports print it, and say which rows were sketched.
+struct StreamingFacts {
+  bool streamed = false;
+  int64_t parts = 0;
+  int64_t largest_part_events = 0;
+  int64_t launches_not_held = 0;  // GPU events mapped without their launch call (see there)
+  int64_t late_events = 0;
+  uint64_t spilled_bytes = 0;     // events written to the temporary file to be sorted
+  int64_t spill_runs = 0;
+  uint64_t memory_budget_bytes = 0;  // for exact percentile values
+  int64_t sketched_rows = 0;         // rows whose percentiles come from a DDSketch
+};
+
 struct TraceSummary {
   TraceInfo info;
   int64_t gpu_event_count = 0;
@@ -93,6 +107,7 @@ struct TraceSummary {
   ModuleSummary modules;         // GPU time by module (nn.Module / NVTX layer ranges)
   StallSummary stalls;           // memory-stall fractions per kernel and layer type
   std::vector<LaunchRow> launches;  // in trace order; only with list_launches
+  StreamingFacts streaming;
 };
 
 TraceSummary Summarize(const Trace& trace, const MappingResult& mapping,
