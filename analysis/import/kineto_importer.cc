@@ -299,6 +299,14 @@ class Importer : public KinetoEventSink {
     ASSIGN_OR_RETURN(int64_t start, Micros(ev, ev.ts, "ts"));
     ASSIGN_OR_RETURN(int64_t dur, Micros(ev, ev.dur, "dur"));
     if (dur < 0) return EventError(ev, absl::StrFormat("negative duration: dur = %s", ev.dur));
+    // The bounds every source keeps (model/trace.h), so that no end or difference of two
+    // times overflows downstream.
+    if (start < -kMaxTimestampNs || start > kMaxTimestampNs) {
+      return EventError(ev, absl::StrFormat("field \"ts\" is out of range (|ts| > 2^62 ns): %s", ev.ts));
+    }
+    if (dur > kMaxDurationNs) {
+      return EventError(ev, absl::StrFormat("field \"dur\" is out of range (> 2^52 ns): %s", ev.dur));
+    }
     ASSIGN_OR_RETURN(StringId name, InternName(ev));
     if (IsGpu(cat)) {
       GpuEvent g;

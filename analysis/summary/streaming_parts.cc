@@ -105,7 +105,8 @@ void StreamingParts::Cut(int64_t at_ns, bool last) {
       const HeldCall& held = calls_[i];
       const ApiCall& call = part_.api_calls[i];
       if (!held.launch || call.correlation == kNone) continue;
-      if ((held.graph || !held.resolved) && at_ns - call.start_ns <= options_.launch_horizon_ns) {
+      // at_ns - horizon cannot overflow: times are within ±2^62 (model/trace.h).
+      if ((held.graph || !held.resolved) && call.start_ns >= at_ns - options_.launch_horizon_ns) {
         call_carried[i] = true;
       }
     }

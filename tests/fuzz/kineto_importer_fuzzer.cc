@@ -1,6 +1,7 @@
 // libFuzzer target for the Kineto importer and everything `opmap analyze` runs after it:
 // bytes -> ImportKinetoBytes (gzip or plain JSON) -> MapGpuEvents -> Summarize ->
-// RenderAnalyzeJson / RenderAnalyzeTable / RenderAnalyzeCsv. A crash, sanitizer report,
+// RenderAnalyzeJson / RenderAnalyzeTable / RenderAnalyzeCsv, and the streamed summary
+// (parts of five events: its counts and sums must equal the whole trace's). A crash, sanitizer report,
 // leak, timeout or out-of-memory anywhere on that path is a bug; an InvalidArgument or
 // DataLoss status is the expected answer to garbage. The JSON report is parsed back, so
 // an escaping bug in the writer counts as a crash too.
@@ -22,5 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   opmap::fuzz::AnalyzeTrace(*trace);
+  opmap::fuzz::CheckStreamedSummary(
+      *trace, opmap::analysis::Summarize(*trace, opmap::analysis::MapGpuEvents(*trace)));
   return 0;
 }
