@@ -201,6 +201,15 @@ absl::Status EventSpill::Spill() {
 absl::Status EventSpill::Drain(analysis::StreamingParts& parts) {
   if (!error_.ok()) return error_;
   SortKeys();
+  if (runs_.empty()) {  // everything fit the buffer: no merge
+    for (const Key& k : keys_) {
+      if (k.kind == kGpu) parts.Add(gpu_[k.index]);
+      if (k.kind == kCall) parts.Add(calls_[k.index]);
+      if (k.kind == kRange) parts.Add(ranges_[k.index]);
+    }
+    parts.Finish();
+    return absl::OkStatus();
+  }
   // Sources: the spilled runs, then the buffer still in memory (index runs_.size()).
   std::vector<RunCursor> cursors;
   cursors.reserve(runs_.size());

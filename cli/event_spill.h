@@ -22,7 +22,7 @@ namespace opmap::cli {
 
 class EventSpill : public analysis::KinetoEventConsumer {
  public:
-  static constexpr size_t kBlockBytes = size_t{64} << 10;  // read per run at a time
+  static constexpr size_t kBlockBytes = size_t{32} << 10;  // read per run at a time
 
   explicit EventSpill(size_t buffer_bytes) : buffer_bytes_(buffer_bytes) {}
   ~EventSpill() override;

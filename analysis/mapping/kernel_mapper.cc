@@ -135,6 +135,12 @@ MappingResult MapGpuEvents(const Trace& trace) {
     auto [m, inserted] = min_correlation.emplace(a.process, a.correlation);
     if (!inserted && a.correlation < m->second) m->second = a.correlation;
   }
+  if (!trace.info.first_correlation.empty()) {
+    min_correlation.clear();
+    for (const auto& [process, first] : trace.info.first_correlation) {
+      min_correlation[process] = first;
+    }
+  }
   const bool windowed = trace.info.window_start_ns != kNone;
   absl::flat_hash_map<int64_t, int32_t> range_by_external_id;
   for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {

@@ -143,6 +143,11 @@ struct TraceInfo {
   // mapping says so (launch_outside_window) instead of "no launch record".
   int64_t window_start_ns = kNone;
   int64_t window_end_ns = kNone;
+  // The smallest launch correlation id per process over the whole source, when the trace
+  // holds only part of it (analysis/summary/streaming_parts.h): the mapping then tells a
+  // launch before the window from a missing one as the whole trace would. Empty: the
+  // mapping takes it from the trace's own calls.
+  std::vector<std::pair<int64_t, int64_t>> first_correlation;
   // What the source could not record and why (e.g. {"cupti", "no CUDA driver ..."}):
   // reports print these as "unavailable: <reason>" instead of empty sections.
   std::vector<std::pair<std::string, std::string>> unavailable;

@@ -47,8 +47,18 @@ TracePartsStats ForEachTracePart(Trace& trace, size_t target_events,
                                  const std::function<void(const Trace&, const PartRanges&)>& fn) {
   TracePartsStats stats;
   std::vector<int64_t> cuts;
-  if (trace.info.window_start_ns == kNone && trace.stalls.empty() && trace.measured.empty()) {
+  if (trace.stalls.empty() && trace.measured.empty()) {
     cuts = ChooseCuts(trace, std::max<size_t>(target_events, 1));
+  }
+  TraceInfo info = trace.info;
+  if (!cuts.empty() && info.window_start_ns != kNone && info.first_correlation.empty()) {
+    absl::flat_hash_map<int64_t, int64_t> first;
+    for (const ApiCall& a : trace.api_calls) {
+      if (a.correlation == kNone) continue;
+      auto [it, inserted] = first.emplace(a.process, a.correlation);
+      if (!inserted) it->second = std::min(it->second, a.correlation);
+    }
+    info.first_correlation.assign(first.begin(), first.end());
   }
   const size_t n = cuts.size() + 1;
   // Each range and API call is held from the part its start falls in to the last part
@@ -91,7 +101,7 @@ TracePartsStats ForEachTracePart(Trace& trace, size_t target_events,
 
   for (size_t p = 0; p < n; ++p) {
     Trace part;
-    part.info = trace.info;
+    part.info = info;
     part.strings = std::move(trace.strings);
     part.gpu_events.reserve(gpu[p].size());
     for (uint32_t i : gpu[p]) part.gpu_events.push_back(trace.gpu_events[i]);

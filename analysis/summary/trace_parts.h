@@ -16,8 +16,9 @@
 //     parts get it cleared, so that a part holding only one of the two does not map by it.
 //
 // Parts hold about `target_events` events (GPU events, API calls and ranges by start). A
-// windowed trace (TraceInfo::window_start_ns), or one with stall samples or measured work
-// (indices into the whole trace), is one part.
+// windowed trace's parts carry the whole trace's first launch correlation per process
+// (TraceInfo::first_correlation). A trace with stall samples or measured work (indices into
+// the whole trace) is one part.
 #ifndef OPMAP_ANALYSIS_SUMMARY_TRACE_PARTS_H_
 #define OPMAP_ANALYSIS_SUMMARY_TRACE_PARTS_H_
 

@@ -1,8 +1,7 @@
 // A summary built from time-ordered parts of a trace (trace_parts.h + summary_accumulator.h)
 // equals the whole trace's: the rendered analysis JSON, every count, sum and exact
 // percentile, byte for byte, on every real trace beside the tests, cut into 40 parts (400
-// for one), with ranges and launches carried across the cuts. Nsight Systems exports are
-// windowed and stay one part (trace_parts.h).
+// for one), with ranges and launches carried across the cuts.
 #include <string>
 #include <vector>
 
@@ -143,8 +142,8 @@ const Case kCases[] = {
     {"traces/hta_triton_example_a100.json.gz", 40, 5},
     {"traces/kineto_resnet50_v100_2021.json.gz", 40, 20},
     {"traces/hta_call_stack_backward_thread.json", 4, 2},
-    {"nsys/h100_2gpu_1s.sqlite", 40, 1},
-    {"nsys/mfu_2gpu_before.sqlite", 40, 1},
+    {"nsys/h100_2gpu_1s.sqlite", 40, 20},
+    {"nsys/mfu_2gpu_before.sqlite", 40, 20},
 };
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
