@@ -60,9 +60,10 @@ options:
                output marks the row "ddsketch"
   -h, --help   this text
 
-Kineto traces are read a part at a time (except with --report, --launches or --ncu):
-memory stays flat whatever the size of the trace (events are sorted through a temporary
-file in $TMPDIR when they do not fit a 24 MiB buffer), and the output's "streaming"
+Kineto traces and Nsight Systems exports are read a part at a time (except with
+--report, --launches or --ncu): memory stays flat whatever the size of the trace (Kineto
+events are sorted through a temporary file in $TMPDIR when they pass a 24 MiB buffer; an
+export is queried in place, table by table in time order), and the output's "streaming"
 object says how (parts, bytes spilled, rows sketched).
 
 handoff report (--report, one TRACE): MFU per request/iteration and per operator (FLOPs

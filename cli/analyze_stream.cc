@@ -10,7 +10,13 @@
 #include <cstring>
 #include <utility>
 
+#include <sqlite3.h>
+
+#include <optional>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "analysis/import/nsys_importer.h"
 #include "analysis/import/gzip_pipeline.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
@@ -93,6 +99,103 @@ class Mapping {
 
 bool StartsGzip(const unsigned char* b, size_t n) { return n >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
 
+bool StartsSqlite(const unsigned char* b, size_t n) {
+  return analysis::LooksLikeSqlite(std::string_view(reinterpret_cast<const char*>(b), n));
+}
+
+// Events straight into the parts, which start when the source says what it is.
+class PartsFeeder : public analysis::EventConsumer {
+ public:
+  explicit PartsFeeder(analysis::StreamingParts::PartFn fn, size_t part_events)
+      : fn_(std::move(fn)), part_events_(part_events) {}
+  void OnStart(const analysis::TraceInfo& info, analysis::StringTable* strings) override {
+    parts_.emplace(info, strings, analysis::StreamingPartsOptions{.target_events = part_events_},
+                   fn_);
+  }
+  void OnGpuEvent(const analysis::GpuEvent& e) override { parts_->Add(e); }
+  void OnApiCall(const analysis::ApiCall& c) override { parts_->Add(c); }
+  void OnRange(const analysis::Range& r) override { parts_->Add(r); }
+  void OnFinish() override { parts_->Finish(); }
+  std::optional<analysis::StreamingParts>& parts() { return parts_; }
+
+ private:
+  analysis::StreamingParts::PartFn fn_;
+  size_t part_events_;
+  std::optional<analysis::StreamingParts> parts_;
+};
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+
+// "file:" URI of a path: '%', '?' and '#' would end or escape the path part.
+std::string FileUri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      absl::StrAppend(&uri, absl::StrFormat("%%%02X", static_cast<unsigned char>(c)));
+    } else {
+      uri.push_back(c);
+    }
+  }
+  return uri + "?mode=ro&immutable=1";
+}
+
+// The accumulator the parts go into, and the summary with how it was made.
+class Summarizer {
+ public:
+  explicit Summarizer(const StreamAnalyzeOptions& options)
+      : options_(options),
+        budget_(stats::ValueBudget::FromBytes(options.memory_budget_bytes)),
+        acc_(&budget_) {}
+  analysis::StreamingParts::PartFn PartFn() {
+    return [this](const analysis::Trace& part, const analysis::PartRanges& ranges) {
+      acc_.Add(part, analysis::MapGpuEvents(part), &ranges);
+    };
+  }
+  // `names`: the source's info and strings (no events).
+  analysis::TraceSummary Finish(const analysis::Trace& names,
+                                const analysis::StreamingPartsStats& stats) {
+    analysis::TraceSummary s = acc_.Finish(names.info);
+    analysis::AddStallSections(names, analysis::MapGpuEvents(names), &s);
+    analysis::StreamingFacts& f = s.streaming;
+    f.streamed = true;
+    f.parts = stats.parts;
+    f.largest_part_events = stats.largest_part_events;
+    f.launches_not_held = stats.launches_not_held;
+    f.late_events = stats.late_events;
+    f.memory_budget_bytes = options_.memory_budget_bytes;
+    f.sketched_rows = budget_.rows_sketched();
+    return s;
+  }
+
+ private:
+  const StreamAnalyzeOptions& options_;
+  stats::ValueBudget budget_;
+  analysis::SummaryAccumulator acc_;
+};
+
+// An Nsight Systems export, opened read-only in place: each table is queried in start
+// order and the rows merged straight into the parts (SQLite's own sort spills to its
+// temporary files), never loaded.
+absl::StatusOr<analysis::TraceSummary> StreamNsysFile(const std::string& path,
+                                                      const StreamAnalyzeOptions& options) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(FileUri(path).c_str(), &raw,
+                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  std::unique_ptr<sqlite3, DbCloser> db(raw);
+  if (rc != SQLITE_OK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot open the SQLite file: ", raw ? sqlite3_errmsg(raw) : "out of memory"));
+  }
+  Summarizer summarizer(options);
+  PartsFeeder feeder(summarizer.PartFn(), options.part_events);
+  absl::StatusOr<analysis::Trace> names = analysis::StreamNsysEvents(db.get(), feeder);
+  if (!names.ok()) return names.status();
+  if (!feeder.parts()) return absl::InternalError("the export started no parts");
+  return summarizer.Finish(*names, feeder.parts()->stats());
+}
+
 }  // namespace
 
 bool StreamableTrace(const std::string& path) {
@@ -101,7 +204,9 @@ bool StreamableTrace(const std::string& path) {
   unsigned char head[256];
   ssize_t n = pread(fd.get(), head, sizeof(head), 0);
   if (n <= 0) return false;
-  if (StartsGzip(head, static_cast<size_t>(n))) return true;
+  if (StartsGzip(head, static_cast<size_t>(n)) || StartsSqlite(head, static_cast<size_t>(n))) {
+    return true;
+  }
   for (ssize_t i = 0; i < n; ++i) {
     const unsigned char c = head[i];
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
@@ -117,8 +222,12 @@ absl::StatusOr<analysis::TraceSummary> StreamAnalyzeFile(const std::string& path
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return FileError("cannot stat");
   const size_t size = static_cast<size_t>(st.st_size);
-  unsigned char head[2] = {0, 0};
-  const bool gzip = pread(fd.get(), head, 2, 0) == 2 && StartsGzip(head, 2);
+  unsigned char head[16] = {0};
+  const ssize_t got = pread(fd.get(), head, sizeof(head), 0);
+  const bool gzip = got >= 2 && StartsGzip(head, 2);
+  if (got == sizeof(head) && StartsSqlite(head, sizeof(head))) {
+    return StreamNsysFile(path, options);
+  }
 
   EventSpill spill(options.spill_buffer_bytes);
   analysis::KinetoImportOptions import;
@@ -138,26 +247,13 @@ absl::StatusOr<analysis::TraceSummary> StreamAnalyzeFile(const std::string& path
   }
   if (!names.ok()) return names.status();
 
-  stats::ValueBudget budget = stats::ValueBudget::FromBytes(options.memory_budget_bytes);
-  analysis::SummaryAccumulator acc(&budget);
-  analysis::StreamingParts parts(
-      names->info, &names->strings, {.target_events = options.part_events},
-      [&acc](const analysis::Trace& part, const analysis::PartRanges& ranges) {
-        acc.Add(part, analysis::MapGpuEvents(part), &ranges);
-      });
+  Summarizer summarizer(options);
+  analysis::StreamingParts parts(names->info, &names->strings,
+                                 {.target_events = options.part_events}, summarizer.PartFn());
   if (absl::Status drained = spill.Drain(parts); !drained.ok()) return drained;
-  analysis::TraceSummary s = acc.Finish(names->info);
-  analysis::AddStallSections(*names, analysis::MapGpuEvents(*names), &s);
-  analysis::StreamingFacts& f = s.streaming;
-  f.streamed = true;
-  f.parts = parts.stats().parts;
-  f.largest_part_events = parts.stats().largest_part_events;
-  f.launches_not_held = parts.stats().launches_not_held;
-  f.late_events = parts.stats().late_events;
-  f.spilled_bytes = spill.spilled_bytes();
-  f.spill_runs = static_cast<int64_t>(spill.runs());
-  f.memory_budget_bytes = options.memory_budget_bytes;
-  f.sketched_rows = budget.rows_sketched();
+  analysis::TraceSummary s = summarizer.Finish(*names, parts.stats());
+  s.streaming.spilled_bytes = spill.spilled_bytes();
+  s.streaming.spill_runs = static_cast<int64_t>(spill.runs());
   return s;
 }
 

@@ -20,7 +20,7 @@
 
 namespace opmap::cli {
 
-class EventSpill : public analysis::KinetoEventConsumer {
+class EventSpill : public analysis::EventConsumer {
  public:
   static constexpr size_t kBlockBytes = size_t{32} << 10;  // read per run at a time
 

@@ -208,7 +208,7 @@ simdjson::error_code ReadEvent(od::object obj, RawEvent* ev) {
 
 class Importer : public KinetoEventSink {
  public:
-  explicit Importer(KinetoEventConsumer* consumer = nullptr) : consumer_(consumer) {
+  explicit Importer(EventConsumer* consumer = nullptr) : consumer_(consumer) {
     trace_.info.format = "kineto-json";
   }
 
@@ -385,7 +385,7 @@ class Importer : public KinetoEventSink {
     return absl::OkStatus();
   }
 
-  KinetoEventConsumer* consumer_;
+  EventConsumer* consumer_;
   Trace trace_;
   size_t event_index_ = 0;
   int64_t gpu_events_ = 0;
@@ -408,7 +408,7 @@ absl::StatusOr<Trace> ImportKinetoBytes(std::string bytes, const KinetoImportOpt
   return ImportKinetoJson(bytes, options);
 }
 
-absl::StatusOr<Trace> ImportKinetoEvents(KinetoTextSource& text, KinetoEventConsumer& consumer,
+absl::StatusOr<Trace> ImportKinetoEvents(KinetoTextSource& text, EventConsumer& consumer,
                                          const KinetoImportOptions& options) {
   Importer importer(&consumer);
   return importer.Finish(StreamKinetoText(text, importer, options.progress));

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "analysis/import/event_consumer.h"
 #include "analysis/import/kineto_event_stream.h"
 #include "analysis/model/trace.h"
 
@@ -38,19 +39,10 @@ size_t KinetoRequiredPadding();
 // offset or the event index (traceEvents[i]) and field; gzip damage is DataLoss.
 absl::StatusOr<Trace> ImportKinetoJson(std::string& json, const KinetoImportOptions& options = {});
 
-// Where ImportKinetoEvents puts the events, in file order, as the importer makes them.
-class KinetoEventConsumer {
- public:
-  virtual ~KinetoEventConsumer() = default;
-  virtual void OnGpuEvent(const GpuEvent& event) = 0;
-  virtual void OnApiCall(const ApiCall& call) = 0;
-  virtual void OnRange(const Range& range) = 0;
-};
-
-// The same import with the events handed to `consumer` instead of kept: the Trace returned
+// The same import with the events handed to `consumer` (in file order) instead of kept: the Trace returned
 // holds the source's info and the string table the events' names index, and no events.
 // Same errors as ImportKinetoJson (a trace without GPU events is one).
-absl::StatusOr<Trace> ImportKinetoEvents(KinetoTextSource& text, KinetoEventConsumer& consumer,
+absl::StatusOr<Trace> ImportKinetoEvents(KinetoTextSource& text, EventConsumer& consumer,
                                          const KinetoImportOptions& options = {});
 
 // Accepts gzip or plain JSON bytes (taken by value: a plain buffer is padded in place;

@@ -3,7 +3,10 @@
 #include <sqlite3.h>
 
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <queue>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -40,7 +43,89 @@ class NsysImporter {
  public:
   explicit NsysImporter(sqlite3* db) : db_(db) {}
 
+  // The whole export into a Trace: every table in turn, in its start order.
   absl::StatusOr<Trace> Run() {
+    RETURN_IF_ERROR(Begin());
+    ASSIGN_OR_RETURN(std::vector<Cursor> cursors, Cursors());
+    for (Cursor& c : cursors) {
+      Event e;
+      while (true) {
+        ASSIGN_OR_RETURN(bool more, c.Next(&e));
+        if (!more) break;
+        Keep(e);
+      }
+    }
+    return Finish();
+  }
+
+  // The same, every table's rows merged in start order (ties: kernels, memcpy, memset,
+  // runtime calls, NVTX ranges) and handed to `consumer`, never held.
+  absl::StatusOr<Trace> Stream(EventConsumer& consumer) {
+    RETURN_IF_ERROR(Begin());
+    RETURN_IF_ERROR(LoadFirstCorrelations());
+    ASSIGN_OR_RETURN(std::vector<Cursor> cursors, Cursors());
+    consumer.OnStart(trace_.info, &trace_.strings);
+    std::vector<Event> heads(cursors.size());
+    auto later = [&](size_t a, size_t b) {
+      if (heads[a].start() != heads[b].start()) return heads[a].start() > heads[b].start();
+      return a > b;
+    };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
+    for (size_t i = 0; i < cursors.size(); ++i) {
+      ASSIGN_OR_RETURN(bool more, cursors[i].Next(&heads[i]));
+      if (more) heap.push(i);
+    }
+    while (!heap.empty()) {
+      const size_t i = heap.top();
+      heap.pop();
+      const Event& e = heads[i];
+      if (e.kind == Event::kGpu) consumer.OnGpuEvent(e.gpu);
+      if (e.kind == Event::kCall) consumer.OnApiCall(e.call);
+      if (e.kind == Event::kRange) consumer.OnRange(e.range);
+      ASSIGN_OR_RETURN(bool more, cursors[i].Next(&heads[i]));
+      if (more) heap.push(i);
+    }
+    consumer.OnFinish();
+    return Finish();
+  }
+
+  // One row as an event of the model.
+  struct Event {
+    enum Kind : uint8_t { kGpu, kCall, kRange } kind = kGpu;
+    GpuEvent gpu;
+    ApiCall call;
+    Range range;
+    int64_t start() const {
+      return kind == kGpu ? gpu.start_ns : kind == kCall ? call.start_ns : range.start_ns;
+    }
+  };
+  // A table's rows in start order, turned into events one at a time.
+  using Convert = std::function<absl::StatusOr<bool>(sqlite3_stmt*, int64_t, Event*)>;
+  class Cursor {
+   public:
+    Cursor(NsysImporter* importer, std::string table, Stmt st, Convert convert)
+        : importer_(importer), table_(std::move(table)), st_(std::move(st)),
+          convert_(std::move(convert)) {}
+    // The next row that is an event (NVTX ranges still open are skipped, counted).
+    absl::StatusOr<bool> Next(Event* out) {
+      while (true) {
+        const int rc = sqlite3_step(st_.get());
+        if (rc == SQLITE_DONE) return false;
+        if (rc != SQLITE_ROW) return importer_->Error(absl::StrFormat("%s row %d", table_, index_));
+        ASSIGN_OR_RETURN(bool event, convert_(st_.get(), index_++, out));
+        if (event) return true;
+      }
+    }
+
+   private:
+    NsysImporter* importer_;
+    std::string table_;
+    Stmt st_;
+    Convert convert_;
+    int64_t index_ = 0;
+  };
+
+  absl::Status Begin() {
     RETURN_IF_ERROR(LoadTables());
     for (const char* required :
          {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
@@ -54,18 +139,61 @@ class NsysImporter {
     trace_.info.format = "nsys-sqlite";
     RETURN_IF_ERROR(LoadStrings());
     RETURN_IF_ERROR(LoadWindow());
-    RETURN_IF_ERROR(LoadKernels());
-    if (HasTable("CUPTI_ACTIVITY_KIND_MEMCPY")) RETURN_IF_ERROR(LoadMemcpy());
-    if (HasTable("CUPTI_ACTIVITY_KIND_MEMSET")) RETURN_IF_ERROR(LoadMemset());
-    RETURN_IF_ERROR(LoadRuntime());
-    if (HasTable("NVTX_EVENTS")) {
-      RETURN_IF_ERROR(LoadNvtx());
-    } else {
+    if (HasTable("TARGET_INFO_GPU")) RETURN_IF_ERROR(LoadGpuNames());
+    if (!HasTable("NVTX_EVENTS")) {
       trace_.info.unavailable.emplace_back("nvtx", "the export has no NVTX_EVENTS table");
     }
-    if (HasTable("TARGET_INFO_GPU")) RETURN_IF_ERROR(LoadGpuNames());
+    return absl::OkStatus();
+  }
+
+  Trace Finish() {
     if (open_ranges_ > 0) trace_.info.counters.emplace_back("nvtx_open_ranges", open_ranges_);
     return std::move(trace_);
+  }
+
+  void Keep(const Event& e) {
+    if (e.kind == Event::kGpu) trace_.gpu_events.push_back(e.gpu);
+    if (e.kind == Event::kCall) trace_.api_calls.push_back(e.call);
+    if (e.kind == Event::kRange) trace_.ranges.push_back(e.range);
+  }
+
+  absl::StatusOr<std::vector<Cursor>> Cursors() {
+    std::vector<Cursor> out;
+    ASSIGN_OR_RETURN(Cursor kernels, Kernels());
+    out.push_back(std::move(kernels));
+    if (HasTable("CUPTI_ACTIVITY_KIND_MEMCPY")) {
+      ASSIGN_OR_RETURN(Cursor memcpy, Memcpy());
+      out.push_back(std::move(memcpy));
+    }
+    if (HasTable("CUPTI_ACTIVITY_KIND_MEMSET")) {
+      ASSIGN_OR_RETURN(Cursor memset, Memset());
+      out.push_back(std::move(memset));
+    }
+    ASSIGN_OR_RETURN(Cursor runtime, Runtime());
+    out.push_back(std::move(runtime));
+    if (HasTable("NVTX_EVENTS")) {
+      ASSIGN_OR_RETURN(Cursor nvtx, Nvtx());
+      out.push_back(std::move(nvtx));
+    }
+    return out;
+  }
+
+  absl::StatusOr<Cursor> Open(std::string_view table, const std::string& sql, Convert convert) {
+    ASSIGN_OR_RETURN(Stmt st, Prepare(sql));
+    return Cursor(this, std::string(table), std::move(st), std::move(convert));
+  }
+
+  // The smallest runtime-call correlation per process, for parts of the export.
+  absl::Status LoadFirstCorrelations() {
+    return ForEachRow(
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "SELECT globalTid, MIN(correlationId) FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+        "WHERE correlationId IS NOT NULL GROUP BY (globalTid >> 24) & 16777215",
+        [&](sqlite3_stmt* st, int64_t) {
+          trace_.info.first_correlation.emplace_back(Pid(sqlite3_column_int64(st, 0)),
+                                                     sqlite3_column_int64(st, 1));
+          return absl::OkStatus();
+        });
   }
 
  private:
@@ -176,7 +304,7 @@ class NsysImporter {
     return v == 0 ? kNone : v;
   }
 
-  absl::Status LoadKernels() {
+  absl::StatusOr<Cursor> Kernels() {
     constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_KERNEL";
     const std::string sql = absl::StrFormat(
         "SELECT start, end, deviceId, streamId, correlationId, globalPid, %s, %s, "
@@ -184,9 +312,11 @@ class NsysImporter {
         "staticSharedMemory, dynamicSharedMemory, %s, %s FROM %s ORDER BY start",
         Column(t, "demangledName"), Column(t, "shortName"), Column(t, "graphId"),
         Column(t, "graphNodeId"), t);
-    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+    return Open(t, sql, [this, t](sqlite3_stmt* st, int64_t index, Event* out) -> absl::StatusOr<bool> {
       RETURN_IF_ERROR(CheckTimes(t, index, st));
-      GpuEvent e;
+      GpuEvent& e = out->gpu;
+      e = GpuEvent();
+      out->kind = Event::kGpu;
       e.start_ns = sqlite3_column_int64(st, 0);
       e.dur_ns = sqlite3_column_int64(st, 1) - e.start_ns;
       e.device = static_cast<int32_t>(sqlite3_column_int64(st, 2));
@@ -204,42 +334,43 @@ class NsysImporter {
       e.shared_memory_bytes = sqlite3_column_int64(st, 15) + sqlite3_column_int64(st, 16);
       e.graph_id = NonZeroOr(st, 17);
       e.graph_node_id = NonZeroOr(st, 18);
-      trace_.gpu_events.push_back(e);
-      return absl::OkStatus();
+      return true;
     });
   }
 
-  absl::Status LoadMemcpy() {
+  absl::StatusOr<Cursor> Memcpy() {
     constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_MEMCPY";
     const std::string sql = absl::StrFormat(
         "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, copyKind, "
         "srcKind, dstKind, %s FROM %s ORDER BY start",
         Column(t, "graphNodeId"), t);
-    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+    return Open(t, sql, [this, t](sqlite3_stmt* st, int64_t index, Event* out) -> absl::StatusOr<bool> {
       RETURN_IF_ERROR(CheckTimes(t, index, st));
-      GpuEvent e = MemoryEvent(st, GpuEventKind::kMemcpy);
+      out->kind = Event::kGpu;
+      GpuEvent& e = out->gpu;
+      e = MemoryEvent(st, GpuEventKind::kMemcpy);
       e.name = trace_.strings.Intern(MemcpyName(sqlite3_column_int64(st, 7),
                                                 sqlite3_column_int64(st, 8),
                                                 sqlite3_column_int64(st, 9)));
       e.graph_node_id = NonZeroOr(st, 10);
-      trace_.gpu_events.push_back(e);
-      return absl::OkStatus();
+      return true;
     });
   }
 
-  absl::Status LoadMemset() {
+  absl::StatusOr<Cursor> Memset() {
     constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_MEMSET";
     const std::string sql = absl::StrFormat(
         "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, %s, %s "
         "FROM %s ORDER BY start",
         Column(t, "memKind"), Column(t, "graphNodeId"), t);
-    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+    return Open(t, sql, [this, t](sqlite3_stmt* st, int64_t index, Event* out) -> absl::StatusOr<bool> {
       RETURN_IF_ERROR(CheckTimes(t, index, st));
-      GpuEvent e = MemoryEvent(st, GpuEventKind::kMemset);
+      out->kind = Event::kGpu;
+      GpuEvent& e = out->gpu;
+      e = MemoryEvent(st, GpuEventKind::kMemset);
       e.name = trace_.strings.Intern(MemsetName(IntOr(st, 7, 0)));
       e.graph_node_id = NonZeroOr(st, 8);
-      trace_.gpu_events.push_back(e);
-      return absl::OkStatus();
+      return true;
     });
   }
 
@@ -257,13 +388,15 @@ class NsysImporter {
     return e;
   }
 
-  absl::Status LoadRuntime() {
+  absl::StatusOr<Cursor> Runtime() {
     constexpr std::string_view t = "CUPTI_ACTIVITY_KIND_RUNTIME";
     const std::string sql = absl::StrFormat(
         "SELECT start, end, globalTid, correlationId, nameId FROM %s ORDER BY start", t);
-    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+    return Open(t, sql, [this, t](sqlite3_stmt* st, int64_t index, Event* out) -> absl::StatusOr<bool> {
       RETURN_IF_ERROR(CheckTimes(t, index, st));
-      ApiCall a;
+      out->kind = Event::kCall;
+      ApiCall& a = out->call;
+      a = ApiCall();
       a.start_ns = sqlite3_column_int64(st, 0);
       a.dur_ns = sqlite3_column_int64(st, 1) - a.start_ns;
       const int64_t gtid = sqlite3_column_int64(st, 2);
@@ -272,22 +405,21 @@ class NsysImporter {
       a.correlation = IntOr(st, 3, kNone);
       a.name = trace_.strings.Intern(StripApiVersion(String(st, 4)));
       a.kind = ApiKind::kRuntime;
-      trace_.api_calls.push_back(a);
-      return absl::OkStatus();
+      return true;
     });
   }
 
-  absl::Status LoadNvtx() {
+  absl::StatusOr<Cursor> Nvtx() {
     constexpr std::string_view t = "NVTX_EVENTS";
     const std::string sql = absl::StrFormat(
         "SELECT start, end, eventType, text, textId, globalTid FROM %s "
         "WHERE eventType IN (%d, %d) ORDER BY start",
         t, kNvtxPushPop, kNvtxStartEnd);
-    return ForEachRow(t, sql, [&](sqlite3_stmt* st, int64_t index) -> absl::Status {
+    return Open(t, sql, [this, t](sqlite3_stmt* st, int64_t index, Event* out) -> absl::StatusOr<bool> {
       // A range still open when the capture ended has no end: counted, not guessed.
       if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
         ++open_ranges_;
-        return absl::OkStatus();
+        return false;
       }
       RETURN_IF_ERROR(CheckTimes(t, index, st));
       std::string_view text;
@@ -297,7 +429,9 @@ class NsysImporter {
         text = String(st, 4);
       }
       const NvtxName name = ParseNvtxName(text);
-      Range r;
+      out->kind = Event::kRange;
+      Range& r = out->range;
+      r = Range();
       r.start_ns = sqlite3_column_int64(st, 0);
       r.dur_ns = sqlite3_column_int64(st, 1) - r.start_ns;
       r.name = trace_.strings.Intern(name.name);
@@ -307,8 +441,7 @@ class NsysImporter {
       r.thread = Tid(gtid);
       r.flops = name.flops;
       r.bytes = name.bytes;
-      trace_.ranges.push_back(r);
-      return absl::OkStatus();
+      return true;
     });
   }
 
@@ -330,6 +463,14 @@ class NsysImporter {
   absl::flat_hash_map<int64_t, std::string> strings_;
   int64_t open_ranges_ = 0;
 };
+
+absl::StatusOr<Trace> SayDamaged(absl::StatusOr<Trace> trace) {
+  if (!trace.ok() && absl::StrContains(trace.status().message(), "malformed")) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s (the file is truncated or damaged)", trace.status().message()));
+  }
+  return trace;
+}
 
 }  // namespace
 
@@ -358,12 +499,12 @@ absl::StatusOr<Trace> ImportNsysSqlite(std::string bytes) {
         absl::StrFormat("cannot open the SQLite image: %s", sqlite3_errmsg(db.get())));
   }
   NsysImporter importer(db.get());
-  absl::StatusOr<Trace> trace = importer.Run();
-  if (!trace.ok() && absl::StrContains(trace.status().message(), "malformed")) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s (the file is truncated or damaged)", trace.status().message()));
-  }
-  return trace;
+  return SayDamaged(importer.Run());
+}
+
+absl::StatusOr<Trace> StreamNsysEvents(sqlite3* db, EventConsumer& consumer) {
+  NsysImporter importer(db);
+  return SayDamaged(importer.Stream(consumer));
 }
 
 }  // namespace opmap::analysis

@@ -4,8 +4,8 @@
 // operators by the one mapping (analysis/mapping): kernel → runtime launch with the same
 // correlationId in the same process → innermost NVTX range on the launching thread.
 //
-// The database is opened from bytes already in memory (sqlite3_deserialize, read-only):
-// no I/O here. Errors are kInvalidArgument and name what is wrong — "not an SQLite
+// ImportNsysSqlite opens the database from bytes already in memory (sqlite3_deserialize,
+// read-only); StreamNsysEvents queries a handle its caller opened: no I/O here. Errors are kInvalidArgument and name what is wrong — "not an SQLite
 // database", "not an Nsight Systems export: no table CUPTI_ACTIVITY_KIND_KERNEL",
 // "CUPTI_ACTIVITY_KIND_KERNEL row 17: end < start", a truncated file's SQLite error.
 //
@@ -19,7 +19,10 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "analysis/import/event_consumer.h"
 #include "analysis/model/trace.h"
+
+struct sqlite3;
 
 namespace opmap::analysis {
 
@@ -27,6 +30,12 @@ namespace opmap::analysis {
 bool LooksLikeSqlite(std::string_view head);
 
 absl::StatusOr<Trace> ImportNsysSqlite(std::string bytes);
+
+// The same over a database the caller opened (a file opened read-only in place: nothing
+// of it is loaded), with the events handed to `consumer` in start order (every table's
+// rows merged; SQLite sorts each table, through temporary files when it is large) instead
+// of kept. The Trace returned holds the info (with first_correlation) and the names.
+absl::StatusOr<Trace> StreamNsysEvents(sqlite3* db, EventConsumer& consumer);
 
 }  // namespace opmap::analysis
 

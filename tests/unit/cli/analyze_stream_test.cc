@@ -1,11 +1,13 @@
 // `opmap analyze`'s streamed path (cli/analyze_stream.h: file windows, EventSpill's
 // external sort, StreamingParts, SummaryAccumulator) against the whole-trace path on every
-// real Kineto trace beside the tests, with a spill buffer small enough that every trace is
-// sorted through several runs on disk: the analysis JSON is the same byte for byte, and
-// nothing had to be done without (no launch let go, no late event).
+// real Kineto trace and Nsight Systems export beside the tests, with a spill buffer small
+// enough that every Kineto trace is sorted through several runs on disk: the analysis JSON
+// is the same byte for byte, and nothing had to be done without (no launch let go, no late
+// event).
 #include <string>
 
 #include "analysis/import/kineto_importer.h"
+#include "analysis/import/nsys_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/report/analyze_report.h"
 #include "analysis/summary/trace_summary.h"
@@ -17,18 +19,21 @@ namespace opmap::cli {
 namespace {
 
 struct Case {
-  const char* path;  // under ../shared/traces
-  int min_runs;      // spilled runs the small buffer must produce
+  const char* path;  // under ../shared
+  int min_runs;      // spilled runs the small buffer must produce (Nsight: none, SQLite sorts)
+  int min_parts;
 };
 
 class AnalyzeStream : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AnalyzeStream, StreamedSummaryEqualsTheWholeTraceSummary) {
-  const std::string relative = std::string("traces/") + GetParam().path;
+  const std::string relative = GetParam().path;
   OPMAP_REQUIRE_SHARED(relative);
   const std::string path = ::opmap::testing::SharedPath(relative);
+  const bool nsys = relative.ends_with(".sqlite");
   absl::StatusOr<analysis::Trace> trace =
-      analysis::ImportKinetoBytes(::opmap::testing::ReadFileOrDie(path));
+      nsys ? analysis::ImportNsysSqlite(::opmap::testing::ReadFileOrDie(path))
+           : analysis::ImportKinetoBytes(::opmap::testing::ReadFileOrDie(path));
   ASSERT_TRUE(trace.ok()) << trace.status();
   const std::string whole = analysis::RenderAnalyzeJson(
       analysis::Summarize(*trace, analysis::MapGpuEvents(*trace)), {.source = path});
@@ -42,6 +47,7 @@ TEST_P(AnalyzeStream, StreamedSummaryEqualsTheWholeTraceSummary) {
   const analysis::StreamingFacts facts = streamed->streaming;
   EXPECT_TRUE(facts.streamed);
   EXPECT_GE(facts.spill_runs, GetParam().min_runs) << "runs: " << facts.spill_runs;
+  EXPECT_GE(facts.parts, GetParam().min_parts) << "parts: " << facts.parts;
   EXPECT_EQ(facts.launches_not_held, 0);
   EXPECT_EQ(facts.late_events, 0);
   EXPECT_EQ(facts.sketched_rows, 0);
@@ -51,23 +57,26 @@ TEST_P(AnalyzeStream, StreamedSummaryEqualsTheWholeTraceSummary) {
 }
 
 const Case kCases[] = {
-    {"tl_h100_gaunernst_bert-small-uncased__1016001.json.gz", 2},
-    {"tl_h100_Falconsai_nsfw_image_detection__1016002.json.gz", 2},
-    {"tl_h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 10},
-    {"tl_h100_facebook_timesformer-base-finetuned-k400__1016002.json.gz", 10},
-    {"tl_b200_eager_trace.json.gz", 2},
-    {"hta_alexnet_a100.json.gz", 0},
-    {"hta_mi250_rocm.json.gz", 0},
-    {"hta_nccl_data_a100_rank0.json.gz", 2},
-    {"hta_ns_resolution_v100_rank0.json.gz", 2},
-    {"hta_sampled_rank-0.json.gz", 2},
-    {"hta_triton_example_a100.json.gz", 0},
-    {"kineto_resnet50_v100_2021.json.gz", 2},
-    {"hta_call_stack_backward_thread.json", 0},  // plain JSON, read a window at a time
+    {"traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz", 2, 1},
+    {"traces/tl_h100_Falconsai_nsfw_image_detection__1016002.json.gz", 2, 1},
+    {"traces/tl_h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 10, 1},
+    {"traces/tl_h100_facebook_timesformer-base-finetuned-k400__1016002.json.gz", 10, 1},
+    {"traces/tl_b200_eager_trace.json.gz", 2, 1},
+    {"traces/hta_alexnet_a100.json.gz", 0, 1},
+    {"traces/hta_mi250_rocm.json.gz", 0, 1},
+    {"traces/hta_nccl_data_a100_rank0.json.gz", 2, 1},
+    {"traces/hta_ns_resolution_v100_rank0.json.gz", 2, 1},
+    {"traces/hta_sampled_rank-0.json.gz", 2, 1},
+    {"traces/hta_triton_example_a100.json.gz", 0, 1},
+    {"traces/kineto_resnet50_v100_2021.json.gz", 2, 1},
+    {"traces/hta_call_stack_backward_thread.json", 0, 1},  // plain JSON, read a window at a time
+    {"nsys/h100_2gpu_1s.sqlite", 0, 5},  // opened in place, tables merged by start
+    {"nsys/mfu_2gpu_before.sqlite", 0, 5},
 };
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.path;
+  name = name.substr(name.find('/') + 1);
   for (char& ch : name) {
     if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
