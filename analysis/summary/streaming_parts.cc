@@ -159,4 +159,30 @@ void StreamingParts::Cut(int64_t at_ns, bool last) {
   last_cut_ = at_ns;
 }
 
+void AddTraceInStartOrder(const Trace& trace, StreamingParts* parts) {
+  struct Item {
+    int64_t start;
+    int kind;
+    size_t index;
+  };
+  std::vector<Item> items;
+  items.reserve(trace.ranges.size() + trace.api_calls.size() + trace.gpu_events.size());
+  for (size_t i = 0; i < trace.ranges.size(); ++i) items.push_back({trace.ranges[i].start_ns, 0, i});
+  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
+    items.push_back({trace.api_calls[i].start_ns, 1, i});
+  }
+  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
+    items.push_back({trace.gpu_events[i].start_ns, 2, i});
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.start != b.start ? a.start < b.start : a.kind < b.kind;
+  });
+  for (const Item& it : items) {
+    if (it.kind == 0) parts->Add(trace.ranges[it.index]);
+    if (it.kind == 1) parts->Add(trace.api_calls[it.index]);
+    if (it.kind == 2) parts->Add(trace.gpu_events[it.index]);
+  }
+  parts->Finish();
+}
+
 }  // namespace opmap::analysis

@@ -95,6 +95,11 @@ class StreamingParts {
   StreamingPartsStats stats_;
 };
 
+// Adds every event of an in-memory trace to `parts` in start order (ties: ranges, then
+// calls, then GPU events, each kind in trace order), as a time-sorted source would give
+// them; then parts->Finish(). For tests and fuzzers that compare with the whole trace.
+void AddTraceInStartOrder(const Trace& trace, StreamingParts* parts);
+
 }  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_SUMMARY_STREAMING_PARTS_H_

@@ -23,27 +23,29 @@ void SortByGpuTime(std::vector<T>& rows) {
   });
 }
 
+// The row of a name (operators, kernels), made on first sight.
+template <typename Row>
+size_t RowOf(std::string_view name, absl::flat_hash_map<std::string, size_t>* index,
+             std::vector<Row>* rows, stats::ValueBudget* budget) {
+  auto [it, inserted] = index->try_emplace(std::string(name), rows->size());
+  if (inserted) {
+    Row& row = rows->emplace_back(Row{{}, stats::ValueCounts(budget)});
+    row.stats.name = std::string(name);
+  }
+  return it->second;
+}
+
 }  // namespace
 
 SummaryAccumulator::SummaryAccumulator(stats::ValueBudget* budget)
     : budget_(budget), host_(budget), modules_(budget) {}
 
 size_t SummaryAccumulator::OperatorRowOf(std::string_view name) {
-  auto [it, inserted] = operator_index_.try_emplace(std::string(name), operators_.size());
-  if (inserted) {
-    OperatorRow& row = operators_.emplace_back(OperatorRow{{}, stats::ValueCounts(budget_)});
-    row.stats.name = std::string(name);
-  }
-  return it->second;
+  return RowOf(name, &operator_index_, &operators_, budget_);
 }
 
 size_t SummaryAccumulator::KernelRowOf(std::string_view name) {
-  auto [it, inserted] = kernel_index_.try_emplace(std::string(name), kernels_.size());
-  if (inserted) {
-    KernelRow& row = kernels_.emplace_back(KernelRow{{}, stats::ValueCounts(budget_)});
-    row.stats.name = std::string(name);
-  }
-  return it->second;
+  return RowOf(name, &kernel_index_, &kernels_, budget_);
 }
 
 void SummaryAccumulator::CloseInstance(const Instance& instance) {

@@ -43,6 +43,16 @@ size_t PartOf(const std::vector<int64_t>& cuts, int64_t t) {
 
 }  // namespace
 
+std::vector<std::pair<int64_t, int64_t>> FirstCorrelations(const Trace& trace) {
+  absl::flat_hash_map<int64_t, int64_t> first;
+  for (const ApiCall& a : trace.api_calls) {
+    if (a.correlation == kNone) continue;
+    auto [it, inserted] = first.emplace(a.process, a.correlation);
+    if (!inserted) it->second = std::min(it->second, a.correlation);
+  }
+  return {first.begin(), first.end()};
+}
+
 TracePartsStats ForEachTracePart(Trace& trace, size_t target_events,
                                  const std::function<void(const Trace&, const PartRanges&)>& fn) {
   TracePartsStats stats;
@@ -52,13 +62,7 @@ TracePartsStats ForEachTracePart(Trace& trace, size_t target_events,
   }
   TraceInfo info = trace.info;
   if (!cuts.empty() && info.window_start_ns != kNone && info.first_correlation.empty()) {
-    absl::flat_hash_map<int64_t, int64_t> first;
-    for (const ApiCall& a : trace.api_calls) {
-      if (a.correlation == kNone) continue;
-      auto [it, inserted] = first.emplace(a.process, a.correlation);
-      if (!inserted) it->second = std::min(it->second, a.correlation);
-    }
-    info.first_correlation.assign(first.begin(), first.end());
+    info.first_correlation = FirstCorrelations(trace);
   }
   const size_t n = cuts.size() + 1;
   // Each range and API call is held from the part its start falls in to the last part

@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "analysis/model/trace.h"
 #include "analysis/summary/part_ranges.h"
@@ -36,6 +38,10 @@ struct TracePartsStats {
   int64_t largest_part_events = 0;  // GPU events + API calls + ranges
   int64_t carried = 0;  // ranges and API calls held by more than one part, per extra part
 };
+
+// The smallest launch correlation per process among the trace's calls: what a part of a
+// windowed trace carries in TraceInfo::first_correlation.
+std::vector<std::pair<int64_t, int64_t>> FirstCorrelations(const Trace& trace);
 
 // Calls `fn` for every part in time order. The trace's string table is lent to each part
 // for the call (trace.strings is empty meanwhile) and given back before this returns.

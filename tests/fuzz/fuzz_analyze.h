@@ -28,22 +28,6 @@ namespace opmap::fuzz {
 // count and sum must be the whole trace's.
 inline void CheckStreamedSummary(analysis::Trace& trace, const analysis::TraceSummary& whole) {
   using namespace opmap::analysis;
-  struct Item {
-    int64_t start;
-    int kind;
-    size_t index;
-  };
-  std::vector<Item> items;
-  for (size_t i = 0; i < trace.ranges.size(); ++i) items.push_back({trace.ranges[i].start_ns, 0, i});
-  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
-    items.push_back({trace.api_calls[i].start_ns, 1, i});
-  }
-  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
-    items.push_back({trace.gpu_events[i].start_ns, 2, i});
-  }
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.start != b.start ? a.start < b.start : a.kind < b.kind;
-  });
   stats::ValueBudget budget(64);  // small: some rows turn into sketches
   SummaryAccumulator acc(&budget);
   StringTable strings = std::move(trace.strings);
@@ -51,12 +35,7 @@ inline void CheckStreamedSummary(analysis::Trace& trace, const analysis::TraceSu
                        [&](const Trace& part, const PartRanges& ranges) {
                          acc.Add(part, MapGpuEvents(part), &ranges);
                        });
-  for (const Item& it : items) {
-    if (it.kind == 0) parts.Add(trace.ranges[it.index]);
-    if (it.kind == 1) parts.Add(trace.api_calls[it.index]);
-    if (it.kind == 2) parts.Add(trace.gpu_events[it.index]);
-  }
-  parts.Finish();
+  AddTraceInStartOrder(trace, &parts);
   trace.strings = std::move(strings);
   TraceSummary s = acc.Finish(trace.info);
   Check(s.gpu_event_count == whole.gpu_event_count, "streamed: GPU event count");

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include <cctype>
+
 namespace opmap::testing {
 
 std::string SharedDir() {
@@ -14,6 +16,14 @@ std::string SharedDir() {
 }
 
 std::string SharedPath(const std::string& relative) { return SharedDir() + "/" + relative; }
+
+std::string SharedTestName(const std::string& relative) {
+  std::string name = relative.substr(relative.find('/') + 1);
+  for (char& ch : name) {
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
 
 bool SharedFileExists(const std::string& relative) {
   struct stat st;

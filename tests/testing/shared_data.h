@@ -15,6 +15,9 @@ std::string SharedDir();
 bool SharedFileExists(const std::string& relative);
 std::string SharedPath(const std::string& relative);
 
+// A gtest parameter name for a file under ../shared: "traces/a-b.json.gz" -> "a_b_json_gz".
+std::string SharedTestName(const std::string& relative);
+
 // Whole file; aborts the test binary with a message on failure (tests only).
 std::string ReadFileOrDie(const std::string& path);
 

@@ -75,12 +75,7 @@ const Case kCases[] = {
 };
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.path;
-  name = name.substr(name.find('/') + 1);
-  for (char& ch : name) {
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return name;
+  return ::opmap::testing::SharedTestName(info.param.path);
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTraces, AnalyzeStream, ::testing::ValuesIn(kCases), CaseName);

@@ -44,33 +44,15 @@ TraceSummary InParts(Trace& trace, size_t target, TracePartsStats* stats,
 // then calls, then GPU events, each kind in trace order), as a time-sorted source gives them.
 TraceSummary Streamed(Trace& trace, size_t target, StreamingPartsStats* stats) {
   SummaryAccumulator acc;
+  TraceInfo info = trace.info;
+  if (info.window_start_ns != kNone) info.first_correlation = FirstCorrelations(trace);
   StringTable strings = std::move(trace.strings);
-  StreamingParts parts(trace.info, &strings, {.target_events = target},
+  StreamingParts parts(info, &strings, {.target_events = target},
                        [&](const Trace& part, const PartRanges& ranges) {
                          acc.Add(part, MapGpuEvents(part), &ranges);
                        });
-  struct Item {
-    int64_t start;
-    int kind;
-    size_t index;
-  };
-  std::vector<Item> items;
-  for (size_t i = 0; i < trace.ranges.size(); ++i) items.push_back({trace.ranges[i].start_ns, 0, i});
-  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
-    items.push_back({trace.api_calls[i].start_ns, 1, i});
-  }
-  for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
-    items.push_back({trace.gpu_events[i].start_ns, 2, i});
-  }
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.start != b.start ? a.start < b.start : a.kind < b.kind;
-  });
-  for (const Item& it : items) {
-    if (it.kind == 0) parts.Add(trace.ranges[it.index]);
-    if (it.kind == 1) parts.Add(trace.api_calls[it.index]);
-    if (it.kind == 2) parts.Add(trace.gpu_events[it.index]);
-  }
-  parts.Finish();
+  // The strings go to the parts: the trace's own table is empty meanwhile.
+  AddTraceInStartOrder(trace, &parts);
   *stats = parts.stats();
   trace.strings = std::move(strings);
   TraceSummary s = acc.Finish(trace.info);
@@ -110,7 +92,7 @@ TEST_P(TraceParts, SummaryFromPartsEqualsTheWholeTrace) {
       << whole.substr(from, 400) << "\nparts: ..." << from_parts.substr(from, 400) << "\n"
       << c.path << " in " << stats.parts << " parts (largest " << stats.largest_part_events
       << " events, " << stats.carried << " carried)";
-  if (trace->info.window_start_ns == kNone) {
+  {
     StreamingPartsStats streamed;
     const std::string from_stream =
         RenderAnalyzeJson(Streamed(*trace, events / c.parts + 1, &streamed), {.source = c.path});
@@ -147,12 +129,7 @@ const Case kCases[] = {
 };
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.path;
-  name = name.substr(name.find('/') + 1);
-  for (char& ch : name) {
-    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return name;
+  return ::opmap::testing::SharedTestName(info.param.path);
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTraces, TraceParts, ::testing::ValuesIn(kCases), CaseName);
