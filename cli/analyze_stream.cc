@@ -164,6 +164,8 @@ class Summarizer {
     f.largest_part_events = stats.largest_part_events;
     f.launches_not_held = stats.launches_not_held;
     f.late_events = stats.late_events;
+    f.forced_cuts = stats.forced_cuts;
+    f.calls_past_cap = stats.calls_past_cap;
     f.memory_budget_bytes = options_.memory_budget_bytes;
     f.sketched_rows = budget_.rows_sketched();
     return s;

@@ -31,6 +31,8 @@ void StreamingJson(text::JsonWriter& w, const StreamingFacts& f) {
   w.Field("sketched_rows", f.sketched_rows);
   w.Field("launches_not_held", f.launches_not_held);
   w.Field("late_events", f.late_events);
+  w.Field("forced_cuts", f.forced_cuts);
+  w.Field("calls_past_cap", f.calls_past_cap);
   w.EndObject();
 }
 
@@ -43,6 +45,13 @@ std::string StreamingTable(const StreamingFacts& f) {
                           "before their GPU work began: docs/metrics.md, \"Traces of any "
                           "size\")\n",
                           f.launches_not_held);
+  }
+  if (f.forced_cuts > 0 || f.calls_past_cap > 0) {
+    absl::StrAppendFormat(&out,
+                          "streaming: memory bounds reached (%d parts cut between events of one "
+                          "start, %d launch calls let go past the cap): some launches may map "
+                          "as the whole trace would not\n",
+                          f.forced_cuts, f.calls_past_cap);
   }
   if (f.late_events > 0) {
     absl::StrAppendFormat(&out, "streaming: %d events arrived after their part was summarized\n",

@@ -32,7 +32,14 @@ StreamingParts::HeldCall StreamingParts::Classify(StringId name) {
 
 void StreamingParts::BeforeAdd(int64_t start_ns) {
   if (start_ns < last_cut_) ++stats_.late_events;
-  if (new_events_ >= options_.target_events && start_ns > last_start_) Cut(start_ns, false);
+  if (new_events_ >= options_.target_events) {
+    if (start_ns > last_start_) {
+      Cut(start_ns, false);
+    } else if (new_events_ >= options_.target_events * options_.forced_cut_factor) {
+      ++stats_.forced_cuts;
+      Cut(start_ns, false);
+    }
+  }
   last_start_ = std::max(last_start_, start_ns);
   ++new_events_;
 }
@@ -109,6 +116,14 @@ void StreamingParts::Cut(int64_t at_ns, bool last) {
       if ((held.graph || !held.resolved) && call.start_ns >= at_ns - options_.launch_horizon_ns) {
         call_carried[i] = true;
       }
+    }
+    // Past the cap, the earliest go (calls are in arrival order, which is start order).
+    size_t carried = static_cast<size_t>(std::count(call_carried.begin(), call_carried.end(), true));
+    for (size_t i = 0; i < call_carried.size() && carried > options_.max_carried_calls; ++i) {
+      if (!call_carried[i]) continue;
+      call_carried[i] = false;
+      --carried;
+      ++stats_.calls_past_cap;
     }
   }
   const std::vector<bool> pinned = RangesEnclosingCarriedCalls(call_carried);

@@ -14,7 +14,11 @@
 //     the trace had no launch record for it (counted when the call was let go at one of
 //     the last two cuts);
 //   - late_events: an event older than the last cut (input out of order); it joins the
-//     current part.
+//     current part;
+//   - forced_cuts and calls_past_cap: the memory bounds of the options were reached (a
+//     part of events that all start at one time; more launch calls waiting at once than
+//     max_carried_calls). Ranges enclosing a zero-length call at a forced cut may then be
+//     missing from the call's part.
 // An external id that names two operator ranges is not cleared as trace_parts.h does (that
 // needs the whole trace); the part maps by it when it holds only one of the two.
 #ifndef OPMAP_ANALYSIS_SUMMARY_STREAMING_PARTS_H_
@@ -35,6 +39,11 @@ namespace opmap::analysis {
 struct StreamingPartsOptions {
   size_t target_events = size_t{1} << 16;  // events (of any kind) that start in a part
   int64_t launch_horizon_ns = 1'000'000'000;
+  // Bounds for hostile or degenerate input, so a part never holds more than a few
+  // targets' worth: launch calls carried at once (the latest kept), and the size at which
+  // a part is cut even between events that start at the same time.
+  size_t max_carried_calls = size_t{1} << 18;
+  size_t forced_cut_factor = 4;
 };
 
 struct StreamingPartsStats {
@@ -43,6 +52,8 @@ struct StreamingPartsStats {
   int64_t carried = 0;              // ranges and calls carried into a next part, summed
   int64_t launches_not_held = 0;
   int64_t late_events = 0;
+  int64_t forced_cuts = 0;        // cuts between events with one start (see the options)
+  int64_t calls_past_cap = 0;     // launch calls let go because max_carried_calls were held
 };
 
 class StreamingParts {

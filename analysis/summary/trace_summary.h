@@ -83,6 +83,8 @@ struct StreamingFacts {
   int64_t largest_part_events = 0;
   int64_t launches_not_held = 0;  // GPU events mapped without their launch call (see there)
   int64_t late_events = 0;
+  int64_t forced_cuts = 0;        // memory bounds reached (streaming_parts.h)
+  int64_t calls_past_cap = 0;
   uint64_t spilled_bytes = 0;     // events written to the temporary file to be sorted
   int64_t spill_runs = 0;
   uint64_t memory_budget_bytes = 0;  // for exact percentile values
