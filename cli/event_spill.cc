@@ -104,6 +104,15 @@ class EventSpill::RunCursor {
   absl::Status status_;
 };
 
+EventSpill::EventSpill(size_t buffer_bytes) : buffer_bytes_(buffer_bytes) {
+  // Room for a full buffer of any one kind, so that filling it copies nothing; pages are
+  // touched (and counted) only as events arrive.
+  gpu_.reserve(buffer_bytes / (sizeof(GpuEvent) + sizeof(Key)) + 1);
+  calls_.reserve(buffer_bytes / (sizeof(ApiCall) + sizeof(Key)) + 1);
+  ranges_.reserve(buffer_bytes / (sizeof(Range) + sizeof(Key)) + 1);
+  keys_.reserve(buffer_bytes / (sizeof(ApiCall) + sizeof(Key)) + 1);
+}
+
 EventSpill::~EventSpill() {
   if (fd_ >= 0) close(fd_);
 }

@@ -24,7 +24,7 @@ class EventSpill : public analysis::EventConsumer {
  public:
   static constexpr size_t kBlockBytes = size_t{32} << 10;  // read per run at a time
 
-  explicit EventSpill(size_t buffer_bytes) : buffer_bytes_(buffer_bytes) {}
+  explicit EventSpill(size_t buffer_bytes);
   ~EventSpill() override;
   EventSpill(const EventSpill&) = delete;
   EventSpill& operator=(const EventSpill&) = delete;

@@ -144,8 +144,12 @@ void StreamingParts::Cut(int64_t at_ns, bool last) {
   *strings_ = std::move(part_.strings);
   if (last) return;
 
-  // What goes on: open and pinned ranges, carried calls; the rest is let go.
+  // What goes on: open and pinned ranges, carried calls; the rest is let go. The next
+  // part is about as large as this one: room for it now, not by doubling as it fills.
   Trace next;
+  next.gpu_events.reserve(part_.gpu_events.size());
+  next.api_calls.reserve(part_.api_calls.size());
+  next.ranges.reserve(part_.ranges.size());
   std::vector<int64_t> next_ids;
   for (size_t r = 0; r < part_.ranges.size(); ++r) {
     if (held.ends_here[r]) continue;

@@ -1,6 +1,7 @@
 #include "analysis/summary/summary_accumulator.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "analysis/stalls/stall_summary.h"
@@ -137,9 +138,24 @@ void SummaryAccumulator::Add(const Trace& part, const MappingResult& mapping,
     }
   }
 
-  // The compute flag is the kernel name's alone, so a part's flags are the trace's.
-  const EventLayerTypes part_types = ClassifyGpuEvents(part, mapping);
-  devices_.Add(part, part_types.compute_flags());
+  // The compute flag is the kernel name's alone (kept per name across parts).
+  std::unique_ptr<bool[]> is_compute(new bool[part.gpu_events.size()]);
+  absl::flat_hash_map<std::pair<StringId, bool>, bool> compute_of;
+  for (size_t i = 0; i < part.gpu_events.size(); ++i) {
+    const GpuEvent& g = part.gpu_events[i];
+    const bool memory = g.kind != GpuEventKind::kKernel;
+    auto [it, inserted] = compute_of.try_emplace({g.name, memory}, false);
+    if (inserted) {
+      auto [named, new_name] = compute_by_name_.try_emplace(
+          std::make_pair(std::string(part.strings.Get(g.name)), memory), false);
+      if (new_name) {
+        named->second = ClassifyKernelType(named->first.first, memory) == KernelType::kComputation;
+      }
+      it->second = named->second;
+    }
+    is_compute[i] = it->second;
+  }
+  devices_.Add(part, absl::Span<const bool>(is_compute.get(), part.gpu_events.size()));
   const std::vector<int32_t> launches = mapping.LaunchApiIndex();
   idle_.Add(part, launches);
   launches_.Add(part, launches);

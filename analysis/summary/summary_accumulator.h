@@ -79,6 +79,8 @@ class SummaryAccumulator {
   // holding most of its time, and a mapped event has its operator's type.
   absl::flat_hash_map<std::pair<size_t, size_t>, int64_t> kernel_operator_time_;
   absl::flat_hash_map<int64_t, Instance> open_instances_;  // operator ranges not yet ended
+  // Compute or not, by (kernel name, is a memcpy/memset event): docs/metrics.md.
+  absl::flat_hash_map<std::pair<std::string, bool>, bool> compute_by_name_;
   std::array<int64_t, kNumLayerTypes> unmapped_count_ = {};
   LayerTimes unmapped_time_ = {};
 
