@@ -118,18 +118,21 @@ EventSpill::~EventSpill() {
 }
 
 void EventSpill::OnGpuEvent(const GpuEvent& event) {
+  if (!error_.ok()) return;  // Drain reports it; holding more would only grow
   keys_.push_back({event.start_ns, seq_++, kGpu, static_cast<uint32_t>(gpu_.size())});
   gpu_.push_back(event);
   held_bytes_ += sizeof(GpuEvent) + sizeof(Key);
   AfterAdd();
 }
 void EventSpill::OnApiCall(const ApiCall& call) {
+  if (!error_.ok()) return;
   keys_.push_back({call.start_ns, seq_++, kCall, static_cast<uint32_t>(calls_.size())});
   calls_.push_back(call);
   held_bytes_ += sizeof(ApiCall) + sizeof(Key);
   AfterAdd();
 }
 void EventSpill::OnRange(const Range& range) {
+  if (!error_.ok()) return;
   keys_.push_back({range.start_ns, seq_++, kRange, static_cast<uint32_t>(ranges_.size())});
   ranges_.push_back(range);
   held_bytes_ += sizeof(Range) + sizeof(Key);

@@ -3,7 +3,9 @@
 // as a run to an unlinked temporary file ($TMPDIR, else /tmp), and Drain merges the runs,
 // reading each a block at a time. Kineto files write all CPU ranges of a capture before its
 // GPU events, so a time-ordered pass over them (analysis/summary/streaming_parts.h) needs
-// this sort; its memory is the buffer plus one block per run.
+// this sort; its memory is the buffer (up to about three times it: each kind's array keeps
+// the pages it filled) plus one block per run. Where $TMPDIR is a tmpfs, the runs are in
+// memory too: point TMPDIR at a disk for traces larger than memory.
 #ifndef OPMAP_CLI_EVENT_SPILL_H_
 #define OPMAP_CLI_EVENT_SPILL_H_
 
@@ -34,7 +36,9 @@ class EventSpill : public analysis::EventConsumer {
   void OnRange(const analysis::Range& range) override;
 
   // Hands every event to `parts` in (start, file order), then parts.Finish(). The first
-  // write or read error of the temporary file, if any (nothing is handed out then).
+  // error of the temporary file: a write error (events after it were dropped, nothing is
+  // handed out), or a read error (part of the events were handed out; the caller must
+  // discard the result).
   absl::Status Drain(analysis::StreamingParts& parts);
 
   uint64_t spilled_bytes() const { return file_size_; }

@@ -287,6 +287,18 @@ class NsysImporter {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s row %d: start or end is NULL", table, index));
     }
+    const int64_t start = sqlite3_column_int64(st, 0);
+    const int64_t end = sqlite3_column_int64(st, 1);
+    // The bounds every source keeps (model/trace.h): no end or difference overflows.
+    if (start < -kMaxTimestampNs || start > kMaxTimestampNs || end < -kMaxTimestampNs ||
+        end > kMaxTimestampNs) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s row %d: start %d or end %d is out of range (|t| > 2^62 ns)", table, index, start, end));
+    }
+    if (end >= start && end - start > kMaxDurationNs) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s row %d: end - start = %d ns is out of range (> 2^52 ns)", table, index, end - start));
+    }
     if (sqlite3_column_int64(st, 1) < sqlite3_column_int64(st, 0)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s row %d: end %d < start %d", table, index, sqlite3_column_int64(st, 1),

@@ -285,8 +285,9 @@ ModuleSummary ModuleAccumulator::Finish() const {
   };
   absl::flat_hash_map<std::string, TypeAccumulator> types;
   for (const Row& row : rows_) {
-    auto [it, inserted] = types.try_emplace(row.stats.module_type,
-                                            TypeAccumulator{{}, stats::ValueCounts(budget_)});
+    // Transient rows, built from the module rows: no budget (a sketched module row makes
+    // its type's row a sketch when merged).
+    auto [it, inserted] = types.try_emplace(row.stats.module_type, TypeAccumulator{});
     TypeAccumulator& t = it->second;
     ++t.stats.modules;
     t.stats.count += row.stats.count;

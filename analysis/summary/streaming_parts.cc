@@ -44,13 +44,32 @@ void StreamingParts::BeforeAdd(int64_t start_ns) {
   ++new_events_;
 }
 
+int64_t StreamingParts::HeldCallOf(const GpuEvent& event) const {
+  if (auto it = call_by_correlation_.find({event.process, event.correlation});
+      it != call_by_correlation_.end()) {
+    return static_cast<int64_t>(it->second);
+  }
+  if (auto it = call_by_id_.find(event.correlation); it != call_by_id_.end()) {
+    const int64_t process = part_.api_calls[it->second].process;
+    if (event.process == kNone || process == kNone) return static_cast<int64_t>(it->second);
+  }
+  return -1;
+}
+
+void StreamingParts::Hold(const ApiCall& call, size_t index) {
+  if (call.correlation == kNone) return;
+  call_by_correlation_.try_emplace(CallKey{call.process, call.correlation}, index);
+  call_by_id_.try_emplace(call.correlation, index);
+}
+
 void StreamingParts::Add(const GpuEvent& event) {
   BeforeAdd(event.start_ns);
   ++gpu_events_;
   if (event.correlation != kNone) {
-    if (auto it = call_by_correlation_.find(event.correlation); it != call_by_correlation_.end()) {
-      calls_[it->second].resolved = true;
-    } else if (let_go_.contains(event.correlation) || let_go_before_.contains(event.correlation)) {
+    if (const int64_t held = HeldCallOf(event); held >= 0) {
+      calls_[held].resolved = true;
+    } else if (let_go_.contains({event.process, event.correlation}) ||
+               let_go_before_.contains({event.process, event.correlation})) {
       ++stats_.launches_not_held;
     }
   }
@@ -60,7 +79,7 @@ void StreamingParts::Add(const GpuEvent& event) {
 void StreamingParts::Add(const ApiCall& call) {
   BeforeAdd(call.start_ns);
   HeldCall held = Classify(call.name);
-  if (call.correlation != kNone) call_by_correlation_.try_emplace(call.correlation, part_.api_calls.size());
+  Hold(call, part_.api_calls.size());
   part_.api_calls.push_back(call);
   calls_.push_back(held);
 }
@@ -131,7 +150,9 @@ void StreamingParts::Cut(int64_t at_ns, bool last) {
   held.id = range_ids_;
   held.ends_here.resize(part_.ranges.size());
   for (size_t r = 0; r < part_.ranges.size(); ++r) {
-    held.ends_here[r] = last || (part_.ranges[r].end_ns() <= at_ns && !pinned[r]) ? 1 : 0;
+    // A range ending exactly at the cut still encloses a zero-length call there (the
+    // mapping's containment is closed): it goes on into the next part.
+    held.ends_here[r] = last || (part_.ranges[r].end_ns() < at_ns && !pinned[r]) ? 1 : 0;
   }
 
   ++stats_.parts;
@@ -160,13 +181,14 @@ void StreamingParts::Cut(int64_t at_ns, bool last) {
   std::swap(let_go_before_, let_go_);
   let_go_.clear();
   call_by_correlation_.clear();
+  call_by_id_.clear();
   for (size_t i = 0; i < part_.api_calls.size(); ++i) {
     const ApiCall& call = part_.api_calls[i];
     if (!call_carried[i]) {
-      if (call.correlation != kNone) let_go_.insert(call.correlation);
+      if (call.correlation != kNone) let_go_.insert({call.process, call.correlation});
       continue;
     }
-    call_by_correlation_.try_emplace(call.correlation, next.api_calls.size());
+    Hold(call, next.api_calls.size());
     next.api_calls.push_back(call);
     next_calls.push_back(calls_[i]);
   }

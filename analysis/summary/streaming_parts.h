@@ -93,10 +93,17 @@ class StreamingParts {
   Trace part_;
   std::vector<int64_t> range_ids_;   // parallel to part_.ranges
   std::vector<HeldCall> calls_;      // parallel to part_.api_calls
-  absl::flat_hash_map<int64_t, size_t> call_by_correlation_;  // into part_.api_calls
+  // Calls by (process, correlation id), as the mapping joins them (kernel_mapper.h): into
+  // part_.api_calls; and by id alone, for GPU events or calls of unknown process.
+  using CallKey = std::pair<int64_t, int64_t>;
+  absl::flat_hash_map<CallKey, size_t> call_by_correlation_;
+  absl::flat_hash_map<int64_t, size_t> call_by_id_;
+  // The held call a GPU event names, if any (the mapping's rule), else -1.
+  int64_t HeldCallOf(const GpuEvent& event) const;
+  void Hold(const ApiCall& call, size_t index);
   // Correlations of calls let go at the last two cuts: a GPU event that names one counts
   // in launches_not_held (two generations, so the set stays the size of two parts).
-  absl::flat_hash_set<int64_t> let_go_, let_go_before_;
+  absl::flat_hash_set<CallKey> let_go_, let_go_before_;
   absl::flat_hash_map<StringId, HeldCall> call_kinds_;
   int64_t next_range_id_ = 0;
   size_t new_events_ = 0;

@@ -39,7 +39,7 @@ size_t RowOf(std::string_view name, absl::flat_hash_map<std::string, size_t>* in
 }  // namespace
 
 SummaryAccumulator::SummaryAccumulator(stats::ValueBudget* budget)
-    : budget_(budget), host_(budget), modules_(budget) {}
+    : budget_(budget), idle_({}, budget), launches_({}, budget), host_(budget), modules_(budget) {}
 
 size_t SummaryAccumulator::OperatorRowOf(std::string_view name) {
   return RowOf(name, &operator_index_, &operators_, budget_);

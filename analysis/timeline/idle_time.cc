@@ -52,7 +52,9 @@ void IdleTimeAccumulator::Add(const Trace& part, absl::Span<const int32_t> launc
     std::stable_sort(events.begin(), events.end(), [&](size_t a, size_t b) {
       return part.gpu_events[a].start_ns < part.gpu_events[b].start_ns;
     });
-    auto [it, inserted] = streams_.try_emplace(key);
+    auto [it, inserted] = streams_.try_emplace(
+        key, Stream{{}, {stats::ValueCounts(budget_), stats::ValueCounts(budget_),
+                         stats::ValueCounts(budget_)}});
     Stream& s = it->second;
     s.row.device = key.first;
     s.row.stream = key.second;

@@ -75,7 +75,11 @@ struct StreamIdleTime {
 // of its last event in the parts before). Memory: the distinct gap lengths per stream.
 class IdleTimeAccumulator {
  public:
-  explicit IdleTimeAccumulator(const IdleTimeOptions& options = {}) : options_(options) {}
+  // Gap values count against `budget` (value_counts.h); a stream's row with a negative gap
+  // (overlapping events on one stream) stays exact.
+  explicit IdleTimeAccumulator(const IdleTimeOptions& options = {},
+                               stats::ValueBudget* budget = nullptr)
+      : options_(options), budget_(budget) {}
   void Add(const Trace& part, absl::Span<const int32_t> launch_api_index);
   std::vector<StreamIdleTime> Finish() const;
 
@@ -87,6 +91,7 @@ class IdleTimeAccumulator {
     int64_t last_end_ns = 0;
   };
   IdleTimeOptions options_;
+  stats::ValueBudget* budget_;
   std::map<std::pair<int32_t, int64_t>, Stream> streams_;  // sorted: rows come out in order
 };
 

@@ -57,7 +57,9 @@ struct LaunchStatsSummary {
 // in the same part). Keeps the distinct durations, not the launches.
 class LaunchStatsAccumulator {
  public:
-  explicit LaunchStatsAccumulator(const LaunchStatsOptions& options = {}) : options_(options) {}
+  explicit LaunchStatsAccumulator(const LaunchStatsOptions& options = {},
+                                  stats::ValueBudget* budget = nullptr)
+      : options_(options), cpu_(budget), gpu_(budget), delay_(budget) {}
   // `records`, when given, receives the part's launches (indices into `part`).
   void Add(const Trace& part, absl::Span<const int32_t> launch_api_index,
            std::vector<LaunchRecord>* records = nullptr);

@@ -2,8 +2,11 @@
 // limits, and what it had to let go is counted.
 #include <vector>
 
+#include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
 #include "analysis/summary/streaming_parts.h"
+#include "analysis/summary/summary_accumulator.h"
+#include "analysis/summary/trace_summary.h"
 #include "gtest/gtest.h"
 
 namespace opmap::analysis {
@@ -107,6 +110,102 @@ TEST(StreamingPartsTest, ARangeOpenAcrossCutsEndsOnceInItsLastPart) {
   EXPECT_GE(got.parts, 5);
   EXPECT_EQ(got.ranges_ended, 1);
   EXPECT_EQ(got.gpu_events, 20);
+}
+
+// The whole trace's mapping tally against the streamed one, parts of `target` events.
+void ExpectSameMapping(Trace& trace, size_t target) {
+  const TraceSummary whole = Summarize(trace, MapGpuEvents(trace));
+  SummaryAccumulator acc;
+  StringTable strings = std::move(trace.strings);
+  StreamingParts parts(trace.info, &strings, {.target_events = target},
+                       [&](const Trace& part, const PartRanges& ranges) {
+                         acc.Add(part, MapGpuEvents(part), &ranges);
+                       });
+  AddTraceInStartOrder(trace, &parts);
+  trace.strings = std::move(strings);
+  const TraceSummary streamed = acc.Finish(trace.info);
+  EXPECT_EQ(streamed.by_rule, whole.by_rule);
+  EXPECT_EQ(streamed.unmapped_by_reason, whole.unmapped_by_reason);
+  ASSERT_EQ(streamed.operators.size(), whole.operators.size());
+  for (size_t i = 0; i < whole.operators.size(); ++i) {
+    EXPECT_EQ(streamed.operators[i].name, whole.operators[i].name);
+    EXPECT_EQ(streamed.operators[i].gpu_time_ns, whole.operators[i].gpu_time_ns);
+  }
+  EXPECT_EQ(parts.stats().launches_not_held, 0);
+}
+
+// Two processes number their launches alike (each from 1, as Nsight exports do): a kernel
+// of one must not take the other's launch, in a part or across a cut.
+TEST(StreamingPartsTest, CorrelationIdsArePerProcess) {
+  Trace t;
+  const StringId op = t.strings.Intern("aten::mm");
+  const StringId launch = t.strings.Intern("cudaLaunchKernel");
+  const StringId kernel = t.strings.Intern("gemm");
+  for (int64_t pid : {1, 2}) {
+    Range r;
+    r.start_ns = 90 + pid;
+    r.dur_ns = 20;
+    r.name = op;
+    r.process = pid;
+    r.thread = pid;
+    t.ranges.push_back(r);
+    ApiCall a;
+    a.start_ns = 100 + pid;
+    a.dur_ns = 2;
+    a.name = launch;
+    a.process = pid;
+    a.thread = pid;
+    a.correlation = 7;
+    t.api_calls.push_back(a);
+  }
+  GpuEvent g;  // process 2's kernel first, process 1's after a cut
+  g.name = kernel;
+  g.correlation = 7;
+  g.process = 2;
+  g.start_ns = 150;
+  g.dur_ns = 5;
+  t.gpu_events.push_back(g);
+  g.process = 1;
+  g.start_ns = 170;
+  t.gpu_events.push_back(g);
+  for (int i = 0; i < 6; ++i) {  // filler so that parts are cut between them
+    Range filler;
+    filler.start_ns = 155 + i;
+    filler.dur_ns = 1;
+    filler.name = op;
+    filler.process = 9;
+    filler.thread = 9;
+    t.ranges.push_back(filler);
+  }
+  ExpectSameMapping(t, 2);
+}
+
+// An operator ending exactly where a part is cut still encloses a zero-length launch there.
+TEST(StreamingPartsTest, ARangeEndingAtTheCutStillEnclosesALaunchThere) {
+  Trace t;
+  Range r;
+  r.start_ns = 100;
+  r.dur_ns = 10;  // [100, 110]
+  r.name = t.strings.Intern("aten::add");
+  r.process = 1;
+  r.thread = 1;
+  t.ranges.push_back(r);
+  ApiCall a;
+  a.start_ns = 110;
+  a.dur_ns = 0;
+  a.name = t.strings.Intern("cudaLaunchKernel");
+  a.process = 1;
+  a.thread = 1;
+  a.correlation = 3;
+  t.api_calls.push_back(a);
+  GpuEvent g;
+  g.name = t.strings.Intern("add_kernel");
+  g.correlation = 3;
+  g.process = 1;
+  g.start_ns = 120;
+  g.dur_ns = 4;
+  t.gpu_events.push_back(g);
+  ExpectSameMapping(t, 1);
 }
 
 }  // namespace
