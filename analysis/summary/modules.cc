@@ -287,7 +287,8 @@ ModuleSummary ModuleAccumulator::Finish() const {
   for (const Row& row : rows_) {
     // Transient rows, built from the module rows: no budget (a sketched module row makes
     // its type's row a sketch when merged).
-    auto [it, inserted] = types.try_emplace(row.stats.module_type, TypeAccumulator{});
+    auto [it, inserted] =
+        types.try_emplace(row.stats.module_type, TypeAccumulator{{}, stats::ValueCounts()});
     TypeAccumulator& t = it->second;
     ++t.stats.modules;
     t.stats.count += row.stats.count;
