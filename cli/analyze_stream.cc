@@ -1,101 +1,29 @@
 #include "cli/analyze_stream.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <utility>
 
 #include <sqlite3.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "analysis/import/nsys_importer.h"
-#include "analysis/import/gzip_pipeline.h"
 #include "analysis/import/kineto_importer.h"
+#include "analysis/import/nsys_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/stats/value_counts.h"
 #include "analysis/summary/streaming_parts.h"
 #include "analysis/summary/summary_accumulator.h"
 #include "cli/event_spill.h"
+#include "cli/trace_file_text.h"
 
 namespace opmap::cli {
 namespace {
-
-absl::Status FileError(const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(what, ": ", std::strerror(errno)));
-}
-
-// An open file, closed on destruction.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// Plain JSON read from the file a window at a time.
-class FileText : public analysis::KinetoTextSource {
- public:
-  FileText(int fd, size_t size) : fd_(fd), size_(size) {}
-  absl::StatusOr<size_t> Read(char* out, size_t capacity) override {
-    size_t got = 0;
-    while (got < capacity && !done_) {
-      ssize_t n = read(fd_, out + got, capacity - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return FileError("reading the trace");
-      if (n == 0) done_ = true;
-      got += static_cast<size_t>(n);
-    }
-    return got;
-  }
-  bool done() const override { return done_; }
-  size_t size_hint() const override { return size_; }
-
- private:
-  int fd_;
-  size_t size_;
-  bool done_ = false;
-};
-
-// A read-only mapping of the whole file; pages already inflated are let go so that they do
-// not count in the process's memory (the page cache keeps them for whoever reads again).
-class Mapping {
- public:
-  static constexpr size_t kReleaseStep = size_t{8} << 20;
-  Mapping(void* base, size_t size) : base_(static_cast<char*>(base)), size_(size) {}
-  ~Mapping() {
-    if (base_ != nullptr) munmap(base_, size_);
-  }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  std::string_view view() const { return {base_, size_}; }
-  // Called on the inflating thread only.
-  void Consumed(size_t bytes) {
-    const size_t upto = bytes / kReleaseStep * kReleaseStep;
-    if (upto <= released_) return;
-    madvise(base_ + released_, upto - released_, MADV_DONTNEED);
-    released_ = upto;
-  }
-
- private:
-  char* base_;
-  size_t size_;
-  size_t released_ = 0;
-};
 
 bool StartsGzip(const unsigned char* b, size_t n) { return n >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
 
@@ -201,15 +129,15 @@ absl::StatusOr<analysis::TraceSummary> StreamNsysFile(const std::string& path,
 }  // namespace
 
 bool StreamableTrace(const std::string& path) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return false;
+  std::ifstream in(path, std::ios::binary);
   unsigned char head[256];
-  ssize_t n = pread(fd.get(), head, sizeof(head), 0);
+  in.read(reinterpret_cast<char*>(head), sizeof(head));
+  const std::streamsize n = in.gcount();
   if (n <= 0) return false;
   if (StartsGzip(head, static_cast<size_t>(n)) || StartsSqlite(head, static_cast<size_t>(n))) {
     return true;
   }
-  for (ssize_t i = 0; i < n; ++i) {
+  for (std::streamsize i = 0; i < n; ++i) {
     const unsigned char c = head[i];
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
     return c == '{' || c == '[';
@@ -219,34 +147,23 @@ bool StreamableTrace(const std::string& path) {
 
 absl::StatusOr<analysis::TraceSummary> StreamAnalyzeFile(const std::string& path,
                                                          const StreamAnalyzeOptions& options) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return FileError("cannot open");
-  struct stat st;
-  if (fstat(fd.get(), &st) != 0) return FileError("cannot stat");
-  const size_t size = static_cast<size_t>(st.st_size);
   unsigned char head[16] = {0};
-  const ssize_t got = pread(fd.get(), head, sizeof(head), 0);
-  const bool gzip = got >= 2 && StartsGzip(head, 2);
-  if (got == sizeof(head) && StartsSqlite(head, sizeof(head))) {
-    return StreamNsysFile(path, options);
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot open: ", std::strerror(errno)));
+    in.read(reinterpret_cast<char*>(head), sizeof(head));
+    if (in.gcount() == sizeof(head) && StartsSqlite(head, sizeof(head))) {
+      return StreamNsysFile(path, options);
+    }
   }
-
   EventSpill spill(options.spill_buffer_bytes);
   analysis::KinetoImportOptions import;
   import.progress = options.progress;
-  absl::StatusOr<analysis::Trace> names;  // info and strings; the events went to `spill`
-  if (gzip) {
-    void* base = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (base == MAP_FAILED) return FileError("cannot map");
-    Mapping mapping(base, size);
-    madvise(base, size, MADV_SEQUENTIAL);
-    analysis::PipelinedGzipReader reader(mapping.view(),
-                                         [&mapping](size_t n) { mapping.Consumed(n); });
-    names = analysis::ImportKinetoEvents(reader, spill, import);
-  } else {
-    FileText text(fd.get(), size);
-    names = analysis::ImportKinetoEvents(text, spill, import);
-  }
+  absl::StatusOr<std::unique_ptr<TraceFileText>> file = TraceFileText::Open(path);
+  if (!file.ok()) return file.status();
+  // info and strings; the events went to `spill`
+  absl::StatusOr<analysis::Trace> names =
+      analysis::ImportKinetoEvents((*file)->text(), spill, import);
   if (!names.ok()) return names.status();
 
   Summarizer summarizer(options);

@@ -10,14 +10,17 @@ namespace opmap::analysis {
 class EventConsumer {
  public:
   virtual ~EventConsumer() = default;
-  // Once, before the first event, from a source that knows its facts that early
-  // (StreamNsysEvents): the info and the table that will name the events (it grows).
+  // Once, before the first event: the info known so far (all of it for StreamNsysEvents;
+  // a Kineto file may name its GPUs after its events) and the table that names the events
+  // (it grows; valid until OnFinish).
   virtual void OnStart(const TraceInfo& info, StringTable* strings) {
     (void)info;
     (void)strings;
   }
-  // After the last event from such a source, while `strings` is still valid.
+  // After the last event of a source read without error, while `strings` is still valid.
   virtual void OnFinish() {}
+  // Polled between events: true stops the import (Cancelled status).
+  virtual bool Cancelled() const { return false; }
   virtual void OnGpuEvent(const GpuEvent& event) = 0;
   virtual void OnApiCall(const ApiCall& call) = 0;
   virtual void OnRange(const Range& range) = 0;

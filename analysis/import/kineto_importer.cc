@@ -214,6 +214,16 @@ class Importer : public KinetoEventSink {
 
   simdjson::error_code OnEvent(od::object& event, size_t index, absl::Status* status) override {
     event_index_ = index;
+    if (consumer_ != nullptr) {
+      if (!started_) {
+        started_ = true;
+        consumer_->OnStart(trace_.info, &trace_.strings);
+      }
+      if (consumer_->Cancelled()) {
+        *status = absl::CancelledError("the import was cancelled");
+        return simdjson::SUCCESS;
+      }
+    }
     RawEvent ev;
     if (auto err = ReadEvent(event, &ev)) return err;
     *status = AddEvent(ev);
@@ -244,6 +254,7 @@ class Importer : public KinetoEventSink {
           "empty trace: %d events but no GPU events (kernel, gpu_memcpy, gpu_memset)",
           streamed->events));
     }
+    if (consumer_ != nullptr) consumer_->OnFinish();
     return std::move(trace_);
   }
 
@@ -389,6 +400,7 @@ class Importer : public KinetoEventSink {
   Trace trace_;
   size_t event_index_ = 0;
   int64_t gpu_events_ = 0;
+  bool started_ = false;
 };
 
 }  // namespace
