@@ -129,20 +129,11 @@ absl::StatusOr<analysis::TraceSummary> StreamNsysFile(const std::string& path,
 }  // namespace
 
 bool StreamableTrace(const std::string& path) {
+  if (IsKinetoTraceFile(path)) return true;
   std::ifstream in(path, std::ios::binary);
-  unsigned char head[256];
+  unsigned char head[16];
   in.read(reinterpret_cast<char*>(head), sizeof(head));
-  const std::streamsize n = in.gcount();
-  if (n <= 0) return false;
-  if (StartsGzip(head, static_cast<size_t>(n)) || StartsSqlite(head, static_cast<size_t>(n))) {
-    return true;
-  }
-  for (std::streamsize i = 0; i < n; ++i) {
-    const unsigned char c = head[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    return c == '{' || c == '[';
-  }
-  return false;
+  return in.gcount() == sizeof(head) && StartsSqlite(head, sizeof(head));
 }
 
 absl::StatusOr<analysis::TraceSummary> StreamAnalyzeFile(const std::string& path,

@@ -16,6 +16,8 @@
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
 #include "cli/grpc_client.h"
+#include "cli/import_stream.h"
+#include "cli/trace_file_text.h"
 #include "client/ingest_sender.h"
 #include "common/crypto/sha256.h"
 #include "common/io/read_file.h"
@@ -137,21 +139,21 @@ std::string CanonicalOptions(const ImportArgs& args) {
   return s;
 }
 
-opmap::v1::Resource MakeResource(const ImportArgs& args, const analysis::Trace& trace) {
+opmap::v1::Resource MakeResource(const ImportArgs& args, const analysis::TraceInfo& info) {
   opmap::v1::Resource r;
   r.set_host(args.host);
   r.set_model_name(args.model);
   r.set_model_revision(args.revision);
   for (const auto& [k, v] : args.labels) (*r.mutable_labels())[k] = v;
-  if (trace.info.process > 0 && trace.info.process <= 0xffffffffLL) {
-    r.set_pid(static_cast<uint32_t>(trace.info.process));
+  if (info.process > 0 && info.process <= 0xffffffffLL) {
+    r.set_pid(static_cast<uint32_t>(info.process));
   }
   r.set_framework("pytorch");  // Kineto traces come from the PyTorch profiler
   r.set_agent_version(absl::StrCat("opmap-import ", std::string(opmap::Version())));
-  for (size_t i = 0; i < trace.info.gpu_names.size(); ++i) {
+  for (size_t i = 0; i < info.gpu_names.size(); ++i) {
     opmap::v1::Gpu* g = r.add_gpus();
     g->set_device(static_cast<uint32_t>(i));
-    g->set_name(trace.info.gpu_names[i]);
+    g->set_name(info.gpu_names[i]);
   }
   return r;
 }
@@ -206,38 +208,79 @@ const char* RejectionCodeName(int code) {
 
 // Imports one file; returns the exit code for it.
 // A refusal or an unreachable collector sets *stop: it would apply to every file.
+// The batches of one file: a Kineto file streamed (import_stream.h), any other loaded
+// whole. Exit code 2 and a message on bad input, before anything is sent.
+struct FileBatches {
+  std::string session_id;
+  int64_t gpu_events = 0;
+  int64_t records = 0;
+  size_t expected = 0;  // batches, for progress (an estimate when streamed)
+  std::vector<opmap::v1::Batch> loaded;
+  std::unique_ptr<StreamedBatches> streamed;
+  size_t next = 0;
+  bool Next(opmap::v1::Batch* out) {
+    if (streamed) return streamed->Next(out);
+    if (next >= loaded.size()) return false;
+    *out = std::move(loaded[next++]);
+    return true;
+  }
+  size_t sent() const { return streamed ? static_cast<size_t>(streamed->handed_out()) : next; }
+};
+
+absl::StatusOr<FileBatches> PrepareBatches(const std::string& path, const ImportArgs& args,
+                                           const std::string& id_options,
+                                           analysis::BatchingOptions batching) {
+  FileBatches out;
+  if (IsKinetoTraceFile(path)) {
+    absl::StatusOr<CheckedTraceFile> checked = CheckTraceFile(path, id_options);
+    if (!checked.ok()) return checked.status();
+    out.session_id = checked->session_id;
+    out.gpu_events = checked->gpu_events;
+    out.records = checked->records;
+    out.expected = static_cast<size_t>(checked->records) / batching.max_records_per_batch + 1;
+    batching.session_id = out.session_id;
+    batching.resource = MakeResource(args, checked->info);
+    out.streamed = std::make_unique<StreamedBatches>(path, std::move(batching));
+    return out;
+  }
+  absl::StatusOr<std::string> bytes = io::ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  out.session_id = ImportSessionId(*bytes, id_options);
+  absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes));
+  if (!trace.ok()) return trace.status();
+  batching.session_id = out.session_id;
+  batching.resource = MakeResource(args, trace->info);
+  absl::StatusOr<std::vector<opmap::v1::Batch>> batches = analysis::TraceToBatches(*trace, batching);
+  if (!batches.ok()) return batches.status();
+  out.gpu_events = static_cast<int64_t>(trace->gpu_events.size());
+  out.records = out.gpu_events + static_cast<int64_t>(trace->api_calls.size()) +
+                static_cast<int64_t>(trace->ranges.size());
+  out.loaded = std::move(*batches);
+  out.expected = out.loaded.size();
+  return out;
+}
+
+// Imports one file; returns the exit code for it.
+// A refusal or an unreachable collector sets *stop: it would apply to every file.
 int ImportOne(const std::string& path, const ImportArgs& args, CollectorChannel* channel,
               const std::string& agent_id, bool* stop) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::string> bytes = io::ReadFileBytes(path);
-  if (!bytes.ok()) {
-    std::cerr << "opmap import: " << path << ": " << bytes.status().message() << "\n";
-    return 2;
-  }
   // Namespaced by principal: the token's fingerprint is part of the id (docs/security.md).
-  const std::string session_id = ImportSessionId(
-      *bytes, absl::StrCat(CanonicalOptions(args), "principal=", channel->TokenFingerprint(), "\n"));
-  absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes));
-  if (!trace.ok()) {
-    std::cerr << "opmap import: " << path << ": " << trace.status().message() << "\n";
-    return 2;
-  }
+  const std::string id_options =
+      absl::StrCat(CanonicalOptions(args), "principal=", channel->TokenFingerprint(), "\n");
   analysis::BatchingOptions batching;
   batching.agent_id = agent_id;
-  batching.session_id = session_id;
-  batching.resource = MakeResource(args, *trace);
   batching.max_records_per_batch = args.batch_records;
-  absl::StatusOr<std::vector<opmap::v1::Batch>> batches =
-      analysis::TraceToBatches(*trace, batching);
-  if (!batches.ok()) {
-    std::cerr << "opmap import: " << path << ": " << batches.status().message() << "\n";
+  absl::StatusOr<FileBatches> prepared = PrepareBatches(path, args, id_options, batching);
+  if (!prepared.ok()) {
+    std::cerr << "opmap import: " << path << ": " << prepared.status().message() << "\n";
     return 2;
   }
-  const size_t total = batches->size();
-  const int64_t gpu_events = static_cast<int64_t>(trace->gpu_events.size());
-  const int64_t records = gpu_events + static_cast<int64_t>(trace->api_calls.size()) +
-                          static_cast<int64_t>(trace->ranges.size());
-  *trace = analysis::Trace();  // the batches hold everything now
+  FileBatches& batches = *prepared;
+  const std::string& session_id = batches.session_id;
+  const size_t total = batches.expected;
+  const int64_t gpu_events = batches.gpu_events;
+  const int64_t records = batches.records;
 
   Progress progress(path, !args.quiet);
   client::SenderOptions options;
@@ -257,14 +300,18 @@ int ImportOne(const std::string& path, const ImportArgs& args, CollectorChannel*
       std::cerr << "opmap import: " << path << ": " << line << "\n";
     };
   }
-  size_t next = 0;
   client::IngestSender sender(channel, options);
-  client::SenderResult result = sender.Run([&](opmap::v1::Batch* out) {
-    if (next >= batches->size()) return false;
-    *out = std::move((*batches)[next++]);
-    return true;
-  });
+  client::SenderResult result =
+      sender.Run([&](opmap::v1::Batch* out) { return batches.Next(out); });
   progress.Finish();
+  if (batches.streamed) {
+    // The second pass read the file again: a failure now means it changed since the first.
+    if (absl::Status pass = batches.streamed->Finish(); !pass.ok() && result.status.ok()) {
+      std::cerr << "opmap import: " << path << ": " << pass.message()
+                << " (the file changed while it was imported; the session is incomplete)\n";
+      return 2;
+    }
+  }
   if (!result.status.ok()) {
     std::cerr << "opmap import: " << path << ": " << StatusLine(result.status)
               << AuthHint(result.status, *channel) << "\n";
@@ -279,7 +326,7 @@ int ImportOne(const std::string& path, const ImportArgs& args, CollectorChannel*
         .Field("file", path)
         .Field("agent_id", agent_id)
         .Field("session_id", session_id)
-        .Field("batches", static_cast<int64_t>(total))
+        .Field("batches", static_cast<int64_t>(batches.sent()))
         .Field("gpu_events", gpu_events)
         .Field("records", records)
         .Field("rejected_batches", p.rejected)
@@ -290,7 +337,7 @@ int ImportOne(const std::string& path, const ImportArgs& args, CollectorChannel*
     std::cout << w.str() << "\n";
   } else {
     std::cout << absl::StrFormat("imported %s: %d batches, %d GPU events, session %s", path,
-                                 total, gpu_events, session_id);
+                                 batches.sent(), gpu_events, session_id);
     if (p.rejected) std::cout << absl::StrFormat(" (%d batches rejected)", p.rejected);
     if (p.reconnects) {
       std::cout << absl::StrFormat(" (%d reconnects, %d batches resent)", p.reconnects,
@@ -305,9 +352,16 @@ int ImportOne(const std::string& path, const ImportArgs& args, CollectorChannel*
 }  // namespace
 
 std::string ImportSessionId(std::string_view file_bytes, std::string_view options) {
+  crypto::Sha256Stream digest;
+  digest.Update(file_bytes);
+  return ImportSessionIdOf(digest, options);
+}
+
+std::string ImportSessionIdOf(crypto::Sha256Stream& file_digest, std::string_view options) {
   static constexpr char kSep[] = "\0opmap-import\0";
-  const std::array<unsigned char, 32> digest =
-      crypto::Sha256({file_bytes, std::string_view(kSep, sizeof(kSep) - 1), options});
+  file_digest.Update(std::string_view(kSep, sizeof(kSep) - 1));
+  file_digest.Update(options);
+  const std::array<unsigned char, 32> digest = file_digest.Finish();
   std::string id = "import-";
   for (unsigned int i = 0; i < 16; ++i) absl::StrAppend(&id, absl::Hex(digest[i], absl::kZeroPad2));
   return id;

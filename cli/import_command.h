@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/crypto/sha256.h"
+
 namespace opmap::cli {
 
 // Returns the process exit code: 0 every batch stored; 2 bad usage, bad input, refused
@@ -20,6 +22,8 @@ int RunImport(const std::vector<std::string>& args);
 // canonical text of everything that changes the batches (version, --batch-records and
 // the resource flags).
 std::string ImportSessionId(std::string_view file_bytes, std::string_view options);
+// The same from a digest that has been fed the file's bytes (a file read in pieces).
+std::string ImportSessionIdOf(crypto::Sha256Stream& file_digest, std::string_view options);
 
 }  // namespace opmap::cli
 

@@ -113,6 +113,21 @@ class PlainFileText : public TraceFileText {
 
 }  // namespace
 
+bool IsKinetoTraceFile(const std::string& path) {
+  const int raw = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) return false;
+  Fd fd(raw);
+  unsigned char head[256];
+  const ssize_t n = pread(fd.get(), head, sizeof(head), 0);
+  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return true;
+  for (ssize_t i = 0; i < n; ++i) {
+    const unsigned char c = head[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
 absl::StatusOr<std::unique_ptr<TraceFileText>> TraceFileText::Open(const std::string& path) {
   const int raw = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (raw < 0) return FileError("cannot open");

@@ -13,6 +13,9 @@
 
 namespace opmap::cli {
 
+// True when the file starts like a Kineto trace: gzip, or '{' / '[' after whitespace.
+bool IsKinetoTraceFile(const std::string& path);
+
 class TraceFileText {
  public:
   static absl::StatusOr<std::unique_ptr<TraceFileText>> Open(const std::string& path);

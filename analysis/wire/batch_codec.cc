@@ -118,6 +118,8 @@ class StringEncoder {
     return wire;
   }
   uint32_t Get(StringId id) const { return wire_id_[id]; }  // after Encode
+  // The text of a model string: chunks carry ids of the session's table, not their own.
+  std::string_view Text(StringId id) const { return strings_->Get(id); }
 
  private:
   const StringTable* strings_;
@@ -193,7 +195,7 @@ void EncodeMemoryOps(const Trace& trace, Rows rows, const StringEncoder& strings
                      opmap::v1::MemoryOpColumns* m) {
   auto ev = [&](uint32_t i) -> const GpuEvent& { return trace.gpu_events[i]; };
   Column(m->mutable_kind(), rows, [&](uint32_t i) {
-    return static_cast<int>(w::MemoryOpKindFor(ev(i).kind, trace.strings.Get(ev(i).name)));
+    return static_cast<int>(w::MemoryOpKindFor(ev(i).kind, strings.Text(ev(i).name)));
   });
   Column(m->mutable_start_ns(), rows, [&](uint32_t i) { return ev(i).start_ns; });
   Column(m->mutable_dur_ns(), rows, [&](uint32_t i) { return ev(i).dur_ns; });
@@ -215,7 +217,7 @@ void EncodeMemoryOps(const Trace& trace, Rows rows, const StringEncoder& strings
       [&](uint32_t i) { return w::IdToWire(ev(i).graph_node_id); });
   // Kineto names say "(Pageable -> Device)"; the live agent sets the flag from CUPTI.
   auto pageable = [&](uint32_t i) {
-    return trace.strings.Get(ev(i).name).find("Pageable") != std::string_view::npos;
+    return strings.Text(ev(i).name).find("Pageable") != std::string_view::npos;
   };
   OptionalColumn(m->mutable_host_pageable(), rows, pageable, pageable);
   OptionalColumn(

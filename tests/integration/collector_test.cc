@@ -251,6 +251,30 @@ TEST_F(CollectorTest, ReimportIsStoredOnce) {
   EXPECT_EQ(all.rows[0].sum_ns, e.summary.gpu_time_ns);
 }
 
+// A Kineto file is streamed to the collector, but only after it has been read through
+// once: a trace broken near its end (the 2,000th of 2,001 events) is refused with the event
+// named, exit 2, and the collector holds nothing of it.
+TEST_F(CollectorTest, TraceBrokenNearItsEndSendsNothing) {
+  std::string json = R"({"traceEvents": [)";
+  for (int i = 0; i < 1000; ++i) {
+    absl::StrAppend(&json, i ? "," : "",
+                    R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)",
+                    10 * i, R"(,"dur":2,"args":{"correlation":)", i + 1, "}},",
+                    R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)", 10 * i + 3,
+                    R"(,"dur":4,"args":{"device":0,"stream":7,"correlation":)", i + 1, "}}");
+  }
+  absl::StrAppend(&json, R"(,{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":99999,"dur":"abc","args":{"device":0,"stream":7}}]})");
+  const std::string path = dir_.File("broken.json");
+  WriteFileOrDie(path, json);
+  RunResult r = Import(path, {"--label", "trace=broken", "--batch-records", "50"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("traceEvents[2000]"));
+  EXPECT_THAT(r.err, HasSubstr("\"dur\""));
+  LatencyResult none = Latency("kernel", {}, "trace=broken");
+  EXPECT_TRUE(none.rows.empty() || none.rows[0].count == 0);
+  EXPECT_EQ(collector_->Metric("opmap_collector_batches_total"), 0);
+}
+
 // The collector is SIGKILLed three times while the largest shared trace is imported in
 // small batches, and restarted on the same database and port each time.
 TEST_F(CollectorTest, ImportSurvivesThreeCollectorKills) {
