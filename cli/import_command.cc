@@ -42,6 +42,12 @@ Each trace becomes one capture session of agent "opmap-import@<this host>" whose
 same file again with the same options and token is deduplicated and stored once, and no
 other token's holder can predict the id to write into the session first.
 
+A Kineto file is read twice and never held: first through (the id, and a full check, so
+a bad trace is refused before anything is sent), then again while its batches go out.
+Memory stays flat whatever the trace's size (the collector holds a session until its last
+batch: --max-session-records there bounds it). Nsight Systems exports and capture files
+are loaded whole.
+
 options:
   --host H            Resource.host of the imported events (default: none)
   --model M           model name (Resource.model_name)
