@@ -93,7 +93,10 @@ TEST_F(AgentTest, AttachThroughTheAgentPrintsTheReportAndStatusListsTheProcess) 
   EXPECT_LE(forwards, 200);
   EXPECT_NEAR(RangeCount(report, "decoder_layer.0"), forwards, 2);
   EXPECT_NEAR(RangeCount(report, "demo::qkv_linear"), 2 * forwards, 4);
-  EXPECT_GE(requests, forwards - 10);  // requests end on the worker; a few straddle the edges
+  // Requests end on the worker, after their forward: those still queued or running when the
+  // 1 s window closes straddle its edge. How many grows with the request latency, which a
+  // loaded machine raises (110 of 121 once beside a full test run): 15%, not a fixed count.
+  EXPECT_GE(requests, forwards - std::max<int64_t>(10, forwards * 15 / 100));
   std::string_view why;
   ASSERT_EQ(report["stalls"]["unavailable"].get_string().get(why), simdjson::SUCCESS);
 
