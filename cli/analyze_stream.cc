@@ -1,11 +1,8 @@
 #include "cli/analyze_stream.h"
 
 
-#include <sqlite3.h>
-
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,16 +17,11 @@
 #include "analysis/summary/streaming_parts.h"
 #include "analysis/summary/summary_accumulator.h"
 #include "cli/event_spill.h"
+#include "cli/nsys_file.h"
 #include "cli/trace_file_text.h"
 
 namespace opmap::cli {
 namespace {
-
-bool StartsGzip(const unsigned char* b, size_t n) { return n >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
-
-bool StartsSqlite(const unsigned char* b, size_t n) {
-  return analysis::LooksLikeSqlite(std::string_view(reinterpret_cast<const char*>(b), n));
-}
 
 // Events straight into the parts, which start when the source says what it is.
 class PartsFeeder : public analysis::EventConsumer {
@@ -52,22 +44,6 @@ class PartsFeeder : public analysis::EventConsumer {
   std::optional<analysis::StreamingParts> parts_;
 };
 
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-
-// "file:" URI of a path: '%', '?' and '#' would end or escape the path part.
-std::string FileUri(const std::string& path) {
-  std::string uri = "file:";
-  for (char c : path) {
-    if (c == '%' || c == '?' || c == '#') {
-      absl::StrAppend(&uri, absl::StrFormat("%%%02X", static_cast<unsigned char>(c)));
-    } else {
-      uri.push_back(c);
-    }
-  }
-  return uri + "?mode=ro&immutable=1";
-}
 
 // The accumulator the parts go into, and the summary with how it was made.
 class Summarizer {
@@ -110,17 +86,11 @@ class Summarizer {
 // temporary files), never loaded.
 absl::StatusOr<analysis::TraceSummary> StreamNsysFile(const std::string& path,
                                                       const StreamAnalyzeOptions& options) {
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(FileUri(path).c_str(), &raw,
-                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
-  std::unique_ptr<sqlite3, DbCloser> db(raw);
-  if (rc != SQLITE_OK) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot open the SQLite file: ", raw ? sqlite3_errmsg(raw) : "out of memory"));
-  }
+  absl::StatusOr<NsysDb> db = OpenNsysFile(path);
+  if (!db.ok()) return db.status();
   Summarizer summarizer(options);
   PartsFeeder feeder(summarizer.PartFn(), options.part_events);
-  absl::StatusOr<analysis::Trace> names = analysis::StreamNsysEvents(db.get(), feeder);
+  absl::StatusOr<analysis::Trace> names = analysis::StreamNsysEvents(db->get(), feeder);
   if (!names.ok()) return names.status();
   if (!feeder.parts()) return absl::InternalError("the export started no parts");
   return summarizer.Finish(*names, feeder.parts()->stats());
@@ -129,24 +99,12 @@ absl::StatusOr<analysis::TraceSummary> StreamNsysFile(const std::string& path,
 }  // namespace
 
 bool StreamableTrace(const std::string& path) {
-  if (IsKinetoTraceFile(path)) return true;
-  std::ifstream in(path, std::ios::binary);
-  unsigned char head[16];
-  in.read(reinterpret_cast<char*>(head), sizeof(head));
-  return in.gcount() == sizeof(head) && StartsSqlite(head, sizeof(head));
+  return IsKinetoTraceFile(path) || IsNsysFile(path);
 }
 
 absl::StatusOr<analysis::TraceSummary> StreamAnalyzeFile(const std::string& path,
                                                          const StreamAnalyzeOptions& options) {
-  unsigned char head[16] = {0};
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot open: ", std::strerror(errno)));
-    in.read(reinterpret_cast<char*>(head), sizeof(head));
-    if (in.gcount() == sizeof(head) && StartsSqlite(head, sizeof(head))) {
-      return StreamNsysFile(path, options);
-    }
-  }
+  if (IsNsysFile(path)) return StreamNsysFile(path, options);
   EventSpill spill(options.spill_buffer_bytes);
   analysis::KinetoImportOptions import;
   import.progress = options.progress;

@@ -42,11 +42,11 @@ Each trace becomes one capture session of agent "opmap-import@<this host>" whose
 same file again with the same options and token is deduplicated and stored once, and no
 other token's holder can predict the id to write into the session first.
 
-A Kineto file is read twice and never held: first through (the id, and a full check, so
-a bad trace is refused before anything is sent), then again while its batches go out.
-Memory stays flat whatever the trace's size (the collector holds a session until its last
-batch: --max-session-records there bounds it). Nsight Systems exports and capture files
-are loaded whole.
+A Kineto file or an Nsight Systems export is read twice and never held: first through
+(the id, and a full check, so a bad trace is refused before anything is sent), then again
+while its batches go out. Memory stays flat whatever the trace's size (the collector holds
+a session until its last batch: --max-session-records there bounds it). Capture files are
+loaded whole.
 
 options:
   --host H            Resource.host of the imported events (default: none)
@@ -214,8 +214,8 @@ const char* RejectionCodeName(int code) {
 
 // Imports one file; returns the exit code for it.
 // A refusal or an unreachable collector sets *stop: it would apply to every file.
-// The batches of one file: a Kineto file streamed (import_stream.h), any other loaded
-// whole. Exit code 2 and a message on bad input, before anything is sent.
+// The batches of one file: a Kineto file or an Nsight export streamed (import_stream.h),
+// a capture file loaded whole. Exit code 2 and a message on bad input, before anything is sent.
 struct FileBatches {
   std::string session_id;
   int64_t gpu_events = 0;
@@ -237,7 +237,7 @@ absl::StatusOr<FileBatches> PrepareBatches(const std::string& path, const Import
                                            const std::string& id_options,
                                            analysis::BatchingOptions batching) {
   FileBatches out;
-  if (IsKinetoTraceFile(path)) {
+  if (StreamableImport(path)) {
     absl::StatusOr<CheckedTraceFile> checked = CheckTraceFile(path, id_options);
     if (!checked.ok()) return checked.status();
     out.session_id = checked->session_id;

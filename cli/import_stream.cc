@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/import/event_consumer.h"
 #include "analysis/import/kineto_importer.h"
+#include "analysis/import/nsys_importer.h"
 #include "cli/import_command.h"
+#include "cli/nsys_file.h"
 #include "cli/trace_file_text.h"
 #include "common/crypto/sha256.h"
 
@@ -35,6 +37,20 @@ class Counter : public analysis::EventConsumer {
 };
 
 }  // namespace
+
+bool StreamableImport(const std::string& path) { return IsKinetoTraceFile(path) || IsNsysFile(path); }
+
+absl::StatusOr<analysis::Trace> StreamEvents(const std::string& path,
+                                             analysis::EventConsumer& consumer) {
+  if (IsNsysFile(path)) {
+    absl::StatusOr<NsysDb> db = OpenNsysFile(path);
+    if (!db.ok()) return db.status();
+    return analysis::StreamNsysEvents(db->get(), consumer);
+  }
+  absl::StatusOr<std::unique_ptr<TraceFileText>> file = TraceFileText::Open(path);
+  if (!file.ok()) return file.status();
+  return analysis::ImportKinetoEvents((*file)->text(), consumer);
+}
 
 absl::StatusOr<CheckedTraceFile> CheckTraceFile(const std::string& path,
                                                 std::string_view options) {
@@ -58,10 +74,8 @@ absl::StatusOr<CheckedTraceFile> CheckTraceFile(const std::string& path,
     close(fd);
     out.session_id = ImportSessionIdOf(digest, options);
   }
-  absl::StatusOr<std::unique_ptr<TraceFileText>> file = TraceFileText::Open(path);
-  if (!file.ok()) return file.status();
   Counter counter;
-  absl::StatusOr<analysis::Trace> names = analysis::ImportKinetoEvents((*file)->text(), counter);
+  absl::StatusOr<analysis::Trace> names = StreamEvents(path, counter);
   if (!names.ok()) return names.status();
   out.info = std::move(names->info);
   out.gpu_events = counter.gpu_events;
@@ -134,15 +148,9 @@ StreamedBatches::StreamedBatches(std::string path, analysis::BatchingOptions opt
 StreamedBatches::~StreamedBatches() { (void)Finish(); }
 
 void StreamedBatches::Run(std::string path, analysis::BatchingOptions options) {
-  absl::Status status;
-  absl::StatusOr<std::unique_ptr<TraceFileText>> file = TraceFileText::Open(path);
-  if (!file.ok()) {
-    status = file.status();
-  } else {
-    Producer producer(this, std::move(options));
-    absl::StatusOr<analysis::Trace> names = analysis::ImportKinetoEvents((*file)->text(), producer);
-    status = !producer.status().ok() ? producer.status() : names.status();
-  }
+  Producer producer(this, std::move(options));
+  absl::StatusOr<analysis::Trace> names = StreamEvents(path, producer);
+  absl::Status status = !producer.status().ok() ? producer.status() : names.status();
   std::lock_guard<std::mutex> lock(mu_);
   if (cancelled_ && absl::IsCancelled(status)) status = absl::OkStatus();
   status_ = status;

@@ -1,4 +1,5 @@
-// `opmap import` of a Kineto file of any size: the file is read twice, never held. The
+// `opmap import` of a Kineto file or an Nsight Systems export of any size: the file is read
+// twice, never held (an export is opened in place and queried, nsys_file.h). The
 // first pass digests its bytes (the session id, import_command.h) and parses it whole
 // without keeping events, so a bad trace is refused before anything is sent and the
 // resource of the first batch knows the process and the GPUs. The second pass, on a thread
@@ -19,11 +20,20 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analysis/import/event_consumer.h"
 #include "analysis/model/trace.h"
 #include "analysis/wire/batch_codec.h"
 #include "opmap/v1/telemetry.pb.h"
 
 namespace opmap::cli {
+
+// True for the files imported this way: Kineto traces and Nsight Systems exports.
+bool StreamableImport(const std::string& path);
+
+// The file's events to `consumer` (a Kineto file in file order, an export in start order);
+// the Trace returned holds the info and names.
+absl::StatusOr<analysis::Trace> StreamEvents(const std::string& path,
+                                             analysis::EventConsumer& consumer);
 
 struct CheckedTraceFile {
   std::string session_id;  // ImportSessionId of the file's bytes and `options`

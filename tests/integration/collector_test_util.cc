@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/import/kineto_importer.h"
+#include "analysis/import/nsys_importer.h"
 #include "gtest/gtest.h"
 #include "tests/testing/shared_data.h"
 
@@ -35,7 +36,9 @@ std::vector<std::string> SharedTraceNames() {
 
 Expected Analyze(const std::string& path) {
   Expected e;
-  absl::StatusOr<analysis::Trace> trace = analysis::ImportKinetoBytes(ReadFileOrDie(path));
+  absl::StatusOr<analysis::Trace> trace =
+      path.ends_with(".sqlite") ? analysis::ImportNsysSqlite(ReadFileOrDie(path))
+                                : analysis::ImportKinetoBytes(ReadFileOrDie(path));
   if (!trace.ok()) {
     ADD_FAILURE() << path << ": " << trace.status();
     return e;
