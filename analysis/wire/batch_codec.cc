@@ -148,9 +148,19 @@ void OptionalColumn(Field* column, Rows rows, Known&& known, F&& value) {
   Column(column, rows, value);
 }
 
+// GPU events' launching process: written only when some event of the batch has one (the
+// model's kNone goes out as HostIdToWire(kNone) and comes back as kNone).
+template <typename Field>
+void GpuPidColumn(const Trace& trace, Rows rows, Field* column) {
+  OptionalColumn(
+      column, rows, [&](uint32_t i) { return trace.gpu_events[i].process != kNone; },
+      [&](uint32_t i) { return w::HostIdToWire(trace.gpu_events[i].process); });
+}
+
 void EncodeKernels(const Trace& trace, Rows rows, const StringEncoder& strings,
                    opmap::v1::KernelColumns* k) {
   auto ev = [&](uint32_t i) -> const GpuEvent& { return trace.gpu_events[i]; };
+  GpuPidColumn(trace, rows, k->mutable_pid());
   Column(k->mutable_start_ns(), rows, [&](uint32_t i) { return ev(i).start_ns; });
   Column(k->mutable_dur_ns(), rows, [&](uint32_t i) { return ev(i).dur_ns; });
   Column(k->mutable_name_id(), rows, [&](uint32_t i) { return strings.Get(ev(i).name); });
@@ -194,6 +204,7 @@ void EncodeKernels(const Trace& trace, Rows rows, const StringEncoder& strings,
 void EncodeMemoryOps(const Trace& trace, Rows rows, const StringEncoder& strings,
                      opmap::v1::MemoryOpColumns* m) {
   auto ev = [&](uint32_t i) -> const GpuEvent& { return trace.gpu_events[i]; };
+  GpuPidColumn(trace, rows, m->mutable_pid());
   Column(m->mutable_kind(), rows, [&](uint32_t i) {
     return static_cast<int>(w::MemoryOpKindFor(ev(i).kind, strings.Text(ev(i).name)));
   });

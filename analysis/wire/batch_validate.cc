@@ -75,7 +75,7 @@ std::vector<ColumnGroup> Groups(const opmap::v1::Batch& b) {
         {"block_z", k.block_z_size()}, {"registers_per_thread", k.registers_per_thread_size()},
         {"static_shared_memory_bytes", k.static_shared_memory_bytes_size()},
         {"dynamic_shared_memory_bytes", k.dynamic_shared_memory_bytes_size()},
-        {"launch_tid", k.launch_tid_size()}}},
+        {"launch_tid", k.launch_tid_size()}, {"pid", k.pid_size()}}},
       // MemoryOpColumns' first field is `kind`, but start_ns names the rows everywhere.
       {"memory_ops",
        {{"start_ns", m.start_ns_size()}, {"kind", m.kind_size()}, {"dur_ns", m.dur_ns_size()},
@@ -83,7 +83,7 @@ std::vector<ColumnGroup> Groups(const opmap::v1::Batch& b) {
        {{"correlation", m.correlation_size()}, {"external_id", m.external_id_size()},
         {"graph_id", m.graph_id_size()}, {"graph_node_id", m.graph_node_id_size()},
         {"host_pageable", m.host_pageable_size()}, {"dst_device", m.dst_device_size()},
-        {"name_id", m.name_id_size()}}},
+        {"name_id", m.name_id_size()}, {"pid", m.pid_size()}}},
       {"launches",
        {{"start_ns", l.start_ns_size()}, {"dur_ns", l.dur_ns_size()},
         {"name_id", l.name_id_size()}, {"api_kind", l.api_kind_size()}, {"tid", l.tid_size()},

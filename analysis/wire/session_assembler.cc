@@ -42,7 +42,8 @@ void DecodeKernels(const opmap::v1::KernelColumns& k, const std::vector<StringId
     g.kind = GpuEventKind::kKernel;
     g.device = w::DeviceFromWire(k.device(i));
     g.stream = k.stream(i);
-    // g.process stays kNone: the wire has no launching pid per kernel (Kineto has none).
+    // The launching process where the sender knew it (else kNone: matched by id alone).
+    g.process = w::HostIdFromWire(Optional(k.pid(), i, w::HostIdToWire(kNone)));
     g.correlation = w::IdFromWire(Optional(k.correlation(), i, uint64_t{0}));
     g.external_id = w::IdFromWire(Optional(k.external_id(), i, uint64_t{0}));
     g.graph_id = w::IdFromWire(Optional(k.graph_id(), i, uint64_t{0}));
@@ -76,6 +77,7 @@ void DecodeMemoryOps(const opmap::v1::MemoryOpColumns& m, const std::vector<Stri
     g.graph_id = w::IdFromWire(Optional(m.graph_id(), i, uint64_t{0}));
     g.graph_node_id = w::IdFromWire(Optional(m.graph_node_id(), i, uint64_t{0}));
     g.bytes = w::BytesFromWire(m.bytes(i));
+    g.process = w::HostIdFromWire(Optional(m.pid(), i, w::HostIdToWire(kNone)));
   }
 }
 

@@ -14,8 +14,10 @@
 //                                        Real Linux pids/tids are < 2^22.
 //   process of a launch / range        omitted (default Resource.pid) when every row of
 //                                        the batch equals Resource.pid
-//   GpuEvent.process                   not sent (KernelColumns has no pid): comes back
-//                                        kNone, as the Kineto importer leaves it
+//   GpuEvent.process                   Kernel/MemoryOpColumns.pid, sent only when some
+//                                        event of the batch has one (Nsight exports of
+//                                        several processes); absent: kNone, as the Kineto
+//                                        importer leaves it
 //   stream (int64)                     uint32, zero-extended back
 //   device (int32)                     uint32 bit pattern, back through int32
 //   grid / block {x,y,z}, 0 = unknown  grid_x..z / block_x..z (0 = unknown both sides)
