@@ -63,6 +63,7 @@ Batch MakeFullBatch(int n) {
     k->add_static_shared_memory_bytes(u % 49'152);
     k->add_dynamic_shared_memory_bytes(u % 3 == 0 ? 232'448 : 0);
     k->add_launch_tid(u % 10 == 0 ? 0 : 100'000 + u % 7);
+    k->add_pid(u % 2 == 0 ? 4'194'303 : 0xFFFFFFFFu);
   }
 
   MemoryOpColumns* m = b.mutable_memory_ops();
@@ -81,6 +82,7 @@ Batch MakeFullBatch(int n) {
     m->add_host_pageable(u % 4 == 0);
     m->add_dst_device((u + 1) % 8);
     m->add_name_id(u % 7);
+    m->add_pid(u % 2 == 0 ? 144 : 145);
   }
 
   LaunchApiColumns* l = b.mutable_launches();
