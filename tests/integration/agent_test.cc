@@ -91,8 +91,11 @@ TEST_F(AgentTest, AttachThroughTheAgentPrintsTheReportAndStatusListsTheProcess) 
   const int64_t forwards = RangeCount(report, "forward");
   EXPECT_GE(forwards, 50);
   EXPECT_LE(forwards, 200);
-  EXPECT_NEAR(RangeCount(report, "decoder_layer.0"), forwards, 2);
-  EXPECT_NEAR(RangeCount(report, "demo::qkv_linear"), 2 * forwards, 4);
+  // Ranges cut by the window's edges: as many as requests are in flight there, more when a
+  // loaded machine raises the latency (qkv 187 against 2 x 91 once in a full test run).
+  const int64_t edge = std::max<int64_t>(2, forwards * 5 / 100);
+  EXPECT_NEAR(RangeCount(report, "decoder_layer.0"), forwards, edge);
+  EXPECT_NEAR(RangeCount(report, "demo::qkv_linear"), 2 * forwards, 2 * edge);
   // Requests end on the worker, after their forward: those still queued or running when the
   // 1 s window closes straddle its edge. How many grows with the request latency, which a
   // loaded machine raises (110 of 121 once beside a full test run): 15%, not a fixed count.
