@@ -1,15 +1,10 @@
 #include "cli/analyze_stream.h"
 
-
-#include <cerrno>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/import/nsys_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
