@@ -12,6 +12,8 @@
 #   clickhouse_cluster.sh kill-replica DIR NAME      SIGKILL one server (NAME: shard1-replica2,
 #                                                    ..., or `zookeeper`) for fault tests
 #   clickhouse_cluster.sh restart-replica DIR NAME   start it again on the same ports and data
+#                                                    (with flags/force_restore_data if it
+#                                                    refuses its local parts)
 #
 # Environment: OPMAP_CH_DEDUP_WINDOW (replicated_deduplication_window, blocks per shard,
 # default 1000), OPMAP_CH_DEDUP_WINDOW_SECONDS (default 604800), OPMAP_CH_START_TIMEOUT
@@ -407,14 +409,35 @@ cmd_restart_replica() {
   local i ports v; i=$(index_of "$name"); v="CH_PID_$(var_name "$name")"
   is_ours "${!v:-}" && die "$name is still running (pid ${!v})"
   IFS=, read -r -a ports <<<"$CH_HTTP_PORTS"
+  local err_log="$DIR/$name/log/server.err.log" seen
+  seen=$(stat -c %s "$err_log" 2>/dev/null || echo 0)
+  start_replica_as "$name" "$i" "$v"
+  if ! wait_server "$name" "${ports[$i]}" "$SERVER_PID"; then
+    # A replica SIGKILLed between writing a part and committing it to ZooKeeper finds that
+    # part "unexpected" on restart; on a small table one such part can pass ClickHouse's
+    # safety ratio (replicated_max_ratio_of_wrong_parts) and the server refuses to start.
+    # ClickHouse's documented recovery: the force_restore_data flag, which detaches the
+    # unexpected parts and fetches what is missing from the other replica. Only that refusal
+    # is recovered; any other failure stays a failure.
+    grep -q "doesn't look like the set of parts in ZooKeeper" \
+      < <(tail -c +"$((seen + 1))" "$err_log" 2>/dev/null) || die "$name did not restart"
+    echo "clickhouse_cluster: $name refused its local parts; restarting with flags/force_restore_data" >&2
+    mkdir -p "$DIR/$name/data/flags"
+    : >"$DIR/$name/data/flags/force_restore_data"
+    start_replica_as "$name" "$i" "$v"
+    wait_server "$name" "${ports[$i]}" "$SERVER_PID" || die "$name did not restart with force_restore_data"
+  fi
+  echo "clickhouse_cluster: $name restarted (pid $SERVER_PID)"
+}
+
+start_replica_as() {  # NAME INDEX PID_VAR: start it and record its pid in cluster.env
+  local name=$1 i=$2 v=$3
   start_server "$name"
   set_env_var "$v" "$SERVER_PID"
   local pids=()
   for n in "${NAMES[@]}"; do local w="CH_PID_$(var_name "$n")"; pids+=("${!w}"); done
   pids[$i]=$SERVER_PID
   set_env_var CH_PIDS "$(IFS=,; echo "${pids[*]}")"
-  wait_server "$name" "${ports[$i]}" "$SERVER_PID"
-  echo "clickhouse_cluster: $name restarted (pid $SERVER_PID)"
 }
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }

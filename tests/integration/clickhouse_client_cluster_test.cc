@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -303,6 +304,39 @@ TEST_F(ClickHouseFaultTest, ReplicaKilledMidInsertCatchesUpWithNothingLostOrDoub
             << " ms; replicas equal " << absl::ToInt64Milliseconds(catch_up)
             << " ms after the last insert; shard1 replicas " << a << "/" << b << " rows; total "
             << expected << "\n";
+}
+
+// A replica killed between writing parts and committing them to ZooKeeper finds them
+// "unexpected" at restart; past ClickHouse's safety ratio it refuses to start. Planted here
+// as two copies of its only part (2/3 of its rows): the script restarts it with
+// force_restore_data, the copies are detached and the replica holds its peer's rows, once.
+TEST_F(ClickHouseFaultTest, ReplicaRefusingUnexpectedPartsIsRestoredFromItsPeer) {
+  std::string t = CreateTables();
+  constexpr int kRows = 1000;
+  HttpClient r1 = Client({"shard1-replica1"}), r2 = Client({"shard1-replica2"});
+  ASSERT_TRUE(r1.Insert("INSERT INTO " + t + " FORMAT RowBinary", Block(0, kRows)).ok());
+  WaitShard1Converged(t, absl::Seconds(60));
+  ASSERT_EQ(Count(r2, "SELECT count() FROM " + t), kRows);
+  ASSERT_TRUE(cluster_->KillReplica("shard1-replica2").ok());
+
+  const std::filesystem::path table =
+      std::filesystem::path(cluster_->dir()) / "shard1-replica2/data/data/default" / t;
+  std::vector<std::filesystem::path> parts;
+  for (const auto& entry : std::filesystem::directory_iterator(table)) {
+    if (absl::StartsWith(entry.path().filename().string(), "all_")) parts.push_back(entry.path());
+  }
+  ASSERT_EQ(parts.size(), 1u) << table;
+  for (const char* planted : {"all_90_90_0", "all_91_91_0"}) {
+    std::filesystem::copy(parts[0], table / planted, std::filesystem::copy_options::recursive);
+  }
+
+  absl::Status s = cluster_->RestartReplica("shard1-replica2");
+  ASSERT_TRUE(s.ok()) << s;
+  WaitShard1Converged(t, absl::Seconds(60));
+  EXPECT_EQ(Count(r2, "SELECT count() FROM " + t), kRows);
+  EXPECT_EQ(Count(r2, "SELECT uniqExact(seq) FROM " + t), kRows);
+  EXPECT_FALSE(std::filesystem::exists(table / "all_90_90_0"));
+  EXPECT_FALSE(std::filesystem::exists(table / "all_91_91_0"));
 }
 
 }  // namespace
