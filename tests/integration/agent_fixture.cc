@@ -24,9 +24,10 @@ AgentProcess::AgentProcess(std::string dir, std::vector<std::string> extra)
 
 absl::Status AgentProcess::StartWith(const std::vector<std::string>& env) {
   ++starts_;
-  std::vector<std::string> argv = {AgentBin(), "--socket", socket(), "--control-socket",
-                                   control_socket(), "--spool-dir", dir_ + "/spool",
-                                   "--agent-id", "test-agent"};
+  std::vector<std::string> argv = wrapper_;
+  argv.insert(argv.end(), {AgentBin(), "--socket", socket(), "--control-socket",
+                           control_socket(), "--spool-dir", dir_ + "/spool", "--agent-id",
+                           "test-agent"});
   argv.insert(argv.end(), extra_.begin(), extra_.end());
   const std::string out = absl::StrCat(dir_, "/agent", starts_, ".out");
   if (absl::Status s =

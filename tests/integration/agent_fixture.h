@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,6 +28,9 @@ class AgentProcess {
   absl::Status Start() { return StartWith({}); }  // waits for "agent ready"
   // The same with `env` ("NAME=value") added to the agent's environment.
   absl::Status StartWith(const std::vector<std::string>& env);
+  // Runs the agent as the last arguments of `wrapper` (which must exec them, so the
+  // agent's pid is the child's), e.g. to give it a private mount namespace.
+  void set_wrapper(std::vector<std::string> wrapper) { wrapper_ = std::move(wrapper); }
   void Kill() {
     child_.Signal(SIGKILL);
     child_.Wait(absl::Seconds(10));
@@ -44,6 +48,7 @@ class AgentProcess {
  private:
   std::string dir_;
   std::vector<std::string> extra_;
+  std::vector<std::string> wrapper_;
   Child child_;
   int starts_ = 0;
 };

@@ -4,6 +4,7 @@
 // that the agent stays up, keeps answering status and keeps capturing the well-behaved
 // workload.
 #include <simdjson.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -174,29 +175,38 @@ TEST_F(AgentHostileTest, ARegistrantThatCannotBeSentToIsForgottenNotACrash) {
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
-// Finding 8: batches the agent's outbox dropped (here: the spool is full while the
-// collector is away) were counted only in `opmap-agent status`. Now each drop reaches the
-// collector as a drop record in the next batch and shows in `opmap query counters`.
-TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
+// Finding 8: batches the agent's outbox dropped while the collector was away were counted
+// only in `opmap-agent status`. Now each drop reaches the collector as a drop record in the
+// next batch and shows in `opmap query counters`. The agent runs with `spool_flags` (and
+// under `wrapper`, when given); the collector's drops must name `cause`.
+void ExpectOutboxDropsReachTheCollector(const TempDir& dir,
+                                        const std::vector<std::string>& spool_flags,
+                                        const std::vector<std::string>& wrapper,
+                                        const std::string& cause) {
   // A port for the collector, free now; the agent starts first and finds nobody there.
   CollectorProcess::Options options;
-  options.dir = dir_.path();
+  options.dir = dir.path();
   CollectorProcess probe(options);
   ASSERT_TRUE(probe.Start().ok()) << probe.Log();
   const int port = probe.port();
   probe.Kill();
-  WriteFileOrDie(dir_.File("agent.token"), absl::StrCat(kAgentToken, "\n"));
-  AgentProcess agent(dir_.path(),
-                     {"--capture-every", "500ms", "--capture-window", "300ms", "--capture-jitter",
-                      "0", "--collector", absl::StrCat("127.0.0.1:", port), "--insecure",
-                      "--token-file", dir_.File("agent.token"), "--memory-queue", "1KiB",
-                      "--spool-size", "64KiB"});
+  WriteFileOrDie(dir.File("agent.token"), absl::StrCat(kAgentToken, "\n"));
+  std::vector<std::string> flags = {"--capture-every", "500ms", "--capture-window", "300ms",
+                                    "--capture-jitter", "0", "--collector",
+                                    absl::StrCat("127.0.0.1:", port), "--insecure",
+                                    "--token-file", dir.File("agent.token"), "--memory-queue",
+                                    "1KiB"};
+  flags.insert(flags.end(), spool_flags.begin(), spool_flags.end());
+  AgentProcess agent(dir.path(), flags);
+  agent.set_wrapper(wrapper);
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   Child demo;
   // Long enough that windows still come after the collector does: the outbox's drop counts
   // ride on the next batch, and at 12 s a loaded machine ran out of windows first.
-  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "25", "200"));
-  // Until the agent has dropped batches for a full spool.
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "25", "--rate", "200", "--json"},
+                         dir.File("demo.out"), dir.File("demo.err"), InjectEnv(agent.socket()))
+                  .ok());
+  // Until the agent has dropped batches.
   int64_t dropped = 0;
   for (int i = 0; i < 60 && dropped <= 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -215,7 +225,7 @@ TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
     RunResult q = opmap::testing::Run({OpmapBin(), "query", "counters", "--format", "json",
                                        "--collector", collector.address(), "--token",
                                        kAnalystToken},
-                                      dir_.path());
+                                      dir.path());
     simdjson::dom::parser parser;
     simdjson::dom::element doc;
     int64_t sum = 0;
@@ -247,9 +257,34 @@ TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
   }
   EXPECT_GT(at_agent, 0);
   EXPECT_EQ(at_collector, at_agent) << reasons << "\n" << agent.StatusJson();
-  EXPECT_THAT(reasons, ::testing::HasSubstr("agent outbox: spool full"));
-  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
+  EXPECT_THAT(reasons, ::testing::HasSubstr("agent outbox: " + cause));
+  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir.File("demo.err"));
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+}
+
+// The spool reaches its --spool-size.
+TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
+  ExpectOutboxDropsReachTheCollector(dir_, {"--spool-size", "64KiB"}, {}, "spool full");
+}
+
+// The review's case: the filesystem under the spool is full (ENOSPC) long before
+// --spool-size. A real one: a 64 KiB tmpfs in a mount namespace of the agent's own, which
+// goes with the agent. Needs CAP_SYS_ADMIN (root, or a user namespace the kernel allows).
+TEST_F(AgentHostileTest, SpoolOnAFullFilesystemDropsReachTheCollector) {
+  const std::string spool = dir_.File("spool");
+  ASSERT_EQ(mkdir(spool.c_str(), 0700), 0) << spool;
+  const std::vector<std::string> wrapper = {
+      "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+      "mount -t tmpfs -o size=64k,mode=0700 tmpfs \"$0\" && exec \"$@\"", spool};
+  std::vector<std::string> probe = wrapper;
+  probe.push_back("/bin/true");
+  if (RunResult r = opmap::testing::Run(probe, dir_.path()); r.exit_code != 0) {
+    GTEST_SKIP() << "unavailable: a private 64 KiB tmpfs (unshare --mount, mount -t tmpfs) "
+                    "is refused here: "
+                 << r.err;
+  }
+  ExpectOutboxDropsReachTheCollector(dir_, {"--spool-size", "1MiB"}, wrapper,
+                                     "spool write error");
 }
 
 }  // namespace
