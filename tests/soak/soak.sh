@@ -76,6 +76,12 @@ hc="$build/tests/hostile_client"
 "$hc" "$addr" "$maddr" "$crowd_token" metrics "$seconds" >"$work/client-metrics.out" 2>&1 & pids+=("$!")
 
 rss() { awk '/VmRSS/ {print int($2/1024)}' "/proc/$1/status" 2>/dev/null || echo -1; }
+# "anon file" MiB: heap growth against SQLite's and the binaries' file pages.
+rss_parts() {
+  awk '/RssAnon/ {a=int($2/1024)} /RssFile/ {f=int($2/1024)} END {print a, f}' \
+    "/proc/$1/status" 2>/dev/null || echo "-1 -1"
+}
+echo "# seconds agent_rss collector_rss collector_anon collector_file (MiB)" >"$work/rss.txt"
 metric() { curl -s --max-time 2 "http://$maddr/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 max_agent=0; max_collector=0; scrapes=0; scrape_fail=0; shrinks=0; slowest_status_ms=0
 end=$((SECONDS + seconds))
@@ -84,6 +90,7 @@ while (( SECONDS < end )); do
   shrinks=$((shrinks + 1))
   a="$(rss "$agent")"; c="$(rss "$collector")"
   (( a > max_agent )) && max_agent=$a; (( c > max_collector )) && max_collector=$c
+  echo "$((seconds - end + SECONDS)) $a $c $(rss_parts "$collector")" >>"$work/rss.txt"
   t0=$(date +%s%N)
   "$build/bin/opmap-agent" status --control-socket "$work/control.sock" --json >/dev/null 2>&1 || true
   ms=$(( ($(date +%s%N) - t0) / 1000000 )); (( ms > slowest_status_ms )) && slowest_status_ms=$ms
@@ -118,7 +125,11 @@ python3 "$repo/tests/soak/match_requests.py" "$work/requests.log" "$work/export.
 
 echo "soak: ${seconds}s, $(sed -n 's/.*"requests":\([0-9]*\).*/\1/p' "$work/demo.out") demo requests"
 echo "  agent: acked $acked batches, queued $queued, dropped $dropped, peak RSS ${max_agent} MiB (bound $agent_bound), slowest status ${slowest_status_ms} ms, exit $agent_rc, $shrinks shrinking rings"
+# The collector's RSS at each quarter of the run (anon + file), to tell growth from a plateau.
+quarters=$(awk -v n="$seconds" '!/^#/ {for (q = 1; q <= 4; q++) if (!(q in done) && $1 >= n * q / 4 - 1) {
+  printf "%s%ds %d+%d", (q > 1 ? ", " : ""), $1, $4, $5; done[q] = 1}}' "$work/rss.txt")
 echo "  collector: stored $stored batches ($from_agent from the agent, $noise malformed noise), peak RSS ${max_collector} MiB (bound $collector_bound), $denied forged refused, $refused streams refused, $malformed unparseable, /metrics $((scrapes - scrape_fail))/$scrapes answered"
+echo "  collector RSS anon+file MiB: $quarters (all samples: $work/rss.txt)"
 for f in "$work"/client-*.out; do echo "  $(cat "$f")"; done
 sed 's/^/  /' "$work/requests.out"
 fail=0
