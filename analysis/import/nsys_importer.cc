@@ -126,6 +126,7 @@ class NsysImporter {
   };
 
   absl::Status Begin() {
+    RETURN_IF_ERROR(Harden());
     RETURN_IF_ERROR(LoadTables());
     for (const char* required :
          {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
@@ -222,6 +223,22 @@ class NsysImporter {
       RETURN_IF_ERROR(row(st.get(), index));
       ++index;
     }
+  }
+
+  // An export is a file from elsewhere; SQLite's advice for such files
+  // (sqlite.org/security.html): check each cell's size as a page is read, so a damaged page
+  // is refused at once rather than read past its end (what it then read depended on the
+  // memory beside the page: the same file imported or streamed could differ); defensive
+  // mode; functions in the schema only if harmless; no memory-mapped reads.
+  absl::Status Harden() {
+    int unused = 0;
+    if (sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, &unused) != SQLITE_OK ||
+        sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &unused) != SQLITE_OK ||
+        sqlite3_exec(db_, "PRAGMA cell_size_check=ON; PRAGMA mmap_size=0", nullptr, nullptr,
+                     nullptr) != SQLITE_OK) {
+      return Error("setting up the read of an untrusted file");
+    }
+    return absl::OkStatus();
   }
 
   absl::Status LoadTables() {
