@@ -227,8 +227,8 @@ class NsysImporter {
 
   // An export is a file from elsewhere; SQLite's advice for such files
   // (sqlite.org/security.html): check each cell's size as a page is read, so a damaged page
-  // is refused at once rather than read past its end (what it then read depended on the
-  // memory beside the page: the same file imported or streamed could differ); defensive
+  // is refused at once rather than parsed (parsed, whether the same file imported or
+  // streamed depended on what the process had read before: fuzz finding 15); defensive
   // mode; functions in the schema only if harmless; no memory-mapped reads.
   absl::Status Harden() {
     int unused = 0;

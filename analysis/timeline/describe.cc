@@ -18,25 +18,25 @@ DescriptiveStats DescribeCounts(const stats::ValueCounts& values) {
   DescriptiveStats s;
   if (values.count() == 0) return s;
   s.count = values.count();
+  // Sorted once for every quantile (one definition for all of opmap: analysis/stats); a
+  // sketched row answers from its sketch.
+  const std::vector<std::pair<int64_t, int64_t>> sorted =
+      values.sketched() ? std::vector<std::pair<int64_t, int64_t>>{} : values.Sorted();
+  auto quantile = [&](double q) {
+    return values.sketched() ? values.Quantile(q) : stats::QuantileOfSorted(sorted, s.count, q);
+  };
+  s.p25 = quantile(0.25);
+  s.p50 = quantile(0.50);
+  s.p75 = quantile(0.75);
+  s.p95 = quantile(0.95);
+  s.p99 = quantile(0.99);
   if (values.sketched()) {
-    s.p25 = values.Quantile(0.25);
-    s.p50 = values.Quantile(0.50);
-    s.p75 = values.Quantile(0.75);
-    s.p95 = values.Quantile(0.95);
-    s.p99 = values.Quantile(0.99);
-    s.min = values.Quantile(0.0);
-    s.max = values.Quantile(1.0);
+    s.min = quantile(0.0);
+    s.max = quantile(1.0);
     s.mean = values.sketch_sum() / static_cast<double>(s.count);
     s.stddev = std::numeric_limits<double>::quiet_NaN();
     return s;
   }
-  // Sorted once for every quantile (one definition for all of opmap: analysis/stats).
-  const std::vector<std::pair<int64_t, int64_t>> sorted = values.Sorted();
-  s.p25 = stats::QuantileOfSorted(sorted, s.count, 0.25);
-  s.p50 = stats::QuantileOfSorted(sorted, s.count, 0.50);
-  s.p75 = stats::QuantileOfSorted(sorted, s.count, 0.75);
-  s.p95 = stats::QuantileOfSorted(sorted, s.count, 0.95);
-  s.p99 = stats::QuantileOfSorted(sorted, s.count, 0.99);
   const size_t n = static_cast<size_t>(s.count);
   // long double: sums of ~1e6 samples of ~1e12 ns keep full precision.
   long double sum = 0;

@@ -67,6 +67,11 @@ class AgentHostileTest : public ::testing::Test {
                             InjectEnv(agent.socket()))
                     .ok());
   }
+  // Finding 8, with the agent given `spool_flags` (and run under `wrapper`, when given):
+  // the collector's outbox drops must equal the agent's and name `cause`.
+  void ExpectOutboxDropsReachTheCollector(const std::vector<std::string>& spool_flags,
+                                          const std::vector<std::string>& wrapper,
+                                          const std::string& cause);
   TempDir dir_;
 };
 
@@ -177,35 +182,31 @@ TEST_F(AgentHostileTest, ARegistrantThatCannotBeSentToIsForgottenNotACrash) {
 
 // Finding 8: batches the agent's outbox dropped while the collector was away were counted
 // only in `opmap-agent status`. Now each drop reaches the collector as a drop record in the
-// next batch and shows in `opmap query counters`. The agent runs with `spool_flags` (and
-// under `wrapper`, when given); the collector's drops must name `cause`.
-void ExpectOutboxDropsReachTheCollector(const TempDir& dir,
-                                        const std::vector<std::string>& spool_flags,
-                                        const std::vector<std::string>& wrapper,
-                                        const std::string& cause) {
+// next batch and shows in `opmap query counters`.
+void AgentHostileTest::ExpectOutboxDropsReachTheCollector(
+    const std::vector<std::string>& spool_flags, const std::vector<std::string>& wrapper,
+    const std::string& cause) {
   // A port for the collector, free now; the agent starts first and finds nobody there.
   CollectorProcess::Options options;
-  options.dir = dir.path();
+  options.dir = dir_.path();
   CollectorProcess probe(options);
   ASSERT_TRUE(probe.Start().ok()) << probe.Log();
   const int port = probe.port();
   probe.Kill();
-  WriteFileOrDie(dir.File("agent.token"), absl::StrCat(kAgentToken, "\n"));
+  WriteFileOrDie(dir_.File("agent.token"), absl::StrCat(kAgentToken, "\n"));
   std::vector<std::string> flags = {"--capture-every", "500ms", "--capture-window", "300ms",
                                     "--capture-jitter", "0", "--collector",
                                     absl::StrCat("127.0.0.1:", port), "--insecure",
-                                    "--token-file", dir.File("agent.token"), "--memory-queue",
+                                    "--token-file", dir_.File("agent.token"), "--memory-queue",
                                     "1KiB"};
   flags.insert(flags.end(), spool_flags.begin(), spool_flags.end());
-  AgentProcess agent(dir.path(), flags);
+  AgentProcess agent(dir_.path(), flags);
   agent.set_wrapper(wrapper);
   ASSERT_TRUE(agent.Start().ok()) << agent.Log();
   Child demo;
   // Long enough that windows still come after the collector does: the outbox's drop counts
   // ride on the next batch, and at 12 s a loaded machine ran out of windows first.
-  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "25", "--rate", "200", "--json"},
-                         dir.File("demo.out"), dir.File("demo.err"), InjectEnv(agent.socket()))
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "25", "200"));
   // Until the agent has dropped batches.
   int64_t dropped = 0;
   for (int i = 0; i < 60 && dropped <= 0; ++i) {
@@ -225,7 +226,7 @@ void ExpectOutboxDropsReachTheCollector(const TempDir& dir,
     RunResult q = opmap::testing::Run({OpmapBin(), "query", "counters", "--format", "json",
                                        "--collector", collector.address(), "--token",
                                        kAnalystToken},
-                                      dir.path());
+                                      dir_.path());
     simdjson::dom::parser parser;
     simdjson::dom::element doc;
     int64_t sum = 0;
@@ -258,13 +259,13 @@ void ExpectOutboxDropsReachTheCollector(const TempDir& dir,
   EXPECT_GT(at_agent, 0);
   EXPECT_EQ(at_collector, at_agent) << reasons << "\n" << agent.StatusJson();
   EXPECT_THAT(reasons, ::testing::HasSubstr("agent outbox: " + cause));
-  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir.File("demo.err"));
+  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
 // The spool reaches its --spool-size.
 TEST_F(AgentHostileTest, OutboxDropsReachTheCollector) {
-  ExpectOutboxDropsReachTheCollector(dir_, {"--spool-size", "64KiB"}, {}, "spool full");
+  ExpectOutboxDropsReachTheCollector({"--spool-size", "64KiB"}, {}, "spool full");
 }
 
 // The review's case: the filesystem under the spool is full (ENOSPC) long before
@@ -283,7 +284,7 @@ TEST_F(AgentHostileTest, SpoolOnAFullFilesystemDropsReachTheCollector) {
                     "is refused here: "
                  << r.err;
   }
-  ExpectOutboxDropsReachTheCollector(dir_, {"--spool-size", "1MiB"}, wrapper,
+  ExpectOutboxDropsReachTheCollector({"--spool-size", "1MiB"}, wrapper,
                                      "spool write error");
 }
 
