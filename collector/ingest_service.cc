@@ -12,8 +12,7 @@
 #include "common/base/status_macros.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/rollup.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "collector/rejected_batch.h"
 #include "grpcpp/support/method_handler.h"
 
 namespace opmap::collector {
@@ -29,7 +28,6 @@ struct IngestService::Session {
   uint64_t last_seq = 0;    // highest seq stored
   bool complete = false;    // last_in_session stored with the rollup
   std::unique_ptr<analysis::SessionAssembler> assembler;  // null until needed
-  std::optional<opmap::v1::Resource> last_resource;       // of the last valid batch
   TelemetryAccumulator telemetry;  // counters and drops of the batches the assembler took
   int64_t held = 0;                // records counted in held_records_ for the assembler
   // Hull of the capture windows of the batches the assembler took (0 = unset).
@@ -53,50 +51,6 @@ void WidenWindow(const Batch& b, int64_t& start, int64_t& end) {
 int64_t RecordsIn(const Batch& b) {
   return static_cast<int64_t>(b.kernels().start_ns_size()) + b.memory_ops().start_ns_size() +
          b.launches().start_ns_size() + b.ranges().start_ns_size();
-}
-
-// "kernels.dur_ns[3]: negative duration -5" -> "negative duration -5".
-std::string CauseOf(const absl::Status& status, const std::string& field) {
-  std::string_view m(status.message().data(), status.message().size());
-  std::string prefix = (field.empty() ? std::string("batch") : field) + ": ";
-  if (m.starts_with(prefix)) m.remove_prefix(prefix.size());
-  return std::string(m);
-}
-
-// What is stored of a rejected batch: its identity, resource, window and end flag, and
-// the string-table delta when `keep_delta` (else an empty delta continuing the table).
-Batch Remainder(const Batch& b, bool keep_delta, uint32_t string_count,
-                const opmap::v1::Resource* resource) {
-  Batch out;
-  out.set_agent_id(b.agent_id());
-  out.set_session_id(b.session_id());
-  out.set_seq(b.seq());
-  *out.mutable_resource() = resource != nullptr ? *resource : b.resource();
-  out.set_window_start_ns(b.window_start_ns());
-  out.set_window_end_ns(b.window_end_ns());
-  out.set_last_in_session(b.last_in_session());
-  if (keep_delta) {
-    *out.mutable_strings() = b.strings();
-  } else {
-    out.mutable_strings()->set_base_index(string_count);
-    if (string_count == 0) out.mutable_strings()->add_strings("");
-  }
-  return out;
-}
-
-// A rejected batch's remainder as bytes that depend only on its content: protobuf
-// writes map entries (the resource's labels) in hash order unless told otherwise, and a
-// resend of the same batch through another collector must store the same bytes (the
-// ClickHouse engine deduplicates identical inserts, nothing else).
-std::string DeterministicBytes(const Batch& b) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    b.SerializeToCodedStream(&coded);
-  }
-  return out;
 }
 
 }  // namespace
@@ -158,7 +112,6 @@ void IngestService::Reset(Session& s) {
   s.complete = false;
   Release(s);
   s.assembler.reset();
-  s.last_resource.reset();
   s.telemetry = TelemetryAccumulator();
 }
 
@@ -212,7 +165,6 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
       }
       s.telemetry.Add(stored, *assembler);
       WidenWindow(stored, s.window_start_ns, s.window_end_ns);
-      s.last_resource = stored.resource();
     }
   }
   Hold(s, assembler->record_count());
@@ -291,7 +243,6 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     return ack;
   }
   RETURN_IF_ERROR(EnsureAssembler(s, batch));
-  analysis::SessionAssembler& assembler = *s.assembler;
 
   const int64_t records = RecordsIn(batch);
   if (held_records_.load() + records > options_.max_held_records) {
@@ -302,81 +253,66 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
         held_records_.load(), options_.max_held_records, batch.agent_id(), batch.session_id(),
         seq));
   }
-  std::optional<Rejection> rejection;
+  std::optional<Rejection> rejection = Append(s, batch, records);
+  if (!rejection.has_value()) return Commit(s, batch, batch, received, std::nullopt, std::move(ack));
+  rejection->set_seq(seq);
+  std::optional<Batch> remainder = AppendRejectedRemainder(batch, *s.assembler, options_.limits);
+  if (!remainder.has_value()) {
+    // Nothing of it can be stored; the session stays where it was.
+    metrics_->AddRejected(rejection->code());
+    *ack.add_rejected() = *std::move(rejection);
+    ack.set_durable_seq(s.last_seq);
+    return ack;
+  }
+  return Commit(s, batch, *remainder, nullptr, std::move(rejection), std::move(ack));
+}
+
+std::optional<Rejection> IngestService::Append(Session& s, const Batch& batch,
+                                               int64_t records) {
+  analysis::SessionAssembler& assembler = *s.assembler;
+  Rejection rejection;
   if (assembler.record_count() + records > options_.max_session_records) {
-    rejection.emplace();
-    rejection->set_code(opmap::v1::REJECTION_CODE_TOO_LARGE);
-    rejection->set_message(absl::StrFormat(
+    rejection.set_code(opmap::v1::REJECTION_CODE_TOO_LARGE);
+    rejection.set_message(absl::StrFormat(
         "the session would hold %d records, over the collector's limit of %d per session",
         assembler.record_count() + records, options_.max_session_records));
-  } else {
-    std::string field;
-    absl::Status valid = assembler.Append(batch, options_.limits, &field);
-    if (valid.ok()) {
-      s.last_resource = batch.resource();
-    } else {
-      rejection.emplace();
-      rejection->set_field(field);
-      rejection->set_message(CauseOf(valid, field));
-      RejectionCode code = analysis::RejectionCodeFor(valid);
-      rejection->set_code(code);
-    }
+    return rejection;
   }
+  std::string field;
+  absl::Status valid = assembler.Append(batch, options_.limits, &field);
+  if (valid.ok()) return std::nullopt;
+  rejection.set_field(field);
+  rejection.set_message(RejectionCause(valid, field));
+  rejection.set_code(analysis::RejectionCodeFor(valid));
+  return rejection;
+}
 
-  Batch remainder;
-  const Batch* to_store = &batch;
-  if (rejection.has_value()) {
-    rejection->set_seq(seq);
-    // Keep the delta when it is valid (later ids keep their meaning); else an empty
-    // delta, and the session cannot decode further batches (each is rejected the same
-    // way). A resource that fails validation is replaced by the last valid one.
-    struct Attempt {
-      bool keep_delta;
-      const opmap::v1::Resource* resource;  // null = the batch's own
-    };
-    std::vector<Attempt> attempts = {{true, nullptr}, {false, nullptr}};
-    if (s.last_resource.has_value()) {
-      attempts.push_back({true, &*s.last_resource});
-      attempts.push_back({false, &*s.last_resource});
-    }
-    bool applied = false;
-    for (const Attempt& attempt : attempts) {
-      remainder = Remainder(batch, attempt.keep_delta, assembler.string_count(), attempt.resource);
-      if (assembler.Append(remainder, options_.limits).ok()) {
-        applied = true;
-        break;
-      }
-    }
-    if (!applied) {
-      // Nothing of it can be stored; the session stays where it was.
-      *ack.add_rejected() = *rejection;
-      metrics_->AddRejected(rejection->code());
-      ack.set_durable_seq(s.last_seq);
-      return ack;
-    }
-    to_store = &remainder;
-  }
+absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const Batch& stored,
+                                          std::string* received,
+                                          std::optional<Rejection> rejection, Ack ack) {
+  analysis::SessionAssembler& assembler = *s.assembler;
+  const uint64_t seq = batch.seq();
   // Before the commit: a failed one resets the session, the accumulator with it.
-  s.telemetry.Add(*to_store, assembler);
+  s.telemetry.Add(stored, assembler);
 
   BatchCommit commit;
-  commit.batch = to_store;
-  if (to_store == &batch && received != nullptr) {
+  commit.batch = &stored;
+  if (received != nullptr) {
     commit.payload = std::move(*received);
   } else {
-    commit.payload = DeterministicBytes(*to_store);
+    commit.payload = DeterministicBytes(stored);
   }
   commit.received_ns = NowNs();
   commit.string_count_after = assembler.string_count();
-  commit.record_count = rejection.has_value() ? 0 : records;
+  commit.record_count = rejection.has_value() ? 0 : RecordsIn(batch);
   // The session was read from the store and every commit since went through here.
   commit.follows_stored = true;
   int64_t window_start = s.window_start_ns, window_end = s.window_end_ns;
-  WidenWindow(*to_store, window_start, window_end);
+  WidenWindow(stored, window_start, window_end);
   std::optional<analysis::SessionRollup> rollup;
   std::optional<SessionTelemetry> telemetry;
   std::optional<analysis::MappingResult> mapping;
-  if (to_store->last_in_session()) {
+  if (stored.last_in_session()) {
     mapping = analysis::MapGpuEvents(assembler.trace());
     rollup = analysis::BuildRollup(assembler.trace(), *mapping);
     commit.rollup = &*rollup;
@@ -420,7 +356,7 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     metrics_->AddRejected(rejection->code());
     *ack.add_rejected() = std::move(*rejection);
   }
-  if (to_store->last_in_session()) {
+  if (stored.last_in_session()) {
     s.complete = true;
     Release(s);
     s.assembler.reset();

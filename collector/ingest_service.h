@@ -32,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -111,6 +112,17 @@ class IngestService final : public opmap::v1::Ingest::Service {
   std::shared_ptr<Session> GetSession(const std::string& agent, const std::string& session);
   absl::Status EnsureLoaded(Session& s, const opmap::v1::Batch& batch);
   absl::Status EnsureAssembler(Session& s, const opmap::v1::Batch& batch);
+  // Appends the next batch of a session to its assembler; a Rejection when it is too
+  // large or invalid (nothing of it appended then).
+  std::optional<opmap::v1::Rejection> Append(Session& s, const opmap::v1::Batch& batch,
+                                             int64_t records);
+  // Stores `stored` (the batch as it came, or what is kept of it when `rejection` is
+  // set), with the session's rollup when it is the last, and completes `ack`.
+  // `received`: the bytes of `stored` as they came (moved from); null: serialized here.
+  absl::StatusOr<opmap::v1::Ack> Commit(Session& s, const opmap::v1::Batch& batch,
+                                        const opmap::v1::Batch& stored, std::string* received,
+                                        std::optional<opmap::v1::Rejection> rejection,
+                                        opmap::v1::Ack ack);
   void Reset(Session& s);
   void Hold(Session& s, int64_t records);
   void Release(Session& s);
