@@ -53,8 +53,13 @@ class EventStream {
 
   absl::Status RunSource(KinetoTextSource& reader) {
     hint_ = reader.size_hint();
-    Reserve(kParserBytes);
-    cap_ = 2 * kReadBytes;
+    // As in RunPlain, a text known to be small gets a small parser and window (their
+    // allocation was most of the cost of streaming a 4 KB trace). A hint below the truth
+    // (a gzip trailer's size is mod 2^32) costs a reallocation: iterate() grows the
+    // parser, and past the hint the window grows as it does without one.
+    const bool small = hint_ > 0 && hint_ < kParserBytes;
+    Reserve(small ? hint_ + kPadding : kParserBytes);
+    cap_ = small ? hint_ + 1 : 2 * kReadBytes;
     buf_.reset(new char[cap_ + kPadding]);
     char* data = buf_.get();
     std::memset(data, ' ', kPadding);
@@ -70,7 +75,10 @@ class EventStream {
       std::memmove(data, data + drop, size - drop);
       size -= drop;
       base = keep;
-      if (cap_ - size < kReadBytes / 2) {
+      // Room for a read worth making: half a read, or what the hint says is left.
+      const uint64_t left = hint_ > base + size ? hint_ - (base + size) : 0;
+      const size_t room = left > 0 && left < kReadBytes / 2 ? left + 1 : kReadBytes / 2;
+      if (cap_ - size < room) {
         if (size > kMaxKinetoEventBytes) return TooLarge(splitter_.retain_from());
         const size_t cap = std::max(cap_ * 2, size + kReadBytes);
         std::unique_ptr<char[]> grown(new char[cap + kPadding]);

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/import/json_error_locator.h"
+#include "analysis/import/event_consumer.h"
 #include "analysis/import/kineto_importer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -294,6 +295,69 @@ TEST(KinetoStreamTest, SyntaxErrorsAreWhereTheLocatorSaysOnDamagedDocuments) {
     ++compared;
   }
   EXPECT_GT(compared, 500u);
+}
+
+// Text from memory with a size hint that may be wrong.
+class HintedText : public KinetoTextSource {
+ public:
+  HintedText(const std::string& text, size_t hint) : text_(text), hint_(hint) {}
+  absl::StatusOr<size_t> Read(char* out, size_t capacity) override {
+    const size_t n = std::min(capacity, text_.size() - at_);
+    std::copy_n(text_.data() + at_, n, out);
+    at_ += n;
+    return n;
+  }
+  bool done() const override { return at_ == text_.size(); }
+  size_t size_hint() const override { return hint_; }
+
+ private:
+  const std::string& text_;
+  size_t hint_, at_ = 0;
+};
+
+class KeepEvents : public EventConsumer {
+ public:
+  void OnGpuEvent(const GpuEvent& e) override { trace.gpu_events.push_back(e); }
+  void OnApiCall(const ApiCall& c) override { trace.api_calls.push_back(c); }
+  void OnRange(const Range& r) override { trace.ranges.push_back(r); }
+  Trace trace;
+};
+
+absl::StatusOr<Trace> ImportFromSource(const std::string& doc, size_t hint) {
+  HintedText text(doc, hint);
+  KeepEvents keep;
+  absl::StatusOr<Trace> names = ImportKinetoEvents(text, keep);
+  if (!names.ok()) return names.status();
+  names->gpu_events = std::move(keep.trace.gpu_events);
+  names->api_calls = std::move(keep.trace.api_calls);
+  names->ranges = std::move(keep.trace.ranges);
+  return names;
+}
+
+// The window and the parser are sized from the source's hint: a hint that is right, absent,
+// far below or above the text's size, on small and large documents, one with an event
+// larger than any window and one damaged deep inside, gives the same events and errors.
+TEST(KinetoStreamTest, ASourceSizeHintRightOrWrongChangesNothing) {
+  const std::string big = absl::StrCat(R"J({"ph": "X", "cat": "cpu_op", "name": "big", "pid": 1,)J",
+                                       R"J( "tid": 1, "ts": 5, "dur": 1, "args": {"blob": ")J",
+                                       std::string(3 << 20, 'b'), "\"}}");
+  const std::vector<std::string> docs = {BigDoc(3), BigDoc(40000), BigDoc(2000, {{1000, big}}),
+                                         BigDoc(20000, {{15000, R"J({"ph": "X", "ts": })J"}})};
+  for (size_t d = 0; d < docs.size(); ++d) {
+    const std::string& doc = docs[d];
+    const std::string want = Summary(ImportFromSource(doc, 0));
+    if (d < 3) {
+      std::string plain = doc;
+      ASSERT_EQ(Summary(ImportKinetoJson(plain)), want) << "document " << d;
+    } else {
+      ASSERT_THAT(want, HasSubstr("traceEvents[15000]"));
+    }
+    for (size_t hint : {doc.size(), size_t{1}, size_t{100}, doc.size() / 3, doc.size() - 1,
+                        doc.size() + 1, doc.size() * 2, SIZE_MAX}) {
+      EXPECT_EQ(Summary(ImportFromSource(doc, hint)), want)
+          << "document " << d << " (" << doc.size() << " bytes), hint " << hint;
+    }
+  }
 }
 
 }  // namespace
