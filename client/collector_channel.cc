@@ -12,6 +12,8 @@ namespace opmap::client {
 
 namespace {
 
+constexpr int kConnectTimeoutMs = 10'000;
+
 // Token bytes go into an HTTP/2 header: printable ASCII without spaces.
 bool ValidToken(const std::string& t) {
   for (unsigned char c : t) {
@@ -100,8 +102,12 @@ std::shared_ptr<grpc::Channel> CollectorChannel::NewChannel(size_t i) const {
   // (1 s growing to 120 s) over from an earlier channel to the same address.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  // Despite its name, gRPC reads this as the least time a connection attempt is given
+  // (TCP, TLS, the server's SETTINGS). At 100 ms a loaded host or a TLS handshake over a
+  // long link failed every call with "timed out before receiving SETTINGS frame". A hung
+  // endpoint costs this long before the call fails over to the next one.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kConnectTimeoutMs);
   args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
   args.SetMaxSendMessageSize(64 * 1024 * 1024);
   std::shared_ptr<grpc::ChannelCredentials> creds;

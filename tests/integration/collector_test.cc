@@ -14,11 +14,13 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/import/kineto_importer.h"
@@ -620,6 +622,23 @@ TEST_F(CollectorTest, QueryTableCsvAndUnavailable) {
   RunResult recent = query({"kernels", "--since", "1h"});
   ASSERT_EQ(recent.exit_code, 0) << recent.err;
   EXPECT_THAT(recent.out, HasSubstr("no rows"));
+}
+
+// A collector slow to finish the handshake (a loaded host, TLS over a long link) is waited
+// for: the connection attempt may take seconds, not gRPC's 100 ms floor. Stopped, the
+// collector's kernel still accepts the connection but nothing answers until SIGCONT.
+TEST_F(CollectorTest, QueryWaitsForACollectorSlowToAnswer) {
+  ASSERT_EQ(kill(collector_->pid(), SIGSTOP), 0);
+  Child query;
+  std::vector<std::string> argv = {OpmapBin(), "query", "latency"};
+  for (auto& a : Conn(kAnalystToken)) argv.push_back(a);
+  ASSERT_TRUE(query.Start(argv, dir_.File("slow.out"), dir_.File("slow.err")).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const bool still_waiting = query.running();
+  ASSERT_EQ(kill(collector_->pid(), SIGCONT), 0);
+  EXPECT_TRUE(still_waiting) << ReadFileOrEmpty(dir_.File("slow.err"));
+  EXPECT_EQ(query.Wait(absl::Seconds(60)), 0) << ReadFileOrEmpty(dir_.File("slow.err"));
+  EXPECT_THAT(ReadFileOrEmpty(dir_.File("slow.out")), HasSubstr("no rows"));
 }
 
 }  // namespace
