@@ -19,12 +19,14 @@
 #include "cli/handoff_output.h"
 #include "common/io/read_file.h"
 #include "cli/analyze_stream.h"
+#include "cli/capture_loader.h"
 #include "cli/trace_loader.h"
 
 namespace opmap::cli {
 namespace {
 
 constexpr char kAnalyzeUsage[] = R"(usage: opmap analyze TRACE... [--format table|json|csv] [--top N] [--launches] [--quiet]
+       opmap analyze REPLAY --capture PATH [--capture PATH...] [--format ...] [--report ...]
        opmap analyze [TRACE] --ncu FILE [--ncu FILE...] [--format ...] [--top N]
        opmap analyze TRACE --report md|json|html [--output FILE] [--profile FILE]
                      [--envelope FILE | --gpu NAME] [--ncu FILE...] [--top N]
@@ -46,6 +48,13 @@ weighted by kernel time. Beside one TRACE, the i-th profiled kernel of a name jo
 i-th launch of that name in the trace, and the trace's stall section shows the ratios.
 
 options:
+  --capture PATH
+               a CUDA/HIP graph capture trace, or a folder of them (vLLM's
+               capture_traces/, SGLang's bs_<N>_rank<R>.json.gz; its
+               execution_details.json read when present); repeatable. Each graph the
+               REPLAY trace launches is matched to a captured graph and its kernels take
+               the operators, shapes and modules of the capture (docs/metrics.md, "Graph
+               capture merge"); what matches nothing is counted with the reason on stderr
   --ncu FILE   an Nsight Compute CSV export (repeatable); printed after the trace, as
                {"ncu": {...}} lines in json, an own table in csv (after a blank line)
   --format F   table (default), json (one JSON object per trace, one per line), or csv
@@ -88,6 +97,7 @@ enum class Format { kTable, kJson, kCsv };
 struct AnalyzeArgs {
   std::vector<std::string> traces;
   std::vector<std::string> ncu;
+  std::vector<std::string> captures;
   Format format = Format::kTable;
   int top = -1;
   bool quiet = false;
@@ -130,6 +140,12 @@ const FlagKeys<AnalyzeArgs>& AnalyzeKeys() {
          [](std::string_view v, AnalyzeArgs* a) {
            if (v.empty()) return absl::InvalidArgumentError("needs a file (an Nsight Compute CSV export)");
            a->ncu.emplace_back(v);
+           return absl::OkStatus();
+         }},
+        {"capture", false, "PATH", "",
+         [](std::string_view v, AnalyzeArgs* a) {
+           if (v.empty()) return absl::InvalidArgumentError("needs a capture trace or a folder of them");
+           a->captures.emplace_back(v);
            return absl::OkStatus();
          }},
         {"launches", true, "", "", SwitchField(&AnalyzeArgs::launches)},
@@ -211,6 +227,9 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   if (args.launches && args.format != Format::kJson) {
     return AnalyzeUsageError("--launches needs --format json");
   }
+  if (!args.captures.empty() && args.traces.size() != 1) {
+    return AnalyzeUsageError("--capture merges into one replay trace: give exactly one TRACE");
+  }
   int top = args.top >= 0 ? args.top : (args.format == Format::kTable ? 20 : 0);
 
   // Nsight Compute exports first: bad input fails before anything is printed.
@@ -231,7 +250,8 @@ int RunAnalyze(const std::vector<std::string>& argv) {
   std::vector<std::optional<analysis::NcuJoin>> joins(profiles.size());
 
   bool first = true;
-  const bool streaming = !args.handoff.report && !args.launches && profiles.empty();
+  const bool streaming =
+      !args.handoff.report && !args.launches && profiles.empty() && args.captures.empty();
   for (const std::string& path : args.traces) {
     std::optional<analysis::TraceSummary> streamed;
     if (streaming && StreamableTrace(path)) {
@@ -263,6 +283,14 @@ int RunAnalyze(const std::vector<std::string>& argv) {
     if (!trace.ok()) {
       std::cerr << "opmap analyze: " << path << ": " << trace.status().message() << "\n";
       return 2;
+    }
+    if (!args.captures.empty()) {
+      absl::StatusOr<analysis::CaptureMergeReport> merged =
+          MergeCaptureFiles(args.captures, *trace, "opmap analyze", args.quiet);
+      if (!merged.ok()) {
+        std::cerr << "opmap analyze: " << merged.status().message() << "\n";
+        return 2;
+      }
     }
     for (size_t i = 0; i < profiles.size(); ++i) {
       joins[i] = analysis::AttachNcuStalls(profiles[i], *trace);

@@ -21,6 +21,7 @@
 #include "client/ingest_sender.h"
 #include "common/crypto/sha256.h"
 #include "common/io/read_file.h"
+#include "cli/capture_loader.h"
 #include "cli/trace_loader.h"
 #include "common/version/version.h"
 
@@ -38,7 +39,7 @@ exactly as an agent does: batches with sequence numbers, kept until the collecto
 them as durable, resent after a reconnect (the collector drops what it already holds).
 Each trace becomes one capture session of agent "opmap-import@<this host>" whose id is
 "import-" + SHA-256 of the file's bytes, of the options that shape the batches
-(--batch-records, --host, --model, --revision, --label) and of the token: importing the
+(--batch-records, --host, --model, --revision, --label, --capture) and of the token: importing the
 same file again with the same options and token is deduplicated and stored once, and no
 other token's holder can predict the id to write into the session first.
 
@@ -53,6 +54,9 @@ options:
   --model M           model name (Resource.model_name)
   --revision R        model revision (Resource.model_revision)
   --label k=v         a job label; repeatable
+  --capture PATH      a CUDA/HIP graph capture trace or a folder of them, merged into
+                      each TRACE before it is sent, as `opmap analyze --capture` does
+                      (the trace is then loaded whole); repeatable
   --batch-records N   records (kernels, memory ops, launches, ranges) per batch
                       (default 20000)
   --window N          unacknowledged batches in flight at most (default 64)
@@ -79,6 +83,7 @@ struct ImportArgs {
   size_t batch_records = 20000;
   size_t window = 64;
   absl::Duration retry_for = absl::Seconds(120);
+  std::vector<std::string> captures;  // --capture: graph capture traces to merge first
   bool json = false;
   bool quiet = false;
 };
@@ -98,6 +103,12 @@ const FlagKeys<ImportArgs>& ImportKeys() {
              return absl::InvalidArgumentError("needs KEY=VALUE");
            }
            a->labels[std::string(v.substr(0, eq))] = std::string(v.substr(eq + 1));
+           return absl::OkStatus();
+         }},
+        {"capture", false, "PATH", "",
+         [](std::string_view v, ImportArgs* a) {
+           if (v.empty()) return absl::InvalidArgumentError("needs a capture trace or a folder of them");
+           a->captures.emplace_back(v);
            return absl::OkStatus();
          }},
         {"batch-records", false, "N", "", IntField(&ImportArgs::batch_records, 1, 1000000)},
@@ -142,6 +153,8 @@ std::string CanonicalOptions(const ImportArgs& args) {
   for (const auto& [k, v] : args.labels) {  // std::map: sorted
     absl::StrAppend(&s, "label=", k.size(), ":", k, "=", v.size(), ":", v, "\n");
   }
+  // A merged trace is another session than the replay alone.
+  for (const std::string& c : args.captures) absl::StrAppend(&s, "capture=", c.size(), ":", c, "\n");
   return s;
 }
 
@@ -237,7 +250,7 @@ absl::StatusOr<FileBatches> PrepareBatches(const std::string& path, const Import
                                            const std::string& id_options,
                                            analysis::BatchingOptions batching) {
   FileBatches out;
-  if (StreamableImport(path)) {
+  if (args.captures.empty() && StreamableImport(path)) {
     absl::StatusOr<CheckedTraceFile> checked = CheckTraceFile(path, id_options);
     if (!checked.ok()) return checked.status();
     out.session_id = checked->session_id;
@@ -254,6 +267,11 @@ absl::StatusOr<FileBatches> PrepareBatches(const std::string& path, const Import
   out.session_id = ImportSessionId(*bytes, id_options);
   absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes));
   if (!trace.ok()) return trace.status();
+  if (!args.captures.empty()) {
+    absl::StatusOr<analysis::CaptureMergeReport> merged =
+        MergeCaptureFiles(args.captures, *trace, "opmap import", args.quiet);
+    if (!merged.ok()) return merged.status();
+  }
   batching.session_id = out.session_id;
   batching.resource = MakeResource(args, trace->info);
   absl::StatusOr<std::vector<opmap::v1::Batch>> batches = analysis::TraceToBatches(*trace, batching);

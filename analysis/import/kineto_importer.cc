@@ -50,6 +50,7 @@ struct RawEvent {
   int64_t registers = -1, shared_memory = kNone, bytes = kNone;
   std::array<int32_t, 3> grid = {0, 0, 0}, block = {0, 0, 0};
   std::string_view input_dims, input_types, concrete_inputs, input_strides;
+  std::string_view kernel_token;  // raw JSON token of args "kernel" (launch calls)
 };
 
 std::string_view Trim(std::string_view s) {
@@ -151,6 +152,8 @@ simdjson::error_code ReadArgs(od::value v, RawEvent* ev) {
       ReadDim3(val, &ev->grid);
     } else if (key == "block") {
       ReadDim3(val, &ev->block);
+    } else if (key == "kernel") {
+      ev->kernel_token = val.raw_json_token();
     } else if (key == "Input Dims") {
       ReadRawArray(val, &ev->input_dims);
     } else if (key == "Input type") {
@@ -206,9 +209,41 @@ simdjson::error_code ReadEvent(od::object obj, RawEvent* ev) {
   return simdjson::SUCCESS;
 }
 
+// What a Kineto deviceProperties entry says of a GPU besides its name.
+struct DeviceFacts {
+  int64_t major = kNone, minor = kNone, warp_size = kNone, units = kNone, memory_bytes = kNone;
+};
+
+// A GPU whose trace gives no name, by its architecture, wave width, compute units and
+// memory; "" when no row fits. The name says it was identified, and from what, so a
+// report never passes a guess off as the device's own word (docs/metrics.md).
+std::string IdentifyGpu(const DeviceFacts& f) {
+  struct Row {
+    int64_t major, minor, warp_size, units, memory_gib_min, memory_gib_max;
+    const char* name;
+  };
+  // gfx942 (CDNA 3): MI300X 304 CUs / 192 GB, MI325X 304 CUs / 256 GB, MI300A 228 CUs.
+  static constexpr Row kRows[] = {
+      {9, 4, 64, 304, 176, 200, "AMD Instinct MI300X"},
+      {9, 4, 64, 304, 240, 264, "AMD Instinct MI325X"},
+  };
+  const int64_t gib = f.memory_bytes > 0 ? f.memory_bytes >> 30 : -1;
+  for (const Row& r : kRows) {
+    if (f.major == r.major && f.minor == r.minor && f.warp_size == r.warp_size &&
+        f.units == r.units && gib >= r.memory_gib_min && gib <= r.memory_gib_max) {
+      return absl::StrFormat(
+          "%s (identified from deviceProperties: compute %d.%d, warp size %d, %d compute "
+          "units, %d GiB; the trace names no device)",
+          r.name, f.major, f.minor, f.warp_size, f.units, gib);
+    }
+  }
+  return "";
+}
+
 class Importer : public KinetoEventSink {
  public:
-  explicit Importer(EventConsumer* consumer = nullptr) : consumer_(consumer) {
+  explicit Importer(EventConsumer* consumer = nullptr, bool allow_no_gpu_events = false)
+      : consumer_(consumer), allow_no_gpu_events_(allow_no_gpu_events) {
     trace_.info.format = "kineto-json";
   }
 
@@ -237,9 +272,26 @@ class Importer : public KinetoEventSink {
       od::object obj;
       if (elem.get_object().get(obj)) return;
       std::string_view name;
-      if (!obj.find_field_unordered("name").get_string().get(name)) {
-        trace_.info.gpu_names.emplace_back(name);
+      if (obj.find_field_unordered("name").get_string().get(name)) continue;
+      if (name.empty()) {
+        // Some ROCm builds write no device name: identify it from what they do write.
+        DeviceFacts facts;
+        auto read = [&](const char* key, int64_t* out) {
+          od::value v;
+          if (!obj.find_field_unordered(key).get(v)) ReadLooseInt(v, out);
+        };
+        read("computeMajor", &facts.major);
+        read("computeMinor", &facts.minor);
+        read("warpSize", &facts.warp_size);
+        read("numSms", &facts.units);
+        read("totalGlobalMem", &facts.memory_bytes);
+        std::string identified = IdentifyGpu(facts);
+        if (!identified.empty()) {
+          trace_.info.gpu_names.push_back(std::move(identified));
+          continue;
+        }
       }
+      trace_.info.gpu_names.emplace_back(name);
     }
   }
 
@@ -249,7 +301,7 @@ class Importer : public KinetoEventSink {
       return absl::InvalidArgumentError(
           "invalid trace: no \"traceEvents\" array in the top-level object");
     }
-    if (gpu_events_ == 0) {
+    if (gpu_events_ == 0 && !allow_no_gpu_events_) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "empty trace: %d events but no GPU events (kernel, gpu_memcpy, gpu_memset)",
           streamed->events));
@@ -268,18 +320,37 @@ class Importer : public KinetoEventSink {
         name, what));
   }
 
+  // SGLang's kernel shape profiler names its operators `sglang_profiler::<op>_<N>`, N a
+  // per-run id: the operator is the name without it (as TraceLens reads it), so that one
+  // operator is one row across captures and runs.
+  StringId WithoutVolatileSuffix(StringId id) {
+    std::string_view name = trace_.strings.Get(id);
+    constexpr std::string_view kPrefix = "sglang_profiler::";
+    if (!name.starts_with(kPrefix)) return id;
+    size_t end = name.size();
+    while (end > kPrefix.size() && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+    if (end == name.size() || end <= kPrefix.size() + 1 || name[end - 1] != '_') return id;
+    return trace_.strings.Intern(name.substr(0, end - 1));
+  }
+
   absl::StatusOr<StringId> InternName(const RawEvent& ev) {
+    return InternString(ev, ev.name_token, "name");
+  }
+
+  // A string field's raw JSON token, interned; plain tokens without a copy.
+  absl::StatusOr<StringId> InternString(const RawEvent& ev, std::string_view token,
+                                        std::string_view field) {
     std::string_view plain;
-    if (UnquotePlain(ev.name_token, &plain)) return trace_.strings.Intern(plain);
-    // Rare: escapes in the name. Unescape with a tiny parse of the token alone.
-    std::string_view tok = Trim(ev.name_token);
-    if (tok.empty()) return EventError(ev, "missing field \"name\"");
+    if (UnquotePlain(token, &plain)) return trace_.strings.Intern(plain);
+    // Rare: escapes in the string. Unescape with a tiny parse of the token alone.
+    std::string_view tok = Trim(token);
+    if (tok.empty()) return EventError(ev, absl::StrFormat("missing field \"%s\"", field));
     simdjson::padded_string padded(tok);
     od::parser p;
     od::document d;
     std::string_view s;
     if (p.iterate(padded).get(d) || d.get_string().get(s)) {
-      return EventError(ev, "field \"name\" is not a string");
+      return EventError(ev, absl::StrFormat("field \"%s\" is not a string", field));
     }
     return trace_.strings.Intern(s);
   }
@@ -319,6 +390,7 @@ class Importer : public KinetoEventSink {
       return EventError(ev, absl::StrFormat("field \"dur\" is out of range (> 2^52 ns): %s", ev.dur));
     }
     ASSIGN_OR_RETURN(StringId name, InternName(ev));
+    if (cat == Category::kCpuOp) name = WithoutVolatileSuffix(name);
     if (IsGpu(cat)) {
       GpuEvent g;
       g.start_ns = start;
@@ -364,6 +436,13 @@ class Importer : public KinetoEventSink {
       a.thread = ThreadOf(ev);
       a.correlation = ev.correlation;
       a.external_id = ev.external_id;
+      if (!ev.kernel_token.empty()) {
+        // A kernel name that is not a string names nothing: the call stays unnamed.
+        absl::StatusOr<StringId> kernel = InternString(ev, ev.kernel_token, "args.kernel");
+        if (kernel.ok()) a.kernel = *kernel;
+      }
+      a.grid = ev.grid;
+      a.block = ev.block;
       if (trace_.info.process == kNone) trace_.info.process = ev.pid;
       if (consumer_ != nullptr) {
         consumer_->OnApiCall(a);
@@ -397,6 +476,7 @@ class Importer : public KinetoEventSink {
   }
 
   EventConsumer* consumer_;
+  bool allow_no_gpu_events_;
   Trace trace_;
   size_t event_index_ = 0;
   int64_t gpu_events_ = 0;
@@ -408,13 +488,13 @@ class Importer : public KinetoEventSink {
 size_t KinetoRequiredPadding() { return KinetoStreamPadding(); }
 
 absl::StatusOr<Trace> ImportKinetoJson(std::string& json, const KinetoImportOptions& options) {
-  Importer importer;
+  Importer importer(nullptr, options.allow_no_gpu_events);
   return importer.Finish(StreamKinetoJson(json, importer, options.progress));
 }
 
 absl::StatusOr<Trace> ImportKinetoBytes(std::string bytes, const KinetoImportOptions& options) {
   if (LooksGzipped(bytes)) {
-    Importer importer;
+    Importer importer(nullptr, options.allow_no_gpu_events);
     return importer.Finish(StreamKinetoGzip(bytes, importer, options.progress));
   }
   return ImportKinetoJson(bytes, options);
@@ -422,7 +502,7 @@ absl::StatusOr<Trace> ImportKinetoBytes(std::string bytes, const KinetoImportOpt
 
 absl::StatusOr<Trace> ImportKinetoEvents(KinetoTextSource& text, EventConsumer& consumer,
                                          const KinetoImportOptions& options) {
-  Importer importer(&consumer);
+  Importer importer(&consumer, options.allow_no_gpu_events);
   return importer.Finish(StreamKinetoText(text, importer, options.progress));
 }
 

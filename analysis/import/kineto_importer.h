@@ -28,6 +28,9 @@ struct KinetoImportOptions {
   // Called every MiB or so of text with (bytes parsed, total bytes); for gzip input the
   // total is the trailer's size hint until the last call, (size, size).
   std::function<void(size_t, size_t)> progress;
+  // A graph capture trace (analysis/graphs) may hold no GPU event at all: its launches
+  // were recorded into a graph, not run. Other traces without one are refused.
+  bool allow_no_gpu_events = false;
 };
 
 // Spare capacity past the end of the JSON text that lets ImportKinetoJson parse it in

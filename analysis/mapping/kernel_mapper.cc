@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/serving/request_key.h"
 
 namespace opmap::analysis {
 namespace {
@@ -16,13 +17,73 @@ struct ThreadRanges {
 
 using ThreadKey = std::pair<int64_t, int64_t>;  // (process, thread)
 
+bool IsGraphLaunch(std::string_view api_name) {
+  return api_name.find("GraphLaunch") != std::string_view::npos;
+}
+
+// Sorts ranges so that an enclosing range precedes what it encloses: by start ascending,
+// then end descending; identical extents keep their recorded order (later = inner).
+void SortOuterFirst(const Trace& trace, std::vector<int32_t>& ranges) {
+  std::sort(ranges.begin(), ranges.end(), [&](int32_t x, int32_t y) {
+    const Range& a = trace.ranges[x];
+    const Range& b = trace.ranges[y];
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.end_ns() != b.end_ns()) return a.end_ns() > b.end_ns();
+    return x < y;
+  });
+}
+
+// Per range, whether it may own kernels: an operator kind, not a request or step range
+// (serving/request_key.h), and not a user annotation enclosing a graph launch call on its
+// thread — the step of a serving engine no name rule knows (a replayed graph's kernels
+// have their operators inside the graph, not around its launch).
+std::vector<bool> OperatorRanges(const Trace& trace) {
+  std::vector<bool> op(trace.ranges.size(), false);
+  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> annotations;
+  for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {
+    const Range& r = trace.ranges[i];
+    op[i] = IsOperatorRange(r.kind) && RequestKey(trace.strings.Get(r.name)).empty();
+    if (op[i] && r.kind == RangeKind::kUserAnnotation) annotations[{r.process, r.thread}].push_back(i);
+  }
+  if (annotations.empty()) return op;
+  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> launches;
+  for (int32_t i = 0; i < static_cast<int32_t>(trace.api_calls.size()); ++i) {
+    const ApiCall& a = trace.api_calls[i];
+    if (annotations.contains({a.process, a.thread}) && IsGraphLaunch(trace.strings.Get(a.name))) {
+      launches[{a.process, a.thread}].push_back(i);
+    }
+  }
+  for (auto& [key, calls] : launches) {
+    std::vector<int32_t>& ranges = annotations[key];
+    SortOuterFirst(trace, ranges);
+    std::sort(calls.begin(), calls.end(), [&](int32_t x, int32_t y) {
+      return trace.api_calls[x].start_ns < trace.api_calls[y].start_ns;
+    });
+    std::vector<int32_t> open;
+    size_t next = 0;
+    for (int32_t c : calls) {
+      const ApiCall& api = trace.api_calls[c];
+      while (next < ranges.size() && trace.ranges[ranges[next]].start_ns <= api.start_ns) {
+        open.push_back(ranges[next++]);
+      }
+      for (int32_t r : open) {
+        if (api.end_ns() <= trace.ranges[r].end_ns()) op[r] = false;
+      }
+      open.erase(std::remove_if(open.begin(), open.end(),
+                                [&](int32_t r) { return trace.ranges[r].end_ns() < api.start_ns; }),
+                 open.end());
+    }
+  }
+  return op;
+}
+
 // For every API call, the innermost operator range on its thread that encloses it
 // [range.start <= api.start && api.end <= range.end], found by one sweep per thread.
-std::vector<int32_t> InnermostEnclosing(const Trace& trace) {
+std::vector<int32_t> InnermostEnclosing(const Trace& trace, const std::vector<bool>& is_operator) {
   absl::flat_hash_map<ThreadKey, std::vector<int32_t>> ranges_by_thread;
   for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {
     const Range& r = trace.ranges[i];
-    if (!IsOperatorRange(r.kind)) continue;
+    if (!is_operator[i]) continue;
     ranges_by_thread[{r.process, r.thread}].push_back(i);
   }
   absl::flat_hash_map<ThreadKey, std::vector<int32_t>> apis_by_thread;
@@ -35,13 +96,7 @@ std::vector<int32_t> InnermostEnclosing(const Trace& trace) {
     auto it = ranges_by_thread.find(key);
     if (it == ranges_by_thread.end()) continue;
     std::vector<int32_t>& ranges = it->second;
-    std::sort(ranges.begin(), ranges.end(), [&](int32_t x, int32_t y) {
-      const Range& a = trace.ranges[x];
-      const Range& b = trace.ranges[y];
-      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-      if (a.end_ns() != b.end_ns()) return a.end_ns() > b.end_ns();
-      return x < y;  // identical extents: the later-recorded one counts as inner
-    });
+    SortOuterFirst(trace, ranges);
     std::sort(apis.begin(), apis.end(), [&](int32_t x, int32_t y) {
       return trace.api_calls[x].start_ns < trace.api_calls[y].start_ns;
     });
@@ -73,10 +128,6 @@ std::vector<int32_t> InnermostEnclosing(const Trace& trace) {
     }
   }
   return enclosing;
-}
-
-bool IsGraphLaunch(std::string_view api_name) {
-  return api_name.find("GraphLaunch") != std::string_view::npos;
 }
 
 }  // namespace
@@ -142,15 +193,16 @@ MappingResult MapGpuEvents(const Trace& trace) {
     }
   }
   const bool windowed = trace.info.window_start_ns != kNone;
+  const std::vector<bool> is_operator = OperatorRanges(trace);
   absl::flat_hash_map<int64_t, int32_t> range_by_external_id;
   for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {
     const Range& r = trace.ranges[i];
-    if (r.external_id == kNone || !IsOperatorRange(r.kind)) continue;
+    if (r.external_id == kNone || !is_operator[i]) continue;
     auto [it, inserted] = range_by_external_id.emplace(r.external_id, i);
     // An id on two ranges names neither: leave such kernels to launch nesting.
     if (!inserted) it->second = -1;
   }
-  std::vector<int32_t> enclosing = InnermostEnclosing(trace);
+  std::vector<int32_t> enclosing = InnermostEnclosing(trace, is_operator);
 
   for (size_t i = 0; i < trace.gpu_events.size(); ++i) {
     const GpuEvent& g = trace.gpu_events[i];
@@ -186,10 +238,11 @@ MappingResult MapGpuEvents(const Trace& trace) {
     if (m.range < 0 && m.launch_api >= 0) {
       int32_t r = enclosing[m.launch_api];
       if (r >= 0) {
+        const ApiCall& launch = trace.api_calls[m.launch_api];
         m.range = r;
-        m.rule = IsGraphLaunch(trace.strings.Get(trace.api_calls[m.launch_api].name))
-                     ? MappingRule::kGraphLaunch
-                     : MappingRule::kLaunchNesting;
+        m.rule = IsReplayThread(launch.thread)                  ? MappingRule::kGraphNode
+                 : IsGraphLaunch(trace.strings.Get(launch.name)) ? MappingRule::kGraphLaunch
+                                                                 : MappingRule::kLaunchNesting;
       } else {
         m.reason = UnmappedReason::kLaunchOutsideRanges;
       }

@@ -1,12 +1,17 @@
 // Maps every GPU event (kernel, memcpy, memset) to the host operator range that launched
 // it, by the rules of DESIGN.md, in order of trust:
-//   1. graph node      — a CUDA graph node recorded at capture (live path; not in Kineto);
+//   1. graph node      — a replayed CUDA/HIP graph's kernel placed in the operator that
+//                        launched its node at capture: the launch copy a graph capture
+//                        merge (analysis/graphs) put on a replay thread (model/trace.h),
+//                        then nesting as in rule 3;
 //   2. external_id     — the framework's external correlation id names an operator range
 //                        (Kineto "External id"), accepted only when that range also
 //                        encloses the launch call on its thread, if the launch is known;
 //   3. launch_nesting  — correlation id → launch API call → innermost enclosing operator
 //                        range (cpu_op / user_annotation / NVTX) on the same thread;
 //      graph_launch    — the same through cudaGraphLaunch (one launch, many kernels).
+// Request and step ranges (serving/request_key.h) and user annotations that enclose a
+// graph launch are never operators: a kernel under nothing else is unmapped.
 // Kernels none of these place are `unmapped`, with the reason; their layer type later
 // falls back to the kernel-name rules (docs/metrics.md), which is marked as inferred.
 // One implementation for every source (Kineto JSON, Nsight Systems, live capture).

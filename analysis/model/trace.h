@@ -54,6 +54,19 @@ struct GpuEvent {
 
 enum class ApiKind : uint8_t { kRuntime = 0, kDriver = 1 };
 
+// The thread on which a graph capture merge (analysis/graphs/capture_merge.h) places the
+// capture-time operator ranges and launch calls of graphs replayed from `thread`. Thread
+// ids cross the wire as 32 bits, so these lie in [-(2^30 + 2^29), -2^30]: below real tids
+// (< 2^22 on Linux) and the importers' named-thread ids (-1000 - string id). What sits on
+// such a thread has an order but no host time of its own.
+inline constexpr int64_t kReplayThreadBase = -(int64_t{1} << 30);
+inline constexpr int64_t ReplayThread(int64_t thread) {
+  return kReplayThreadBase - (thread & ((int64_t{1} << 29) - 1));
+}
+inline constexpr bool IsReplayThread(int64_t thread) {
+  return thread <= kReplayThreadBase && thread >= kReplayThreadBase - (int64_t{1} << 29);
+}
+
 // A host-side CUDA/HIP API call (cudaLaunchKernel, cuLaunchKernel, cudaGraphLaunch, ...).
 struct ApiCall {
   int64_t start_ns = 0;
@@ -64,6 +77,13 @@ struct ApiCall {
   int64_t thread = kNone;
   int64_t correlation = kNone;
   int64_t external_id = kNone;
+  // The kernel a launch call names and its launch shape, when the source records them
+  // (Kineto's args "kernel", "grid", "block" on launch calls). A graph capture's launches
+  // never run, so these are what matches a replayed graph's kernels to them
+  // (analysis/graphs). Not carried on the wire.
+  StringId kernel = kEmptyString;
+  std::array<int32_t, 3> grid = {0, 0, 0};  // 0 = unknown
+  std::array<int32_t, 3> block = {0, 0, 0};
 
   int64_t end_ns() const { return start_ns + dur_ns; }
 };

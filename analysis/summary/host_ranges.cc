@@ -65,6 +65,8 @@ void HostRangeAccumulator::Add(const Trace& part, const PartRanges* ranges) {
   absl::flat_hash_map<StringId, size_t> row_of;
   for (size_t i = 0; i < part.ranges.size(); ++i) {
     const Range& r = part.ranges[i];
+    // Copies of capture-time ranges (a graph capture merge) ran no host time here.
+    if (IsReplayThread(r.thread)) continue;
     threads_.emplace(r.process, r.thread);
     if (!PartRanges::EndsHere(ranges, i)) continue;
     auto [cached, missing] = row_of.try_emplace(r.name, 0);

@@ -46,22 +46,7 @@ RollupRow ToRow(RollupSubject subject, LayerType type, std::string_view op,
   return row;
 }
 
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (absl::ascii_tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
-
-std::string_view RequestKey(std::string_view range_name) {
-  if (EqualsIgnoringCase(range_name, "request")) return "request";
-  if (EqualsIgnoringCase(range_name, "iteration")) return "iteration";
-  if (range_name.starts_with("ProfilerStep#")) return "ProfilerStep";
-  return {};
-}
 
 SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   SessionRollup out;
@@ -128,7 +113,8 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
     if (!request.empty()) {
       ++out.request_count;
       requests[request].Add(r.dur_ns);
-    } else if (IsOperatorRange(r.kind)) {
+    } else if (IsOperatorRange(r.kind) && !IsReplayThread(r.thread)) {
+      // Copies of capture-time ranges (a graph capture merge) ran no host time here.
       cpu_operators[OperatorKey(r.name, module_id[ri])].Add(r.dur_ns);
     }
   }

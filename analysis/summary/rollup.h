@@ -8,10 +8,9 @@
 //
 // Host-side subjects need no GPU event at all (a capture of NVTX ranges on a machine
 // without a GPU rolls up into kOperatorCpu and kRequest rows only):
-//   - Request range: a range of any kind whose name is `request` or `iteration` (ASCII
-//     case ignored), or starts with `ProfilerStep#` (PyTorch profiler steps). Its key is
-//     the name lowercased for the first two ("Request" → "request") and `ProfilerStep`
-//     for the third (every step is one key). One value per request range: its duration.
+//   - Request range: a range whose name makes a request key (serving/request_key.h:
+//     `request`, `iteration`, `ProfilerStep#N`, serving steps). One value per request
+//     range: its duration.
 //   - Operator range: a range IsOperatorRange counts (cpu_op, user annotation, NVTX) that
 //     is not a request range. One value per range: its inclusive host duration. Key:
 //     (layer type from docs/metrics.md's operator-name table, "other" when no row matches;
@@ -33,6 +32,7 @@
 
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
+#include "analysis/serving/request_key.h"
 #include "analysis/stats/ddsketch.h"
 #include "analysis/timeline/device_breakdown.h"
 
@@ -46,9 +46,6 @@ enum class RollupSubject : uint8_t {
 };
 // Stored as integers: never renumber.
 
-// The request key of a range name ("request", "iteration", "ProfilerStep"), or "" when
-// the name does not make a request range (rule above).
-std::string_view RequestKey(std::string_view range_name);
 
 struct RollupRow {
   RollupSubject subject = RollupSubject::kKernel;

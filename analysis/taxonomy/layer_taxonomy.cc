@@ -1,7 +1,9 @@
 #include "analysis/taxonomy/layer_taxonomy.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,19 +24,20 @@ struct Rule {
   const char* pattern;
 };
 
-// docs/metrics.md, "Kernel names" table, rows 1-9 in order (row 10, other, is "anything
-// else"). Copied verbatim except that the table's `\|` is written `|`.
+// docs/metrics.md, "Kernel type and layer type": the kernel-name table, rows 1-9 in order
+// (row 10, other, is "anything else"). Copied verbatim except that the table's `\|` is
+// written `|`; why each family is where it is, is in the notes under the table.
 constexpr Rule kKernelNameRules[] = {
     {LayerType::kCommunication,
-     R"(^(?!triton_)(nccl|.*gloo:|.*multimem_all_reduce|.*cross_device_reduce|.*all_?gather|.*reduce_scatter|.*all_?reduce))"},
+     R"(^(?!triton_)(nccl|rccl|.*gloo:|.*multimem_all_reduce|.*cross_device_reduce|.*all_?gather|.*reduce_scatter|.*all_?reduce))"},
     {LayerType::kMemcpy,
-     R"(^(memcpy|memset|dma)|catarraybatchedcopy|direct_copy_kernel|reshape_and_cache)"},
+     R"(^(memcpy|memset|dma)|catarraybatchedcopy|direct_copy_kernel|reshape_and_cache|store_kvcache)"},
     {LayerType::kAttention,
-     R"(flash|fmha|sdpa|paged_attention|batchprefill|batchdecode|prefillwithkvcache|(^|_)mla(_|$)|attention|attn)"},
+     R"(flash|fmha|sdpa|paged_attention|batchprefill|batchdecode|prefillwithkvcache|(^|[^a-z])mla(_|$)|attention|attn|aiter[0-9]+pa_|^reduce_segments$)"},
     {LayerType::kConv,
      R"(implicit_gemm|xmma_(fprop|dgrad|wgrad)|implicit_convolve|conv[123]d|cudnn::cnn|winograd)"},
     {LayerType::kMatmul,
-     R"(gemm|nvjet_|cutlass|cublas|s16816|s1688|gemv|splitkreduce|fused_moe|_scaled_mm|triton_tem_|(^|[^a-z])b?mm_kernel|addmm_kernel|deep_gemm)"},
+     R"(^(?!triton_poi_|triton_red_|triton_per_).*(gemm|nvjet_|cutlass|cublas|s16816|s1688|gemv|splitkreduce|fused_moe|_scaled_mm|triton_tem_|(^|[^a-z])b?mm_kernel|addmm_kernel|deep_gemm|(^|[^a-z])cijk_|matmul_ogs|finalize_matmul|aiter[0-9]+fmoe))"},
     {LayerType::kNorm,
      R"(layer_?norm|rms_?norm|group_?norm|batch_?norm|bn_fw|rowwisemoments|l2norm|triton_(red|per)_.*rsqrt)"},
     {LayerType::kSoftmax, R"(softmax)"},
@@ -60,8 +63,9 @@ constexpr Rule kOperatorNameRules[] = {
 // patterns (checked below) with RE2: linear time in the name's length, no recursion (real
 // kernel names reach 5k characters; std::regex's backtracking executor overflowed the
 // stack on `.*` and spent 90% of `opmap analyze` on traces with long names). RE2 has no
-// lookahead, so a leading `^(?!LITERAL)` — row 1's `^(?!triton_)` — is taken off the
-// pattern and checked as "does not start with LITERAL" before the rest is matched.
+// lookahead, so a leading `^(?!A|B|...)` of plain literals — row 1's `^(?!triton_)`, row
+// 5's Inductor prefixes — is taken off the pattern and checked as "starts with none of
+// A, B, ..." before the rest is matched. Any other lookahead is a build defect (abort).
 constexpr bool IsLowercaseAscii(const char* pattern) {
   for (; *pattern != '\0'; ++pattern) {
     if (*pattern >= 'A' && *pattern <= 'Z') return false;
@@ -81,9 +85,25 @@ static_assert(AllLowercase(kKernelNameRules) && AllLowercase(kOperatorNameRules)
 
 struct CompiledRule {
   LayerType type;
-  std::string excluded_prefix;  // from a leading `^(?!LITERAL)`; "" = none
+  std::vector<std::string> excluded_prefixes;  // from a leading `^(?!A|B)`; empty = none
   std::unique_ptr<re2::RE2> regex;
 };
+
+// The lookahead's alternatives are compared as literal prefixes, so they may hold only
+// characters that stand for themselves in a regex.
+bool IsPlainLiteral(std::string_view text) {
+  for (char c : text) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == ':';
+    if (!plain) return false;
+  }
+  return !text.empty();
+}
+
+[[noreturn]] void BadRule(const char* pattern, const char* why) {
+  // The patterns are constants covered by tests: failing here is a build defect.
+  std::fprintf(stderr, "opmap taxonomy: bad rule /%s/: %s\n", pattern, why);
+  std::abort();
+}
 
 template <size_t N>
 std::vector<CompiledRule>* Compile(const Rule (&rules)[N]) {
@@ -91,11 +111,18 @@ std::vector<CompiledRule>* Compile(const Rule (&rules)[N]) {
   compiled->reserve(N);
   for (const Rule& rule : rules) {
     std::string pattern = rule.pattern;
-    std::string excluded;
+    std::vector<std::string> excluded;
     constexpr std::string_view kLookahead = "^(?!";
     if (pattern.rfind(kLookahead, 0) == 0) {
-      size_t close = pattern.find(')', kLookahead.size());
-      excluded = pattern.substr(kLookahead.size(), close - kLookahead.size());
+      const size_t close = pattern.find(')', kLookahead.size());
+      if (close == std::string::npos) BadRule(rule.pattern, "unclosed lookahead");
+      const std::string body = pattern.substr(kLookahead.size(), close - kLookahead.size());
+      for (size_t begin = 0; begin <= body.size();) {
+        const size_t bar = std::min(body.find('|', begin), body.size());
+        excluded.push_back(body.substr(begin, bar - begin));
+        if (!IsPlainLiteral(excluded.back())) BadRule(rule.pattern, "lookahead not literals");
+        begin = bar + 1;
+      }
       pattern = "^" + pattern.substr(close + 1);
     }
     re2::RE2::Options options;
@@ -105,12 +132,7 @@ std::vector<CompiledRule>* Compile(const Rule (&rules)[N]) {
     options.set_encoding(re2::RE2::Options::EncodingLatin1);
     options.set_log_errors(false);
     auto regex = std::make_unique<re2::RE2>(pattern, options);
-    if (!regex->ok()) {
-      // The patterns are constants covered by tests: failing here is a build defect.
-      std::fprintf(stderr, "opmap taxonomy: bad rule /%s/: %s\n", rule.pattern,
-                   regex->error().c_str());
-      std::abort();
-    }
+    if (!regex->ok()) BadRule(rule.pattern, regex->error().c_str());
     compiled->push_back({rule.type, std::move(excluded), std::move(regex)});
   }
   return compiled;
@@ -143,7 +165,11 @@ std::string LowercaseAscii(std::string_view text) {
 size_t FirstMatch(const std::vector<CompiledRule>& rules, const std::string& text) {
   for (size_t i = 0; i < rules.size(); ++i) {
     const CompiledRule& rule = rules[i];
-    if (!rule.excluded_prefix.empty() && text.rfind(rule.excluded_prefix, 0) == 0) continue;
+    bool excluded = false;
+    for (const std::string& prefix : rule.excluded_prefixes) {
+      excluded = excluded || text.rfind(prefix, 0) == 0;
+    }
+    if (excluded) continue;
     if (re2::RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *rule.regex)) {
       return i;
     }
@@ -175,6 +201,11 @@ std::optional<LayerType> ParseLayerType(std::string_view name) {
 int KernelNameTableRow(std::string_view kernel_name) {
   // Row 10 (other) is rules.size() + 1.
   return static_cast<int>(FirstMatch(KernelNameRules(), LowercaseAscii(kernel_name))) + 1;
+}
+
+std::string_view KernelNameTablePattern(int row) {
+  if (row < 1 || row > static_cast<int>(std::size(kKernelNameRules))) return {};
+  return kKernelNameRules[row - 1].pattern;
 }
 
 LayerType ClassifyKernelName(std::string_view kernel_name) {

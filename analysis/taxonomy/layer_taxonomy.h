@@ -66,6 +66,10 @@ LayerType ClassifyKernelName(std::string_view kernel_name);
 // rule matched. For reports and tests that explain a classification.
 int KernelNameTableRow(std::string_view kernel_name);
 
+// The regex of row `row` (1..9) of the kernel-name table as docs/metrics.md writes it,
+// with `|` for the table's `\|`; "" for any other row. Lets a test keep the two copies equal.
+std::string_view KernelNameTablePattern(int row);
+
 // The docs/metrics.md operator-name table (ATen ops, NVTX operator ranges), same matching.
 // nullopt when no row matches: the caller then takes the layer type that holds most of
 // the operator's kernels' GPU time.

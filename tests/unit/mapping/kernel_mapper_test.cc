@@ -270,13 +270,33 @@ TEST(KernelMapperTest, ExternalIdOnPythonFunctionIsIgnored) {
 
 TEST(KernelMapperTest, LaunchOnlyInsideUserAnnotation) {
   MapperTraceBuilder b;
-  const int32_t step = b.AddRange(RangeKind::kUserAnnotation, "ProfilerStep#1", 0, 1000, 1);
+  const int32_t region = b.AddRange(RangeKind::kUserAnnotation, "my_region", 0, 1000, 1);
   b.Op("aten::other", 500, 100, 1);
   b.Launch(100, 1);
   b.Kernel(1);
   MappingResult m = Map(b);
-  EXPECT_EQ(m.events[0].range, step);
+  EXPECT_EQ(m.events[0].range, region);
   EXPECT_EQ(m.events[0].rule, MappingRule::kLaunchNesting);
+}
+
+// Steps and requests are subjects, never operators (docs/metrics.md): a launch under
+// nothing else is unmapped, and so takes its kernel name's layer type.
+TEST(KernelMapperTest, StepAndRequestRangesOwnNoKernel) {
+  for (const char* name : {"ProfilerStep#1", "request", "step[DECODE bs=32]",
+                           "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)"}) {
+    SCOPED_TRACE(name);
+    MapperTraceBuilder b;
+    b.AddRange(RangeKind::kUserAnnotation, name, 0, 1000, 1);
+    const int32_t op = b.Op("aten::mm", 500, 100, 1);
+    b.Launch(100, 1);
+    b.Launch(510, 2);
+    b.Kernel(1);
+    b.Kernel(2);
+    MappingResult m = Map(b);
+    EXPECT_EQ(m.events[0].rule, MappingRule::kUnmapped);
+    EXPECT_EQ(m.events[0].reason, UnmappedReason::kLaunchOutsideRanges);
+    EXPECT_EQ(m.events[1].range, op);
+  }
 }
 
 TEST(KernelMapperTest, NvtxRangesAreOperators) {

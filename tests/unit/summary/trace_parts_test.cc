@@ -20,7 +20,7 @@
 namespace opmap::analysis {
 namespace {
 
-struct Case {
+struct PartsCase {
   const char* path;  // under ../shared
   int parts;         // about this many parts (target = events / parts)
   int min_parts;     // the trace must really be cut (a windowed trace is one part)
@@ -68,10 +68,10 @@ absl::StatusOr<Trace> LoadSharedTrace(const std::string& relative) {
   return ImportKinetoBytes(std::move(bytes));
 }
 
-class TraceParts : public ::testing::TestWithParam<Case> {};
+class TraceParts : public ::testing::TestWithParam<PartsCase> {};
 
 TEST_P(TraceParts, SummaryFromPartsEqualsTheWholeTrace) {
-  const Case& c = GetParam();
+  const PartsCase& c = GetParam();
   OPMAP_REQUIRE_SHARED(c.path);
   absl::StatusOr<Trace> trace = LoadSharedTrace(c.path);
   ASSERT_TRUE(trace.ok()) << trace.status();
@@ -110,7 +110,7 @@ TEST_P(TraceParts, SummaryFromPartsEqualsTheWholeTrace) {
   EXPECT_FALSE(trace->strings.Get(trace->gpu_events.front().name).empty());
 }
 
-const Case kCases[] = {
+const PartsCase kPartsCases[] = {
     {"traces/tl_h100_gaunernst_bert-small-uncased__1016001.json.gz", 40, 20},
     {"traces/tl_h100_Falconsai_nsfw_image_detection__1016002.json.gz", 40, 20},
     {"traces/tl_h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz", 400, 200},
@@ -128,11 +128,11 @@ const Case kCases[] = {
     {"nsys/mfu_2gpu_before.sqlite", 40, 20},
 };
 
-std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+std::string PartsCaseName(const ::testing::TestParamInfo<PartsCase>& info) {
   return ::opmap::testing::SharedTestName(info.param.path);
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedTraces, TraceParts, ::testing::ValuesIn(kCases), CaseName);
+INSTANTIATE_TEST_SUITE_P(SharedTraces, TraceParts, ::testing::ValuesIn(kPartsCases), PartsCaseName);
 
 // Past the value budget, rows turn into sketches: counts and sums stay exact, percentiles
 // within the sketch's accuracy, and the rows say they were sketched.

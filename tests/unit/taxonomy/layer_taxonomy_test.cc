@@ -45,7 +45,8 @@ TEST(LayerTypeNameTest, NamesAndParseRoundTrip) {
   EXPECT_EQ(LayerTypeName(static_cast<LayerType>(200)), "other");
 }
 
-// The "examples" column of docs/metrics.md's kernel-name table, positive and negative.
+// The "examples" column of docs/metrics.md's kernel-name table, positive and negative; the
+// serving families' examples are tested in serving_kernels_test.cc, one test per family.
 TEST(ClassifyKernelNameTest, MetricsTableExamples) {
   const Example examples[] = {
       {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", LayerType::kCommunication},
@@ -59,6 +60,8 @@ TEST(ClassifyKernelNameTest, MetricsTableExamples) {
       {"sm90_xmma_fprop_implicit_gemm_bf16bf16_..._cudnn", LayerType::kConv},
       {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_..._cublas", LayerType::kMatmul},
       {"nvjet_tst_128x128_64x4_1x2_h_bz_coopA", LayerType::kMatmul},
+      {"Cijk_Alik_Bljk_BBS_BH_..._MT64x32x256_...", LayerType::kMatmul},
+      {"triton_poi_fused_moe_forward_0", LayerType::kElementwise},
       {"vectorized_layer_norm_kernel", LayerType::kNorm},
       {"triton_red_fused__to_copy_add_copy__mean_mul_pow_rsqrt_3", LayerType::kNorm},
       {"cunn_SoftMaxForward", LayerType::kSoftmax},
@@ -102,7 +105,7 @@ TEST(ClassifyKernelNameTest, RegexSemantics) {
   EXPECT_EQ(ClassifyKernelName("Memset (Device)"), LayerType::kMemcpy);
   EXPECT_EQ(ClassifyKernelName("dmaCopy"), LayerType::kMemcpy);
   EXPECT_EQ(ClassifyKernelName("my_memcpy_kernel"), LayerType::kOther);
-  // Row 3: `(^|_)mla(_|$)` needs word-ish boundaries.
+  // Row 3: `(^|[^a-z])mla(_|$)` needs word-ish boundaries (a digit is one: aiter mangling).
   EXPECT_EQ(ClassifyKernelName("mla_decode_kernel"), LayerType::kAttention);
   EXPECT_EQ(ClassifyKernelName("flashinfer_MLA"), LayerType::kAttention);
   EXPECT_EQ(ClassifyKernelName("run_mla"), LayerType::kAttention);
@@ -214,6 +217,12 @@ const RealKernel kRealKernels[] = {
      LayerType::kMatmul, 5, "tl_h100_falconsai: row 5 matches \"gemm\""},
     {"ampere_sgemm_32x128_nt", LayerType::kMatmul, 5, "hta_nccl_a100: row 5 matches \"gemm\""},
     {"volta_sgemm_64x64_nn", LayerType::kMatmul, 5, "hta_ns_v100: row 5 matches \"gemm\""},
+    {"Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM"
+     "1_ASEM1_CLR1_CADS0_EPS0_GRVWA2_GRVWB2_GSUAMB_ISA90a_IU1_K1_LBSPPA128_LBSPPB128_LBSPP"
+     "M0_LPA8_LPB8_LPM0_LRVW4_LWPMn1_MIAV0_MIWT1_1_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_NTM0_NEPB"
+     "S2_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO1_SRVW0_SSO0_SVW1_TLDS1_USFGROn1_VSn"
+     "1_VWA1_VWB1_WSGRA1_WSGRB1_WS64_WG64_4_1",
+     LayerType::kMatmul, 5, "hta_mi250: row 5 matches \"cijk_\"; ROCm hipBLASLt/Tensile GEMM"},
     {"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_"
      "align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8::Params"
      ")",
@@ -336,13 +345,6 @@ const RealKernel kRealKernels[] = {
      LayerType::kOther, 10, "hta_sampled: row 10: no rule matches"},
     {"cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", LayerType::kOther, 10,
      "hta_ns_v100: row 10: no rule matches; SURPRISE: cuDNN implicit-GEMM conv, no rule"},
-    {"Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM"
-     "1_ASEM1_CLR1_CADS0_EPS0_GRVWA2_GRVWB2_GSUAMB_ISA90a_IU1_K1_LBSPPA128_LBSPPB128_LBSPP"
-     "M0_LPA8_LPB8_LPM0_LRVW4_LWPMn1_MIAV0_MIWT1_1_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_NTM0_NEPB"
-     "S2_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO1_SRVW0_SSO0_SVW1_TLDS1_USFGROn1_VSn"
-     "1_VWA1_VWB1_WSGRA1_WSGRB1_WS64_WG64_4_1",
-     LayerType::kOther, 10,
-     "hta_mi250: row 10: no rule matches; SURPRISE: ROCm hipBLASLt/Tensile GEMM, no rule"},
     {"bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256"
      "b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tmaOpt_clmp_dynBatch_sm100f",
      LayerType::kOther, 10,
