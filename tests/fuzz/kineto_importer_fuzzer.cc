@@ -1,7 +1,10 @@
 // libFuzzer target for the Kineto importer and everything `opmap analyze` runs after it:
 // bytes -> ImportKinetoBytes (gzip or plain JSON) -> MapGpuEvents -> Summarize ->
 // RenderAnalyzeJson / RenderAnalyzeTable / RenderAnalyzeCsv, and the streamed summary
-// (parts of five events: its counts and sums must equal the whole trace's). A crash, sanitizer report,
+// (parts of five events: its counts and sums must equal the whole trace's), and the graph
+// capture merge (`--capture`) of the trace as a capture of itself, imported as a capture
+// (no GPU event needed), then mapped; the same bytes also go to the capture folder's
+// execution_details.json reader. A crash, sanitizer report,
 // leak, timeout or out-of-memory anywhere on that path is a bug; an InvalidArgument or
 // DataLoss status is the expected answer to garbage. The JSON report is parsed back, so
 // an escaping bug in the writer counts as a crash too.
@@ -14,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/graphs/capture_merge.h"
+#include "analysis/graphs/execution_details.h"
 #include "analysis/import/event_consumer.h"
 #include "analysis/import/gzip.h"
 #include "analysis/import/gzip_pipeline.h"
@@ -81,9 +86,33 @@ void CheckConsumerImport(const std::string& bytes,
 
 }  // namespace
 
+// The merge on hostile traces: the bytes as a capture and as the replay. Every launch must
+// end up matched or counted, and the merged trace must map.
+void CheckCaptureMerge(const std::string& bytes, bool replay_ok) {
+  using namespace opmap;
+  analysis::KinetoImportOptions options;
+  options.allow_no_gpu_events = true;
+  absl::StatusOr<analysis::Trace> capture = analysis::ImportKinetoBytes(bytes, options);
+  if (!capture.ok() || !replay_ok) return;
+  absl::StatusOr<analysis::Trace> replay = analysis::ImportKinetoBytes(bytes);
+  fuzz::Check(replay.ok(), "capture merge: the replay imports again");
+  analysis::Trace& merged = *replay;
+  analysis::CaptureInput input{&*capture, "fuzz.json", analysis::BatchSizeFromFileName("bs_8.json"), ""};
+  absl::StatusOr<analysis::CaptureMergeReport> report = analysis::MergeGraphCaptures(merged, {&input, 1});
+  fuzz::Check(report.ok(), "capture merge: a trace and a capture always merge", report.status().ToString());
+  int64_t unmatched = 0;
+  for (const analysis::UnmatchedGraphs& u : report->unmatched) unmatched += u.launches;
+  fuzz::Check(report->matched_launches + unmatched == report->graph_launches,
+              "capture merge: every graph launch matched or counted with a reason");
+  analysis::MappingResult mapping = analysis::MapGpuEvents(merged);
+  fuzz::Check(mapping.events.size() == merged.gpu_events.size(), "capture merge: the merged trace maps");
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(opmap::fuzz::AsText(data, size));
+  (void)opmap::analysis::ParseExecutionDetails(bytes);
   absl::StatusOr<opmap::analysis::Trace> trace = opmap::analysis::ImportKinetoBytes(bytes);
+  CheckCaptureMerge(bytes, trace.ok());
   CheckConsumerImport(bytes, trace);
   if (!trace.ok()) {
     opmap::fuzz::CheckErrorSaysWhy(trace.status(), "ImportKinetoBytes");
