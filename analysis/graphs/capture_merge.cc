@@ -356,8 +356,8 @@ class Transplanter {
       return graph_launch.start_ns + (rank + 1) * step;
     };
     const int64_t thread = ReplayThread(graph_launch.thread);
-    for (int32_t i : c.ranges) {
-      Range copy = capture.ranges[i];
+    // A range or launch copy: laid out by rank on the replay thread, its name re-interned.
+    auto place = [&](auto& copy) {
       int64_t start = at(copy.start_ns);
       copy.dur_ns = at(copy.end_ns()) - start;
       copy.start_ns = start;
@@ -365,6 +365,10 @@ class Transplanter {
       copy.thread = thread;
       copy.external_id = kNone;
       copy.name = Intern(capture, c.capture, copy.name);
+    };
+    for (int32_t i : c.ranges) {
+      Range copy = capture.ranges[i];
+      place(copy);
       copy.input_dims = Intern(capture, c.capture, copy.input_dims);
       copy.input_types = Intern(capture, c.capture, copy.input_types);
       copy.concrete_inputs = Intern(capture, c.capture, copy.concrete_inputs);
@@ -374,14 +378,8 @@ class Transplanter {
     report->ranges_added += static_cast<int64_t>(c.ranges.size());
     for (size_t k = 0; k < alignment.size(); ++k) {
       ApiCall copy = capture.api_calls[c.nodes[alignment[k]].api];
-      int64_t start = at(copy.start_ns);
-      copy.dur_ns = at(copy.end_ns()) - start;
-      copy.start_ns = start;
-      copy.process = graph_launch.process;
-      copy.thread = thread;
-      copy.external_id = kNone;
+      place(copy);
       copy.correlation = next_correlation_++;
-      copy.name = Intern(capture, c.capture, copy.name);
       copy.kernel = Intern(capture, c.capture, copy.kernel);
       replay_.api_calls.push_back(copy);
       GpuEvent& g = replay_.gpu_events[r.events[k]];
