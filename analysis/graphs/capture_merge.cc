@@ -11,20 +11,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/graphs/captured_graphs.h"
-#include "analysis/serving/step_annotation.h"
+#include "analysis/graphs/replayed_graphs.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "common/text/text_util.h"
 
 namespace opmap::analysis {
 namespace {
-
-using ThreadKey = std::pair<int64_t, int64_t>;
-
-// One replayed graph launch: the call and its GPU events in GPU order.
-struct ReplayedGraph {
-  int32_t api = -1;
-  std::vector<int32_t> events;
-  int64_t batch_size = kNone;  // of the step annotation around the call
-  int32_t position = 0;        // among the graph launches of that step
-};
 
 bool NodeMatches(const Trace& replay, const GpuEvent& g, const CapturedNode& node) {
   switch (node.kind) {
@@ -32,7 +24,7 @@ bool NodeMatches(const Trace& replay, const GpuEvent& g, const CapturedNode& nod
     case NodeKind::kMemset:
       // ROCm runs some memsets as a fill kernel.
       return g.kind == GpuEventKind::kMemset ||
-             Contains(replay.strings.Get(g.name), "fillBuffer");
+             text::Contains(replay.strings.Get(g.name), "fillBuffer");
     case NodeKind::kKernel:
       return g.kind == GpuEventKind::kKernel &&
              (node.kernel.empty() || node.kernel == replay.strings.Get(g.name));
@@ -237,159 +229,96 @@ class Matcher {
   std::set<int64_t> captured_sizes_;
 };
 
-// The replay's graph launches with their GPU events, and the step around each.
-std::vector<ReplayedGraph> FindReplayedGraphs(const Trace& t) {
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, int32_t> by_correlation;
-  absl::flat_hash_map<int64_t, int32_t> by_id;
-  std::vector<ReplayedGraph> graphs;
-  for (int32_t i = 0; i < static_cast<int32_t>(t.api_calls.size()); ++i) {
-    const ApiCall& a = t.api_calls[i];
-    if (a.correlation == kNone || !Contains(t.strings.Get(a.name), "GraphLaunch")) continue;
-    if (!by_correlation.emplace(std::make_pair(a.process, a.correlation), graphs.size()).second) continue;
-    by_id.emplace(a.correlation, static_cast<int32_t>(graphs.size()));
-    graphs.push_back(ReplayedGraph{i, {}, kNone, 0});
-  }
-  for (int32_t i = 0; i < static_cast<int32_t>(t.gpu_events.size()); ++i) {
-    const GpuEvent& g = t.gpu_events[i];
-    if (g.correlation == kNone) continue;
-    auto it = by_correlation.find(std::make_pair(g.process, g.correlation));
-    if (it != by_correlation.end()) {
-      graphs[it->second].events.push_back(i);
-    } else if (auto id = by_id.find(g.correlation); id != by_id.end() &&
-               (g.process == kNone || t.api_calls[graphs[id->second].api].process == kNone)) {
-      graphs[id->second].events.push_back(i);
-    }
-  }
-  graphs.erase(std::remove_if(graphs.begin(), graphs.end(),
-                              [](const ReplayedGraph& g) { return g.events.empty(); }),
-               graphs.end());
-  for (ReplayedGraph& g : graphs) {
-    std::sort(g.events.begin(), g.events.end(), [&](int32_t x, int32_t y) {
-      const GpuEvent& a = t.gpu_events[x];
-      const GpuEvent& b = t.gpu_events[y];
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : x < y;
-    });
-  }
-  // The step around each launch: the innermost enclosing step annotation on its thread,
-  // by one sweep per thread (steps sorted outermost first, launches by start).
-  absl::flat_hash_map<ThreadKey, std::vector<std::pair<int32_t, StepAnnotation>>> steps;
-  for (int32_t i = 0; i < static_cast<int32_t>(t.ranges.size()); ++i) {
-    const Range& r = t.ranges[i];
-    if (std::optional<StepAnnotation> s = ParseStepAnnotation(t.strings.Get(r.name))) {
-      steps[{r.process, r.thread}].emplace_back(i, std::move(*s));
-    }
-  }
-  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> launches;
-  for (int32_t k = 0; k < static_cast<int32_t>(graphs.size()); ++k) {
-    const ApiCall& a = t.api_calls[graphs[k].api];
-    launches[{a.process, a.thread}].push_back(k);
-  }
-  for (auto& [key, thread_launches] : launches) {
-    auto found = steps.find(key);
-    if (found == steps.end()) continue;
-    auto& thread_steps = found->second;
-    std::sort(thread_steps.begin(), thread_steps.end(), [&](const auto& x, const auto& y) {
-      const Range& a = t.ranges[x.first];
-      const Range& b = t.ranges[y.first];
-      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-      return a.end_ns() > b.end_ns();
-    });
-    std::sort(thread_launches.begin(), thread_launches.end(), [&](int32_t x, int32_t y) {
-      return t.api_calls[graphs[x].api].start_ns < t.api_calls[graphs[y].api].start_ns;
-    });
-    std::vector<size_t> open;
-    std::vector<int32_t> launches_in_step(thread_steps.size(), 0);
-    size_t next = 0;
-    for (int32_t k : thread_launches) {
-      const ApiCall& a = t.api_calls[graphs[k].api];
-      while (next < thread_steps.size() && t.ranges[thread_steps[next].first].start_ns <= a.start_ns) {
-        open.push_back(next++);
-      }
-      while (!open.empty() && t.ranges[thread_steps[open.back()].first].end_ns() < a.start_ns) {
-        open.pop_back();
-      }
-      for (auto it = open.rbegin(); it != open.rend(); ++it) {
-        const Range& r = t.ranges[thread_steps[*it].first];
-        if (r.start_ns <= a.start_ns && a.end_ns() <= r.end_ns()) {
-          graphs[k].batch_size = thread_steps[*it].second.batch_size;
-          graphs[k].position = launches_in_step[*it]++;
-          break;
-        }
-      }
-    }
-  }
-  return graphs;
-}
 
 
-// Copies the captured graph's ranges and one launch call per replayed event into
-// `replay` on the replay thread of the graph launch, laid out inside the launch call by
-// rank (see capture_merge.h), and points each replayed event at its launch copy.
+// What a match copies into the replay for every launch of the graph: the captured
+// graph's ranges and one launch call per replayed event, names already in the replay's
+// string table, times as ranks (every distinct capture-time endpoint in order, from 0).
+struct PreparedCopy {
+  Match match;
+  std::vector<Range> ranges;
+  std::vector<ApiCall> launches;  // parallel to ReplayedGraph::events
+  int64_t points = 0;             // distinct endpoints
+  int64_t unverified = 0;         // launches that name no kernel
+};
+
+// Lays the prepared copies out inside each graph launch call on its replay thread (see
+// capture_merge.h) and points each replayed event at its launch copy.
 class Transplanter {
  public:
   Transplanter(Trace& replay, absl::Span<const CaptureInput> captures)
-      : replay_(replay), interned_(captures.size()) {
+      : replay_(replay), captures_(captures), interned_(captures.size()) {
     for (const ApiCall& a : replay.api_calls) next_correlation_ = std::max(next_correlation_, a.correlation + 1);
     for (const GpuEvent& g : replay.gpu_events) next_correlation_ = std::max(next_correlation_, g.correlation + 1);
   }
 
-  void Copy(const Trace& capture, const CapturedGraph& c, const ReplayedGraph& r,
-            const Alignment& alignment, CaptureMergeReport* report) {
-    const ApiCall graph_launch = replay_.api_calls[r.api];
+  PreparedCopy Prepare(const CapturedGraph& c, Match match) {
+    const Trace& capture = *captures_[c.capture].trace;
+    PreparedCopy out;
     std::vector<int64_t> points;
-    points.reserve(2 * (c.ranges.size() + alignment.size()));
+    points.reserve(2 * (c.ranges.size() + match.alignment.size()));
     for (int32_t i : c.ranges) {
       points.push_back(capture.ranges[i].start_ns);
       points.push_back(capture.ranges[i].end_ns());
     }
-    for (int32_t n : alignment) {
-      const ApiCall& a = capture.api_calls[c.nodes[n].api];
-      points.push_back(a.start_ns);
-      points.push_back(a.end_ns());
+    for (int32_t n : match.alignment) {
+      points.push_back(capture.api_calls[c.nodes[n].api].start_ns);
+      points.push_back(capture.api_calls[c.nodes[n].api].end_ns());
     }
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
-    const int64_t step =
-        std::max<int64_t>(1, graph_launch.dur_ns / static_cast<int64_t>(points.size() + 1));
-    auto at = [&](int64_t t) {
-      int64_t rank = std::lower_bound(points.begin(), points.end(), t) - points.begin();
-      return graph_launch.start_ns + (rank + 1) * step;
+    out.points = static_cast<int64_t>(points.size());
+    auto rank = [&](int64_t t) {
+      return std::lower_bound(points.begin(), points.end(), t) - points.begin();
     };
-    const int64_t thread = ReplayThread(graph_launch.thread);
-    // A range or launch copy: laid out by rank on the replay thread, its name re-interned.
-    auto place = [&](auto& copy) {
-      int64_t start = at(copy.start_ns);
-      copy.dur_ns = at(copy.end_ns()) - start;
+    auto prepare = [&](auto& copy) {
+      int64_t start = rank(copy.start_ns);
+      copy.dur_ns = rank(copy.end_ns()) - start;
       copy.start_ns = start;
-      copy.process = graph_launch.process;
-      copy.thread = thread;
       copy.external_id = kNone;
       copy.name = Intern(capture, c.capture, copy.name);
     };
     for (int32_t i : c.ranges) {
-      Range copy = capture.ranges[i];
-      place(copy);
+      Range& copy = out.ranges.emplace_back(capture.ranges[i]);
+      prepare(copy);
       copy.input_dims = Intern(capture, c.capture, copy.input_dims);
       copy.input_types = Intern(capture, c.capture, copy.input_types);
       copy.concrete_inputs = Intern(capture, c.capture, copy.concrete_inputs);
       copy.input_strides = Intern(capture, c.capture, copy.input_strides);
-      replay_.ranges.push_back(copy);
     }
-    report->ranges_added += static_cast<int64_t>(c.ranges.size());
-    for (size_t k = 0; k < alignment.size(); ++k) {
-      ApiCall copy = capture.api_calls[c.nodes[alignment[k]].api];
-      place(copy);
-      copy.correlation = next_correlation_++;
+    for (int32_t n : match.alignment) {
+      ApiCall& copy = out.launches.emplace_back(capture.api_calls[c.nodes[n].api]);
+      prepare(copy);
       copy.kernel = Intern(capture, c.capture, copy.kernel);
-      replay_.api_calls.push_back(copy);
+      if (c.nodes[n].kind == NodeKind::kKernel && c.nodes[n].kernel.empty()) ++out.unverified;
+    }
+    out.match = std::move(match);
+    return out;
+  }
+
+  void Copy(const PreparedCopy& prepared, const ReplayedGraph& r, CaptureMergeReport* report) {
+    const ApiCall graph_launch = replay_.api_calls[r.api];
+    const int64_t step = std::max<int64_t>(1, graph_launch.dur_ns / (prepared.points + 1));
+    const int64_t thread = ReplayThread(graph_launch.thread);
+    auto place = [&](auto copy) {
+      int64_t end = graph_launch.start_ns + (copy.end_ns() + 1) * step;
+      copy.start_ns = graph_launch.start_ns + (copy.start_ns + 1) * step;
+      copy.dur_ns = end - copy.start_ns;
+      copy.process = graph_launch.process;
+      copy.thread = thread;
+      return copy;
+    };
+    for (const Range& range : prepared.ranges) replay_.ranges.push_back(place(range));
+    for (size_t k = 0; k < prepared.launches.size(); ++k) {
+      ApiCall& copy = replay_.api_calls.emplace_back(place(prepared.launches[k]));
+      copy.correlation = next_correlation_++;
       GpuEvent& g = replay_.gpu_events[r.events[k]];
       g.correlation = copy.correlation;
       g.external_id = kNone;
-      if (c.nodes[alignment[k]].kind == NodeKind::kKernel && c.nodes[alignment[k]].kernel.empty()) {
-        ++report->unverified_events;
-      }
     }
-    report->launches_added += static_cast<int64_t>(alignment.size());
+    report->ranges_added += static_cast<int64_t>(prepared.ranges.size());
+    report->launches_added += static_cast<int64_t>(prepared.launches.size());
+    report->unverified_events += prepared.unverified;
   }
 
  private:
@@ -401,17 +330,20 @@ class Transplanter {
   }
 
   Trace& replay_;
+  absl::Span<const CaptureInput> captures_;
   std::vector<absl::flat_hash_map<StringId, StringId>> interned_;
   int64_t next_correlation_ = 1;
 };
 
-// What makes two replayed graphs match the same way: their events' names, kinds and
-// streams, the step's batch size and the position in the step.
-std::string MatchKey(const Trace& t, const ReplayedGraph& r) {
-  std::string key = absl::StrFormat("%d/%d/", r.batch_size, r.position);
+// What makes two replayed graphs match the same way: the step's batch size, the position
+// in the step, and their events' names, kinds and streams.
+std::vector<int64_t> MatchKey(const Trace& t, const ReplayedGraph& r) {
+  std::vector<int64_t> key = {r.batch_size, r.position};
+  key.reserve(2 + 2 * r.events.size());
   for (int32_t i : r.events) {
     const GpuEvent& g = t.gpu_events[i];
-    absl::StrAppendFormat(&key, "%d:%d:%d,", g.name, static_cast<int>(g.kind), g.stream);
+    key.push_back((static_cast<int64_t>(g.name) << 2) | static_cast<int64_t>(g.kind));
+    key.push_back(g.stream);
   }
   return key;
 }
@@ -444,7 +376,8 @@ absl::StatusOr<CaptureMergeReport> MergeGraphCaptures(Trace& replay,
   std::vector<ReplayedGraph> replayed = FindReplayedGraphs(replay);
   Matcher matcher(replay, captures, graphs);
   Transplanter transplanter(replay, captures);
-  absl::flat_hash_map<std::string, std::pair<std::optional<Match>, std::string>> cache;
+  // Per distinct replayed graph: the prepared copy, or the reason there is none.
+  absl::flat_hash_map<std::vector<int64_t>, std::pair<std::optional<PreparedCopy>, std::string>> cache;
   std::map<std::string, UnmatchedGraphs> unmatched;
   for (const ReplayedGraph& r : replayed) {
     int64_t gpu_time = 0;
@@ -452,11 +385,16 @@ absl::StatusOr<CaptureMergeReport> MergeGraphCaptures(Trace& replay,
     ++report.graph_launches;
     report.graph_events += static_cast<int64_t>(r.events.size());
     report.graph_gpu_time_ns += gpu_time;
-    std::string key = MatchKey(replay, r);
+    std::vector<int64_t> key = MatchKey(replay, r);
     auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, matcher.Find(r)).first;
-    const auto& [match, reason] = it->second;
-    if (!match) {
+    if (it == cache.end()) {
+      auto [match, reason] = matcher.Find(r);
+      std::optional<PreparedCopy> prepared;
+      if (match) prepared = transplanter.Prepare(graphs[match->graph], std::move(*match));
+      it = cache.emplace(std::move(key), std::make_pair(std::move(prepared), std::move(reason))).first;
+    }
+    const auto& [prepared, reason] = it->second;
+    if (!prepared) {
       UnmatchedGraphs& u = unmatched[reason];
       if (u.launches == 0) {
         u.reason = reason;
@@ -467,10 +405,9 @@ absl::StatusOr<CaptureMergeReport> MergeGraphCaptures(Trace& replay,
       u.gpu_time_ns += gpu_time;
       continue;
     }
-    const CapturedGraph& c = graphs[match->graph];
-    transplanter.Copy(*captures[c.capture].trace, c, r, match->alignment, &report);
+    transplanter.Copy(*prepared, r, &report);
     ++report.matched_launches;
-    ++report.by_method[static_cast<int>(match->method)];
+    ++report.by_method[static_cast<int>(prepared->match.method)];
     report.matched_events += static_cast<int64_t>(r.events.size());
     report.matched_gpu_time_ns += gpu_time;
   }

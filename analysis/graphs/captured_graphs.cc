@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/serving/request_key.h"
+#include "common/text/text_util.h"
 
 namespace opmap::analysis {
 namespace {
@@ -40,19 +41,19 @@ int64_t CaptureAnnotationBatchSize(std::string_view name) {
 }
 
 bool IsNodeCreatingCall(std::string_view name, NodeKind* kind) {
-  if (Contains(name, "Memcpy")) {
+  if (text::Contains(name, "Memcpy")) {
     *kind = NodeKind::kMemcpy;
     return true;
   }
-  if (Contains(name, "Memset")) {
+  if (text::Contains(name, "Memset")) {
     *kind = NodeKind::kMemset;
     return true;
   }
   // cudaLaunchKernel(ExC), cuLaunchKernel(Ex), hip(Ext)ModuleLaunchKernel,
   // cudaLaunchCooperativeKernel; a host function node runs on the CPU and a graph launch
   // inside a capture is a child graph, neither a GPU event of its own.
-  if (Contains(name, "Launch") && !Contains(name, "GraphLaunch") &&
-      !Contains(name, "HostFunc")) {
+  if (text::Contains(name, "Launch") && !IsGraphLaunchCall(name) &&
+      !text::Contains(name, "HostFunc")) {
     *kind = NodeKind::kKernel;
     return true;
   }
@@ -67,9 +68,9 @@ std::vector<CapturedGraph> FindCapturedGraphs(const Trace& t, int32_t capture_in
     std::string_view name = t.strings.Get(a.name);
     ThreadKey key{a.process, a.thread};
     NodeKind kind;
-    if (Contains(name, "StreamBeginCapture")) {
+    if (text::Contains(name, "StreamBeginCapture")) {
       begins[key].push_back(i);
-    } else if (Contains(name, "StreamEndCapture")) {
+    } else if (text::Contains(name, "StreamEndCapture")) {
       ends[key].push_back(i);
     } else if (IsNodeCreatingCall(name, &kind)) {
       launches[key].push_back(i);

@@ -41,10 +41,6 @@ struct CapturedGraph {
 // N of a `capture_<N>_<MODE>` annotation name, or -1.
 int64_t CaptureAnnotationBatchSize(std::string_view range_name);
 
-inline bool Contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
 // True for launch calls that become a graph node that runs on the GPU: kernel launches
 // (not GraphLaunch, not host-function launches), memcpy and memset calls.
 bool IsNodeCreatingCall(std::string_view api_name, NodeKind* kind);

@@ -441,8 +441,6 @@ class Importer : public KinetoEventSink {
         absl::StatusOr<StringId> kernel = InternString(ev, ev.kernel_token, "args.kernel");
         if (kernel.ok()) a.kernel = *kernel;
       }
-      a.grid = ev.grid;
-      a.block = ev.block;
       if (trace_.info.process == kNone) trace_.info.process = ev.pid;
       if (consumer_ != nullptr) {
         consumer_->OnApiCall(a);

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/serving/request_key.h"
+#include "common/text/text_util.h"
 
 namespace opmap::analysis {
 namespace {
@@ -16,10 +17,6 @@ struct ThreadRanges {
 };
 
 using ThreadKey = std::pair<int64_t, int64_t>;  // (process, thread)
-
-bool IsGraphLaunch(std::string_view api_name) {
-  return api_name.find("GraphLaunch") != std::string_view::npos;
-}
 
 // Sorts ranges so that an enclosing range precedes what it encloses: by start ascending,
 // then end descending; identical extents keep their recorded order (later = inner).
@@ -33,10 +30,15 @@ void SortOuterFirst(const Trace& trace, std::vector<int32_t>& ranges) {
   });
 }
 
-// Per range, whether it may own kernels: an operator kind, not a request or step range
-// (serving/request_key.h), and not a user annotation enclosing a graph launch call on its
-// thread — the step of a serving engine no name rule knows (a replayed graph's kernels
-// have their operators inside the graph, not around its launch).
+}  // namespace
+
+bool IsGraphLaunchCall(std::string_view api_name) {
+  return text::Contains(api_name, "GraphLaunch");
+}
+
+// A user annotation around a graph launch is the step of a serving engine no name rule
+// knows: a replayed graph's kernels have their operators inside the graph, not around
+// its launch.
 std::vector<bool> OperatorRanges(const Trace& trace) {
   std::vector<bool> op(trace.ranges.size(), false);
   absl::flat_hash_map<ThreadKey, std::vector<int32_t>> annotations;
@@ -49,7 +51,7 @@ std::vector<bool> OperatorRanges(const Trace& trace) {
   absl::flat_hash_map<ThreadKey, std::vector<int32_t>> launches;
   for (int32_t i = 0; i < static_cast<int32_t>(trace.api_calls.size()); ++i) {
     const ApiCall& a = trace.api_calls[i];
-    if (annotations.contains({a.process, a.thread}) && IsGraphLaunch(trace.strings.Get(a.name))) {
+    if (annotations.contains({a.process, a.thread}) && IsGraphLaunchCall(trace.strings.Get(a.name))) {
       launches[{a.process, a.thread}].push_back(i);
     }
   }
@@ -76,6 +78,8 @@ std::vector<bool> OperatorRanges(const Trace& trace) {
   }
   return op;
 }
+
+namespace {
 
 // For every API call, the innermost operator range on its thread that encloses it
 // [range.start <= api.start && api.end <= range.end], found by one sweep per thread.
@@ -241,7 +245,7 @@ MappingResult MapGpuEvents(const Trace& trace) {
         const ApiCall& launch = trace.api_calls[m.launch_api];
         m.range = r;
         m.rule = IsReplayThread(launch.thread)                  ? MappingRule::kGraphNode
-                 : IsGraphLaunch(trace.strings.Get(launch.name)) ? MappingRule::kGraphLaunch
+                 : IsGraphLaunchCall(trace.strings.Get(launch.name)) ? MappingRule::kGraphLaunch
                                                                  : MappingRule::kLaunchNesting;
       } else {
         m.reason = UnmappedReason::kLaunchOutsideRanges;

@@ -67,6 +67,14 @@ struct MappingResult {
 // True for the range kinds that count as operators (and so may own kernels).
 bool IsOperatorRange(RangeKind kind);
 
+// Per range of `trace`, whether it may own kernels: an operator kind, not a request or
+// step range (serving/request_key.h), and not a user annotation that encloses a graph
+// launch call on its thread. What MapGpuEvents places kernels in.
+std::vector<bool> OperatorRanges(const Trace& trace);
+
+// A CUDA/HIP graph launch call (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, ...).
+bool IsGraphLaunchCall(std::string_view api_name);
+
 MappingResult MapGpuEvents(const Trace& trace);
 
 }  // namespace opmap::analysis

@@ -77,13 +77,10 @@ struct ApiCall {
   int64_t thread = kNone;
   int64_t correlation = kNone;
   int64_t external_id = kNone;
-  // The kernel a launch call names and its launch shape, when the source records them
-  // (Kineto's args "kernel", "grid", "block" on launch calls). A graph capture's launches
-  // never run, so these are what matches a replayed graph's kernels to them
-  // (analysis/graphs). Not carried on the wire.
+  // The kernel a launch call names, when the source records it (Kineto's args "kernel"
+  // on ROCm launch calls). A graph capture's launches never run, so this is what matches
+  // a replayed graph's kernels to them (analysis/graphs). Not carried on the wire.
   StringId kernel = kEmptyString;
-  std::array<int32_t, 3> grid = {0, 0, 0};  // 0 = unknown
-  std::array<int32_t, 3> block = {0, 0, 0};
 
   int64_t end_ns() const { return start_ns + dur_ns; }
 };

@@ -4,14 +4,12 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis/mapping/kernel_mapper.h"
+#include "common/text/text_util.h"
+
 namespace opmap::analysis {
-namespace {
 
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
-
-}  // namespace
+using text::Contains;
 
 StreamingParts::StreamingParts(const TraceInfo& info, StringTable* strings,
                                const StreamingPartsOptions& options, PartFn fn)
@@ -23,7 +21,7 @@ StreamingParts::HeldCall StreamingParts::Classify(StringId name) {
   auto [it, inserted] = call_kinds_.try_emplace(name);
   if (inserted) {
     const std::string_view n = strings_->Get(name);
-    it->second.graph = Contains(n, "GraphLaunch");
+    it->second.graph = IsGraphLaunchCall(n);
     it->second.launch = it->second.graph || Contains(n, "Launch") || Contains(n, "Memcpy") ||
                         Contains(n, "Memset") || Contains(n, "runFunction");
   }

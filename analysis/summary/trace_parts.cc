@@ -11,11 +11,14 @@
 namespace opmap::analysis {
 namespace {
 
-// Operator ranges' external ids that name two ranges (and so name neither).
+// Operator ranges' external ids that name two ranges (and so name neither), over the same
+// ranges the mapper treats as operators.
 absl::flat_hash_map<int64_t, bool> AmbiguousExternalIds(const Trace& trace) {
   absl::flat_hash_map<int64_t, bool> out;  // id -> named more than once
-  for (const Range& r : trace.ranges) {
-    if (r.external_id == kNone || !IsOperatorRange(r.kind)) continue;
+  const std::vector<bool> is_operator = OperatorRanges(trace);
+  for (size_t i = 0; i < trace.ranges.size(); ++i) {
+    const Range& r = trace.ranges[i];
+    if (r.external_id == kNone || !is_operator[i]) continue;
     auto [it, inserted] = out.emplace(r.external_id, false);
     if (!inserted) it->second = true;
   }

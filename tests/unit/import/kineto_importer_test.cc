@@ -225,6 +225,72 @@ TEST(KinetoImporterTest, RocmHipCallsAndStringArgs) {
   EXPECT_EQ(t->gpu_events[1].start_ns, int64_t{4203669603510125});
 }
 
+// A graph capture's launch calls name their kernels (args "kernel"); the capture may
+// hold no GPU event, which only a capture import accepts.
+TEST(KinetoImporterTest, LaunchCallsKeepTheirKernelNameAndCapturesNeedNoGpuEvent) {
+  const std::string doc = R"J({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamBeginCapture", "pid": 5, "tid": 5,
+   "ts": 1.0, "dur": 1.0, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 5, "tid": 5,
+   "ts": 3.0, "dur": 1.0, "args": {"correlation": 2, "kernel": "void gemm\"x\"<1>(int)"}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 5, "tid": 5,
+   "ts": 5.0, "dur": 1.0, "args": {"correlation": 3, "kernel": 42}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamEndCapture", "pid": 5, "tid": 5,
+   "ts": 7.0, "dur": 1.0, "args": {"correlation": 4}}
+  ]})J";
+  absl::StatusOr<Trace> refused = Import(doc);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("no GPU events"));
+  KinetoImportOptions options;
+  options.allow_no_gpu_events = true;
+  absl::StatusOr<Trace> t = ImportKinetoBytes(doc, options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->api_calls.size(), 4u);
+  EXPECT_EQ(Name(*t, t->api_calls[1].kernel), "void gemm\"x\"<1>(int)");  // unescaped
+  EXPECT_EQ(Name(*t, t->api_calls[2].kernel), "");  // not a string: names nothing
+  EXPECT_EQ(Name(*t, t->api_calls[0].kernel), "");
+}
+
+// SGLang's shape profiler appends a per-run id to its operators; the operator is the
+// name without it. Other names, and ids not after '_', stay as written.
+TEST(KinetoImporterTest, SglangProfilerOperatorsLoseTheirRunId) {
+  const std::string doc = R"J({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "sglang_profiler::attention_paged_attention_ragged_100", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+  {"ph": "X", "cat": "cpu_op", "name": "sglang_profiler::rmsnorm_rmsnorm2d_fwd_109", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+  {"ph": "X", "cat": "cpu_op", "name": "sglang_profiler::x2", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+  {"ph": "X", "cat": "cpu_op", "name": "sglang_profiler::_7", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::foo_12", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+  {"ph": "X", "cat": "user_annotation", "name": "sglang_profiler::y_3", "pid": 1, "tid": 1, "ts": 1, "dur": 5},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1, "args": {"device": 0, "stream": 7}}
+  ]})J";
+  absl::StatusOr<Trace> t = Import(doc);
+  ASSERT_TRUE(t.ok()) << t.status();
+  std::vector<std::string> names;
+  for (const Range& r : t->ranges) names.emplace_back(Name(*t, r.name));
+  EXPECT_THAT(names, ElementsAre("sglang_profiler::attention_paged_attention_ragged",
+                                 "sglang_profiler::rmsnorm_rmsnorm2d_fwd", "sglang_profiler::x2",
+                                 "sglang_profiler::_7", "aten::foo_12", "sglang_profiler::y_3"));
+}
+
+// A device the trace names "" is identified from its properties, and says so; one no row
+// fits keeps its empty name.
+TEST(KinetoImporterTest, UnnamedMi300xIsIdentifiedFromItsProperties) {
+  const std::string doc = R"J({"deviceProperties": [
+    {"id": 0, "name": "", "totalGlobalMem": 206141652992, "computeMajor": 9, "computeMinor": 4,
+     "warpSize": 64, "numSms": 304},
+    {"id": 1, "name": "", "totalGlobalMem": 206141652992, "computeMajor": 9, "computeMinor": 4,
+     "warpSize": 64, "numSms": 228}],
+  "traceEvents": [
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 2, "dur": 1, "args": {"device": 0, "stream": 7}}
+  ]})J";
+  absl::StatusOr<Trace> t = Import(doc);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT(t->info.gpu_names,
+              ElementsAre("AMD Instinct MI300X (identified from deviceProperties: compute 9.4, "
+                          "warp size 64, 304 compute units, 191 GiB; the trace names no device)",
+                          ""));
+}
+
 TEST(KinetoImporterTest, TritonKernelThroughDriverLaunch) {
   const std::string doc = R"J({"traceEvents": [
   {"ph": "X", "cat": "cpu_op", "name": "TorchDynamo Cache Lookup", "pid": 1670242, "tid": 1670242,
