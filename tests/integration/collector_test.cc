@@ -424,6 +424,66 @@ struct AnalyzedModule {
 // exactly; the "" row holds the events outside any module (mapped or not: Qwen has 509
 // unmapped, bert-small none), so the rows sum to every GPU event; percentiles within α
 // of the exact per-module kernel durations.
+// A graph replay merged with its capture (`--capture`): the collector's answers by
+// module type and by operator are analyze's, since the merged trace travels as any other.
+TEST_F(CollectorTest, MergedGraphReplayQueriesLikeAnalyze) {
+  struct Case {
+    const char* replay;
+    const char* capture;
+  } cases[] = {
+      {"traces/inference/vllm_decode_full/graph_execution.json.gz",
+       "traces/inference/vllm_decode_full/capture_traces"},
+      {"traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+       "traces/inference/sglang_decode/capture_traces"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.replay);
+    OPMAP_REQUIRE_SHARED(c.replay);
+    const std::string replay = SharedPath(c.replay), capture = SharedPath(c.capture);
+    const std::string label = std::string("trace=") + c.replay;
+    RunResult a = Opmap({"analyze", replay, "--capture", capture, "--format", "json", "--quiet"},
+                        dir_.path());
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    std::map<std::string, std::pair<int64_t, int64_t>> types, ops;  // count, GPU time ns
+    int64_t graph_node_events = 0;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc = parser.parse(a.out);
+    for (simdjson::dom::element m : simdjson::dom::array(doc["module_types"])) {
+      types[std::string(std::string_view(m["module_type"]))] = {
+          int64_t(m["event_count"]), UsToNs(double(m["gpu_time_us"]))};
+    }
+    for (simdjson::dom::element o : simdjson::dom::array(doc["operators"])) {
+      ops[std::string(std::string_view(o["name"]))] = {int64_t(o["count"]),
+                                                       UsToNs(double(o["gpu_time_us"]))};
+    }
+    graph_node_events = int64_t(doc["mapping"]["by_rule"]["graph_node"]);
+    ASSERT_GT(graph_node_events, 400) << "the merge placed the replayed kernels";
+    ASSERT_GE(types.size(), 2u);
+
+    RunResult imp = Import(replay, {"--capture", capture, "--label", label});
+    ASSERT_EQ(imp.exit_code, 0) << imp.err;
+    LatencyResult by_type = Latency("kernel", {"module_type"}, label);
+    size_t typed_rows = 0;
+    for (const LatencyRow& r : by_type.rows) {
+      if (r.key[0].empty()) continue;  // outside any module
+      SCOPED_TRACE(r.key[0]);
+      ASSERT_TRUE(types.contains(r.key[0]));
+      EXPECT_EQ(r.count, types[r.key[0]].first);
+      EXPECT_EQ(r.sum_ns, types[r.key[0]].second);
+      ++typed_rows;
+    }
+    EXPECT_EQ(typed_rows, types.size());
+    LatencyResult by_op = Latency("operator", {"operator"}, label);
+    ASSERT_EQ(by_op.rows.size(), ops.size());
+    for (const LatencyRow& r : by_op.rows) {
+      SCOPED_TRACE(r.key[0]);
+      ASSERT_TRUE(ops.contains(r.key[0]));
+      EXPECT_EQ(r.count, ops[r.key[0]].first);
+      EXPECT_EQ(r.sum_ns, ops[r.key[0]].second);
+    }
+  }
+}
+
 TEST_F(CollectorTest, GroupByModuleMatchesAnalyze) {
   for (const std::string& name : {std::string("tl_h100_gaunernst_bert-small-uncased__1016001.json.gz"),
                                   std::string("tl_h100_Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")}) {
