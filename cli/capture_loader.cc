@@ -64,7 +64,9 @@ absl::StatusOr<std::vector<CaptureFile>> ListFolder(const std::string& folder) {
 
 }  // namespace
 
-absl::StatusOr<LoadedCaptures> LoadCaptures(const std::vector<std::string>& paths) {
+absl::StatusOr<LoadedCaptures> LoadCaptures(
+    const std::vector<std::string>& paths,
+    const std::function<void(size_t, size_t, const std::string&)>& progress) {
   std::vector<CaptureFile> files;
   for (const std::string& path : paths) {
     std::error_code ec;
@@ -77,7 +79,9 @@ absl::StatusOr<LoadedCaptures> LoadCaptures(const std::vector<std::string>& path
     }
   }
   LoadedCaptures out;
-  for (CaptureFile& f : files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    CaptureFile& f = files[i];
+    if (progress) progress(i + 1, files.size(), f.path);
     absl::StatusOr<std::string> bytes = io::ReadFileBytes(f.path);
     if (!bytes.ok()) return absl::Status(bytes.status().code(), absl::StrFormat("%s: %s", f.path, bytes.status().message()));
     analysis::KinetoImportOptions options;
@@ -101,7 +105,10 @@ absl::StatusOr<LoadedCaptures> LoadCaptures(const std::vector<std::string>& path
 absl::StatusOr<analysis::CaptureMergeReport> MergeCaptureFiles(
     const std::vector<std::string>& paths, analysis::Trace& replay, const std::string& tool,
     bool quiet) {
-  absl::StatusOr<LoadedCaptures> captures = LoadCaptures(paths);
+  auto progress = [&](size_t i, size_t n, const std::string& file) {
+    if (!quiet && n > 1) std::cerr << absl::StrFormat("%s: reading capture %d of %d: %s\n", tool, i, n, file);
+  };
+  absl::StatusOr<LoadedCaptures> captures = LoadCaptures(paths, progress);
   if (!captures.ok()) return captures.status();
   absl::StatusOr<analysis::CaptureMergeReport> report =
       analysis::MergeGraphCaptures(replay, captures->inputs);

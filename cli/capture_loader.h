@@ -7,6 +7,7 @@
 #ifndef OPMAP_CLI_CAPTURE_LOADER_H_
 #define OPMAP_CLI_CAPTURE_LOADER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,8 +23,11 @@ struct LoadedCaptures {
   std::vector<analysis::CaptureInput> inputs;  // point into `traces`
 };
 
-// Errors name the file (and the index entry) at fault.
-absl::StatusOr<LoadedCaptures> LoadCaptures(const std::vector<std::string>& paths);
+// Errors name the file (and the index entry) at fault. `progress`, when set, is called
+// before each file with (index from 1, count, file name).
+absl::StatusOr<LoadedCaptures> LoadCaptures(
+    const std::vector<std::string>& paths,
+    const std::function<void(size_t, size_t, const std::string&)>& progress = {});
 
 // Loads `paths`, merges them into `replay` and, unless quiet, says on stderr what matched:
 // "opmap analyze: graph capture merge: 1 of 1 graph launches (421 of 421 kernels, 100.0%

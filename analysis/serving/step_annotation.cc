@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/text/text_util.h"
+
 namespace opmap::analysis {
 namespace {
 
@@ -32,18 +34,6 @@ std::string_view TakeDigits(std::string_view& s) {
   std::string_view digits = s.substr(0, n);
   s.remove_prefix(n);
   return digits;
-}
-
-// ASCII case ignored, as docs/collector.md's request rule compares "iteration".
-bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
 }
 
 bool AllDigits(std::string_view s) {
@@ -346,7 +336,7 @@ bool Parse(std::string_view name, bool keep_text, StepAnnotation& out) {
     } else {
       b.Extra("iteration", s);
     }
-  } else if (EqualsIgnoringAsciiCase(name, "iteration")) {
+  } else if (text::EqualsIgnoreCase(name, "iteration")) {
     out.source = StepSource::kIteration;
   } else {
     return false;
