@@ -262,13 +262,15 @@ MappingSheet BuildMappingSheet(const Trace& trace, const MappingResult& mapping,
   }
 
   const sheet::StallInputs stalls = sheet::StallsByKernel(trace);
+  const RangeContexts contexts(trace);
   absl::flat_hash_map<StringId, std::vector<int32_t>> op_groups;
   bool any_bytes = false, any_assumed_precision = false;
   for (size_t gi = 0; gi < group_acc.size(); ++gi) {
     const auto& [op, dims, dtypes, concrete] = group_keys[gi];
     (void)op;
     SheetGroup g = sheet::FinishGroup(trace, group_acc[gi], dims, dtypes, concrete,
-                                      group_layer[gi], stalls, options, sheet.gpu_time_ns);
+                                      group_layer[gi], stalls, options, sheet.gpu_time_ns,
+                                      contexts);
     if (g.cost.flops && g.cost.bytes) sheet.costed_ns += g.gpu_time_ns;
     if (g.observed.cls != BottleneckClass::kUnclassified) sheet.classified_ns += g.gpu_time_ns;
     any_bytes |= g.cost.bytes.has_value();

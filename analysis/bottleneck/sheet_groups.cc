@@ -15,15 +15,34 @@ namespace opmap::analysis::sheet {
 namespace {
 
 // The cost of all instances of a group. Instances share their recorded arguments, so one
-// formula serves all of them unless NVTX payloads give each its own figures.
-OpCost GroupCost(const Trace& trace, const GroupAcc& acc, std::optional<int> hint) {
-  bool payloads = false;
+// formula serves all of them unless NVTX payloads give each its own figures or the trace
+// around them differs (paged attention in different serving steps): then each instance is
+// costed with its own context and the figures summed.
+OpCost GroupCost(const Trace& trace, const GroupAcc& acc, std::optional<int> hint,
+                 const RangeContexts& contexts) {
+  auto context_of = [&](int32_t r) {
+    CostContext context = contexts.For(r);
+    context.element_bytes_hint = hint;
+    return context;
+  };
+  bool per_instance = false;
+  const CostContext first_context = context_of(acc.ranges.front());
+  const bool reads_context = CostReadsTraceContext(trace.strings.Get(acc.name));
   for (int32_t r : acc.ranges) {
-    payloads |= trace.ranges[r].flops != kNone || trace.ranges[r].bytes != kNone;
+    per_instance |= trace.ranges[r].flops != kNone || trace.ranges[r].bytes != kNone;
+    if (reads_context && !per_instance && r != acc.ranges.front()) {
+      const CostContext c = contexts.For(r);
+      per_instance |= c.step != first_context.step || c.moe_top_k != first_context.moe_top_k ||
+                      c.moe_weights.size() != first_context.moe_weights.size();
+      for (size_t w = 0; !per_instance && w < c.moe_weights.size(); ++w) {
+        per_instance |= c.moe_weights[w].dims != first_context.moe_weights[w].dims ||
+                        c.moe_weights[w].type != first_context.moe_weights[w].type;
+      }
+    }
   }
   const double n = static_cast<double>(acc.ranges.size());
-  OpCost first = RangeCost(trace, trace.ranges[acc.ranges.front()], hint);
-  if (!payloads) {
+  OpCost first = RangeCost(trace, trace.ranges[acc.ranges.front()], first_context);
+  if (!per_instance) {
     if (first.flops) *first.flops *= n;
     if (first.model_flops) *first.model_flops *= n;
     if (first.bytes) *first.bytes *= n;
@@ -31,7 +50,7 @@ OpCost GroupCost(const Trace& trace, const GroupAcc& acc, std::optional<int> hin
   }
   OpCost sum = first;
   for (size_t i = 1; i < acc.ranges.size(); ++i) {
-    const OpCost c = RangeCost(trace, trace.ranges[acc.ranges[i]], hint);
+    const OpCost c = RangeCost(trace, trace.ranges[acc.ranges[i]], context_of(acc.ranges[i]));
     auto add = [](std::optional<double>& total, const std::optional<double>& v) {
       if (total && v) {
         *total += *v;
@@ -142,7 +161,8 @@ OperatorFigures TimingFigures(const Trace& trace, const GroupAcc& acc, const Sta
 
 SheetGroup FinishGroup(const Trace& trace, const GroupAcc& acc, StringId dims, StringId types,
                        StringId concrete, LayerType layer_type, const StallInputs& stalls,
-                       const MappingSheetOptions& options, int64_t total_gpu_ns) {
+                       const MappingSheetOptions& options, int64_t total_gpu_ns,
+                       const RangeContexts& contexts) {
   SheetGroup g;
   g.op = std::string(trace.strings.Get(acc.name));
   g.input_dims = CompactArrayText(trace.strings.Get(dims));
@@ -157,7 +177,7 @@ SheetGroup FinishGroup(const Trace& trace, const GroupAcc& acc, StringId dims, S
   for (const auto& [name, k] : acc.kernel_acc) {
     if (!hint) hint = ElementBytesFromKernelName(trace.strings.Get(name));
   }
-  OpCost cost = GroupCost(trace, acc, hint);
+  OpCost cost = GroupCost(trace, acc, hint, contexts);
   // Measured beats derived: Nsight Compute rows joined to this group's kernels.
   auto measured_label = [&](int64_t measured) {
     return measured == acc.kernels

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analysis/bottleneck/mapping_sheet.h"
+#include "analysis/roofline/range_context.h"
 #include "analysis/stalls/stall_summary.h"
 #include "analysis/summary/event_layer_types.h"
 
@@ -79,10 +80,12 @@ class RooflineOwners {
   absl::flat_hash_map<int32_t, int32_t> cache_;
 };
 
-// A group's cost, figures, expected and observed class.
+// A group's cost, figures, expected and observed class. `contexts` gives each instance what
+// the trace around it records (its serving step, a fused MoE's TopK).
 SheetGroup FinishGroup(const Trace& trace, const GroupAcc& acc, StringId dims, StringId types,
                        StringId concrete, LayerType layer_type, const StallInputs& stalls,
-                       const MappingSheetOptions& options, int64_t total_gpu_ns);
+                       const MappingSheetOptions& options, int64_t total_gpu_ns,
+                       const RangeContexts& contexts);
 
 }  // namespace opmap::analysis::sheet
 

@@ -165,6 +165,17 @@ std::vector<CapturedGraph> FindCapturedGraphs(const Trace& t, int32_t capture_in
                                   }),
                    open.end());
       }
+      // Operators nested in a copied operator come along though they launch nothing: they
+      // hold what the roofline reads of their parent (a fused MoE's expert weight views,
+      // its TopK). One sweep in outer-first order with the copied operators still open.
+      std::vector<const Range*> enclosing;
+      for (size_t k = 0; k < thread_ranges.size(); ++k) {
+        const Range& r = t.ranges[thread_ranges[k]];
+        while (!enclosing.empty() && enclosing.back()->end_ns() < r.start_ns) enclosing.pop_back();
+        if (r.kind == RangeKind::kPythonFunction) continue;
+        if (!used[k] && !enclosing.empty() && r.end_ns() <= enclosing.back()->end_ns()) used[k] = true;
+        if (used[k]) enclosing.push_back(&r);
+      }
       for (size_t k = 0; k < thread_ranges.size(); ++k) {
         if (used[k]) g.ranges.push_back(thread_ranges[k]);
       }

@@ -30,8 +30,9 @@ struct CapturedGraph {
   int64_t process = kNone, thread = kNone;
   std::vector<CapturedNode> nodes;
   // Ranges (indices into the capture trace's ranges) that enclose at least one node's
-  // launch: operator ranges and nn.Module ranges, sorted so that an enclosing range comes
-  // before what it encloses (start ascending, end descending).
+  // launch — operator ranges and nn.Module ranges — and the operator ranges nested in such
+  // an operator, sorted so that an enclosing range comes before what it encloses (start
+  // ascending, end descending).
   std::vector<int32_t> ranges;
   bool all_named = true;         // every kernel node names its kernel
   // From a `capture_<N>_<MODE>` annotation around the capture (vLLM, SGLang), else -1.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/mfu/op_flops.h"
+#include "analysis/roofline/range_context.h"
 #include "analysis/summary/rollup.h"
 
 namespace opmap::analysis {
@@ -95,10 +97,16 @@ MfuReport ComputeOperatorMfu(const Trace& trace, const MappingResult& mapping,
   // Instances with the same recorded arguments and no payload share their FLOPs: one
   // parse per distinct (name, dims, types, concrete inputs).
   std::map<std::tuple<StringId, StringId, StringId, StringId>, FlopsEstimate> by_args;
+  // Serving ops (paged attention, fused MoE) read the trace around them too (their step,
+  // nested operators): costed one by one with their context, as the mapping sheet does.
+  std::optional<RangeContexts> contexts;
   for (auto& [r, o] : owners) {
     const Range& range = trace.ranges[r];
     FlopsEstimate f;
-    if (range.flops == kNone) {
+    if (CostReadsTraceContext(trace.strings.Get(range.name))) {
+      if (!contexts) contexts.emplace(trace);
+      f = ModelFlops(RangeCost(trace, range, contexts->For(r)));
+    } else if (range.flops == kNone) {
       const auto key = std::make_tuple(range.name, range.input_dims, range.input_types,
                                        range.concrete_inputs);
       auto it = by_args.find(key);

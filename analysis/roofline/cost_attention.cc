@@ -41,14 +41,8 @@ bool LayoutOf(absl::string_view op, Layout& l) {
 }  // namespace
 
 bool Attention(absl::string_view op, const std::vector<OpArg>& args, OpCost& c) {
-  if (op == "vllm::unified_attention_with_output" || op == "vllm::unified_attention") {
-    c.family = "attention";
-    c.matrix = true;
-    Missing(c, op,
-            "the per-sequence KV lengths are in vLLM's attention metadata, not in the recorded "
-            "shapes (pass NVTX flops=/bytes= or --ncu for this operator)");
-    return true;
-  }
+  // Paged attention (vLLM unified attention, SGLang paged_attention_ragged) is costed from
+  // its serving step in cost_serving.cc.
   Layout l;
   if (!LayoutOf(op, l)) return false;
   c.family = "attention";

@@ -2,7 +2,8 @@
 //   all_reduce        FLOPs 1 per element (the reduction), bytes the tensor read + written
 //   all_gather        FLOPs 0, bytes the local input read + the gathered output written
 //   reduce_scatter    FLOPs 1 per input element, bytes input + output
-//   reshape_and_cache key and value read, written into the cache at its dtype, + slots;
+//   reshape_and_cache key and value read, written into the cache at its dtype, + slots
+//                     (SGLang's store_cache the same);
 //                     1 FLOP per element when it converts (fp8 cache), else 0
 // Interconnect bytes are not HBM bytes and are not counted; the class of a collective is
 // communication by rule 1 whatever its utilizations.
@@ -23,11 +24,12 @@ bool Communication(absl::string_view op, const std::vector<OpArg>& args, OpCost&
   const bool scatter = IsOneOf(op, {"c10d::_reduce_scatter_base_", "c10d::reduce_scatter_",
                                 "_c10d_functional::reduce_scatter_tensor", "vllm::reduce_scatter"});
   const bool cache = IsOneOf(op, {"_C_cache_ops::reshape_and_cache_flash",
-                              "_C_cache_ops::reshape_and_cache"});
+                              "_C_cache_ops::reshape_and_cache", "sglang::store_cache"});
   if (!reduce && !gather && !scatter && !cache) return false;
   c.family = cache ? "kv cache" : "communication";
   if (cache) {
-    // (key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale)
+    // (key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale);
+    // SGLang's store_cache(k, v, k_cache, v_cache, indices, ...) the same.
     const OpArg* k = TensorAt(args, 0, 1);
     const OpArg* v = TensorAt(args, 1, 1);
     const OpArg* kc = TensorAt(args, 2, 1);

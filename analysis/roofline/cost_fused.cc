@@ -1,16 +1,18 @@
-// Fused serving ops (vLLM `_C::`, SGLang `sgl_kernel::`), from their recorded shapes
-// (docs/metrics.md):
+// Fused serving ops (vLLM `_C::`, SGLang `sgl_kernel::`, AMD `aiter::`), from their recorded
+// shapes (docs/metrics.md):
 //   rms_norm(out, in, w)                 as aten::rms_norm: rows·(2C+2) + 2N FLOPs,
-//                                        bytes in + out + weight
+//                                        bytes in + out + weight (aiter::rmsnorm the same,
+//                                        aiter::rms_norm(in, w))
 //   fused_add_rms_norm(in, res, w)       + N adds; in and residual read and written
+//                                        (aiter::rmsnorm2d_fwd_with_add_ck and add_rmsnorm:
+//                                        (out, in, res_in, res_out, w))
 //   rotary_embedding(pos, q, k, hs,      3 FLOPs per rotated element; q and k read and
 //                    cache, neox)        written, positions and the gathered cache rows read
 //   silu_and_mul(out, in)                5 FLOPs per output element (gelu variants 9);
 //                                        in [.., 2d] read, out [.., d] written
 //   *_fp8_quant(out, in, scale, ...)     2 FLOPs per element (dynamic: 3, the max pass);
 //                                        in read, fp8 out written, scales
-// Fused MoE records only the activations and router logits, not the expert weights: its
-// FLOPs and bytes are unavailable with that reason.
+// Fused MoE is cost_serving.cc's.
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/roofline/cost_internal.h"
@@ -29,27 +31,33 @@ double Sum(std::initializer_list<const OpArg*> args) {
 }  // namespace
 
 bool FusedServing(absl::string_view op, const std::vector<OpArg>& args, OpCost& c) {
-  const bool rms = IsOneOf(op, {"_C::rms_norm", "sgl_kernel::rmsnorm", "vllm::rms_norm"});
+  const bool rms = IsOneOf(op, {"_C::rms_norm", "sgl_kernel::rmsnorm", "vllm::rms_norm",
+                                "aiter::rmsnorm", "aiter::rms_norm"});
   const bool add_rms = IsOneOf(op, {"_C::fused_add_rms_norm", "sgl_kernel::fused_add_rmsnorm",
-                                "vllm::fused_add_rms_norm"});
-  const bool rotary = IsOneOf(op, {"_C::rotary_embedding", "vllm::rotary_embedding"});
+                                "vllm::fused_add_rms_norm", "aiter::rmsnorm2d_fwd_with_add_ck",
+                                "aiter::add_rmsnorm"});
+  const bool rotary = IsOneOf(op, {"_C::rotary_embedding", "vllm::rotary_embedding",
+                                   "sgl_kernel::rotary_embedding"});
   const bool act = IsOneOf(op, {"_C::silu_and_mul", "sgl_kernel::silu_and_mul", "_C::gelu_and_mul",
                             "_C::gelu_tanh_and_mul", "sgl_kernel::gelu_and_mul",
                             "sgl_kernel::gelu_tanh_and_mul"});
   const bool quant = absl::StartsWith(op, "_C::") && absl::EndsWith(op, "fp8_quant");
-  const bool moe = absl::StrContains(op, "moe_forward") || absl::StrContains(op, "fused_moe") ||
-                   absl::StrContains(op, "fused_experts");
-  if (!rms && !add_rms && !rotary && !act && !quant && !moe) return false;
-  c.family = moe ? "moe" : rotary ? "rotary" : quant ? "quantize" : act ? "elementwise" : "norm";
-  if (moe) {
-    Missing(c, op, "the expert weights and routing are not in the recorded shapes (pass NVTX "
-                   "flops=/bytes= or --ncu for this operator)");
-    return true;
-  }
+  if (!rms && !add_rms && !rotary && !act && !quant) return false;
+  c.family = rotary ? "rotary" : quant ? "quantize" : act ? "elementwise" : "norm";
   if (rms || add_rms) {
-    // _C::rms_norm(out, input, weight, eps); fused_add_rms_norm(input, residual, weight, eps).
-    const OpArg* x = TensorAt(args, rms ? 1 : 0, 1);
-    const OpArg* w = TensorAt(args, 2, 1);
+    // _C::rms_norm(out, input, weight, eps); fused_add_rms_norm(input, residual, weight, eps);
+    // aiter::rms_norm(input, weight, eps, ...); aiter's add forms (out, input, residual_in,
+    // residual_out, weight, eps, ...).
+    size_t x_at = rms ? 1 : 0, w_at = 2;
+    if (op == "aiter::rms_norm") {
+      x_at = 0;
+      w_at = 1;
+    } else if (op == "aiter::rmsnorm2d_fwd_with_add_ck" || op == "aiter::add_rmsnorm") {
+      x_at = 1;
+      w_at = 4;
+    }
+    const OpArg* x = TensorAt(args, x_at, 1);
+    const OpArg* w = TensorAt(args, w_at, 1);
     if (x == nullptr || w == nullptr) {
       Missing(c, op, "input / weight shapes not recorded");
       return true;

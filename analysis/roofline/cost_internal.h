@@ -14,6 +14,9 @@
 namespace opmap::analysis::cost {
 
 // Each family: returns false when the op is not one of its own (cost untouched).
+// Serving: paged attention and fused MoE, whose cost needs the trace around the instance.
+bool Serving(absl::string_view op, const std::vector<OpArg>& args, const CostContext& context,
+             OpCost& c);
 bool Matmul(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
 bool Attention(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
 bool Conv(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
@@ -23,6 +26,8 @@ bool DataMovement(absl::string_view op, const std::vector<OpArg>& args,
                   std::optional<int> element_bytes_hint, OpCost& c);
 bool Communication(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
 bool FusedServing(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
+// Whether op is a fused MoE operator (not an Inductor kernel named after one).
+bool IsFusedMoe(absl::string_view op);
 
 // Whether op is one of names.
 bool IsOneOf(absl::string_view op, std::initializer_list<absl::string_view> names);

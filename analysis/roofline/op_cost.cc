@@ -95,12 +95,21 @@ std::optional<int> ElementBytesFromKernelName(std::string_view name_in) {
 
 OpCost OpCostFor(std::string_view op_in, const std::vector<OpArg>& args,
                  std::optional<int> element_bytes_hint) {
+  CostContext context;
+  context.element_bytes_hint = element_bytes_hint;
+  return OpCostFor(op_in, args, context);
+}
+
+OpCost OpCostFor(std::string_view op_in, const std::vector<OpArg>& args,
+                 const CostContext& context) {
   const absl::string_view op(op_in.data(), op_in.size());
   OpCost c;
-  if (cost::Matmul(op, args, c) || cost::Attention(op, args, c) || cost::Conv(op, args, c) ||
+  if (cost::Serving(op, args, context, c) || cost::Matmul(op, args, c) ||
+      cost::Attention(op, args, c) || cost::Conv(op, args, c) ||
       cost::NormSoftmaxReduce(op, args, c) || cost::FusedServing(op, args, c) ||
       cost::Communication(op, args, c) ||
-      cost::DataMovement(op, args, element_bytes_hint, c) || cost::Elementwise(op, args, c)) {
+      cost::DataMovement(op, args, context.element_bytes_hint, c) ||
+      cost::Elementwise(op, args, c)) {
     // Bytes need every tensor's element size; shapes alone still give FLOPs.
     for (const OpArg& a : args) {
       if (a.IsTensor() && !a.ElementBytes() && c.bytes) {
@@ -117,9 +126,11 @@ OpCost OpCostFor(std::string_view op_in, const std::vector<OpArg>& args,
   return c;
 }
 
-OpCost OpCostFromText(std::string_view op_in, std::string_view input_dims,
-                      std::string_view input_types, std::string_view concrete_inputs,
-                      std::string_view input_strides, std::optional<int> element_bytes_hint) {
+namespace {
+
+OpCost CostFromText(std::string_view op_in, std::string_view input_dims,
+                    std::string_view input_types, std::string_view concrete_inputs,
+                    std::string_view input_strides, const CostContext& context) {
   const absl::string_view op(op_in.data(), op_in.size());
   auto args = ParseOpArgs(input_dims, input_types, concrete_inputs, input_strides);
   if (!args.ok()) {
@@ -129,18 +140,34 @@ OpCost OpCostFromText(std::string_view op_in, std::string_view input_dims,
     return c;
   }
   if (input_dims.empty()) {
-    OpCost c = OpCostFor(op_in, *args, element_bytes_hint);
+    OpCost c = OpCostFor(op_in, *args, context);
     if (c.family != "unmodelled") cost::Missing(c, op, "no Input Dims recorded");
     return c;
   }
-  return OpCostFor(op_in, *args, element_bytes_hint);
+  return OpCostFor(op_in, *args, context);
+}
+
+}  // namespace
+
+OpCost OpCostFromText(std::string_view op_in, std::string_view input_dims,
+                      std::string_view input_types, std::string_view concrete_inputs,
+                      std::string_view input_strides, std::optional<int> element_bytes_hint) {
+  CostContext context;
+  context.element_bytes_hint = element_bytes_hint;
+  return CostFromText(op_in, input_dims, input_types, concrete_inputs, input_strides, context);
 }
 
 OpCost RangeCost(const Trace& trace, const Range& range, std::optional<int> element_bytes_hint) {
-  OpCost c = OpCostFromText(trace.strings.Get(range.name), trace.strings.Get(range.input_dims),
-                            trace.strings.Get(range.input_types),
-                            trace.strings.Get(range.concrete_inputs),
-                            trace.strings.Get(range.input_strides), element_bytes_hint);
+  CostContext context;
+  context.element_bytes_hint = element_bytes_hint;
+  return RangeCost(trace, range, context);
+}
+
+OpCost RangeCost(const Trace& trace, const Range& range, const CostContext& context) {
+  OpCost c = CostFromText(trace.strings.Get(range.name), trace.strings.Get(range.input_dims),
+                          trace.strings.Get(range.input_types),
+                          trace.strings.Get(range.concrete_inputs),
+                          trace.strings.Get(range.input_strides), context);
   if (range.flops != kNone) {
     c.flops = static_cast<double>(range.flops);
     c.model_flops = c.flops;

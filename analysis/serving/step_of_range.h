@@ -54,6 +54,9 @@ class StepOfRange {
     bool sums = false;    // HasAttentionSums(parsed)
   };
 
+  // Index into steps_ of the step `range` ran in, or -1.
+  int32_t StepIndex(int32_t range) const;
+
   const Trace& trace_;
   std::vector<Step> steps_;
   // (process, thread) → indices into steps_, by start time.

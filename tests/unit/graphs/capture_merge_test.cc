@@ -2,6 +2,7 @@
 // reason a replayed graph matches nothing, and what the merged trace maps to.
 #include "analysis/graphs/capture_merge.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,21 @@ TEST(CaptureMergeTest, KernelsOnTwoStreamsMatchPerStream) {
   EXPECT_EQ(module_of(0), "nn.Module: Layer_0");
   EXPECT_EQ(module_of(1), "nn.Module: Layer_0");
   EXPECT_EQ(module_of(2), "nn.Module: Layer_1");
+}
+
+// An operator nested in a copied operator comes along though it launches nothing (a
+// MoE's weight views); one outside every copied operator does not.
+TEST(CaptureMergeTest, OperatorsNestedInACopiedOperatorAreCopied) {
+  Trace capture = Capture();
+  AddRange(capture, "aten::view", RangeKind::kCpuOp, 140, 150, "[[64, 64]]");  // in aten::mm
+  AddRange(capture, "aten::empty", RangeKind::kCpuOp, 210, 220);  // in a module, no operator
+  std::vector<CapturedGraph> graphs = FindCapturedGraphs(capture, 0);
+  ASSERT_EQ(graphs.size(), 1u);
+  std::vector<std::string> names;
+  for (int32_t r : graphs[0].ranges) names.emplace_back(capture.strings.Get(capture.ranges[r].name));
+  EXPECT_EQ(std::count(names.begin(), names.end(), "aten::view"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "aten::empty"), 0);
+  EXPECT_EQ(names.size(), 7u);
 }
 
 TEST(CaptureMergeTest, CaptureAnnotationsAndFileNamesGiveBatchSizes) {

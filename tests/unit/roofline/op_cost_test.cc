@@ -84,7 +84,8 @@ TEST(OpCost, CausalAttentionHasExecutedAndModelFlops) {
       R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar", "Scalar", "Scalar"])",
       R"(["", "", "", "0.", "False", "False", "0.125"])");
   EXPECT_DOUBLE_EQ(*full.flops, 20478754816.0);
-  // vLLM's paged attention records no KV lengths: unavailable, with the reason.
+  // vLLM's paged attention records no KV lengths; outside a serving step (no CostContext)
+  // it is unavailable, with the reason (serving_cost_test.cc costs it from its step).
   const OpCost paged = Cost("vllm::unified_attention_with_output",
                             "[[888, 8, 64], [888, 1, 64], [888, 1, 64], [888, 8, 64], [], [], []]",
                             R"(["c10::Float8_e4m3fn", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", ""])");

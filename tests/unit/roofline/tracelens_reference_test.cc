@@ -68,9 +68,10 @@ struct TraceCase {
   const char* trace;
   const char* reference_dir;
   const char* envelope;  // the peaks TraceLens was given (reference/tracelens_perf/arch)
-  // GPU-time share of operators whose cost the recorded shapes cannot give (fused MoE
-  // without its expert weights, vLLM paged attention without its KV lengths): the 95%
-  // target is met on the rest, and the costed share is at least 0.95 − this.
+  // GPU-time share of operators whose cost the trace cannot give (fused MoE without its
+  // expert weights, vLLM paged attention under a step annotation without the per-request
+  // sums, as vLLM's own `execute_context_…`): the 95% target is met on the rest, and the
+  // costed share is at least 0.95 − this.
   double not_derivable_share = 0;
 };
 
