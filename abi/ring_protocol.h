@@ -47,7 +47,8 @@
 namespace opmap::ring {
 
 constexpr uint32_t kMagic = 0x524D504F;  // "OPMR" little-endian
-constexpr uint32_t kVersion = 1;
+// 2: kGraphNode records and the kGraphTableFull drop cause (graph capture, live).
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kHeaderBytes = 4096;
 constexpr uint64_t kMinCapacity = 64 * 1024;
 constexpr uint64_t kMaxCapacity = 1ull << 30;
@@ -65,6 +66,7 @@ enum DropCause : uint32_t {
   kCuptiDropped = 4,      // records CUPTI itself dropped (cuptiActivityGetNumDroppedRecords)
   kBadRecord = 5,         // CUPTI record the decoder did not understand
   kTooManyStrings = 6,    // registered NVTX strings/domains beyond the library's bound
+  kGraphTableFull = 7,    // CUDA graph nodes or their NVTX ranges beyond the graph table's bound
   kDropCauseCount = 8,    // array size (room for later causes)
 };
 
@@ -101,7 +103,8 @@ enum RecordType : uint16_t {
   kStatus = 10,         // a capture component's state, e.g. "unavailable: <reason>"
   kWindow = 11,         // capture window boundary marks
   kDomain = 12,         // NVTX domain id → name (written once per domain per window)
-  kRecordTypeCount = 13,
+  kGraphNode = 13,      // a CUDA graph node and the NVTX ranges open when it was created
+  kRecordTypeCount = 14,
 };
 
 enum RecordFlags : uint16_t {

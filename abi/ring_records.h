@@ -173,7 +173,12 @@ struct StallRecord {
 static_assert(sizeof(StallRecord) == 24);
 
 // What a kStatus record is about.
-enum Component : uint16_t { kComponentNvtx = 1, kComponentCupti = 2, kComponentPcSampling = 3 };
+enum Component : uint16_t {
+  kComponentNvtx = 1,
+  kComponentCupti = 2,
+  kComponentPcSampling = 3,
+  kComponentGraphNodes = 4,  // the library's CUDA graph node table (kGraphNode records)
+};
 enum StatusCode : uint16_t { kStatusOk = 0, kStatusUnavailable = 1, kStatusError = 2 };
 
 // kStatus, then the message bytes (for unavailable: the reason, without the prefix).
@@ -200,6 +205,49 @@ struct WindowRecord {
 };
 static_assert(sizeof(WindowRecord) == 32);
 
+// kGraphNode: one CUDA graph node as the library recorded it when the node was created
+// (CUPTI resource callbacks, usually at start-up, before any window): the NVTX push/pop
+// ranges open on the creating thread at that moment, so the kernels a later window sees
+// with this graph_node_id can be placed in the operator that captured them. Written by
+// the CUPTI decoder before the first kernel, memcpy or memset of the node in each window
+// (so every window, and every agent after a reconnect, gets it again), then `depth`
+// GraphNodeLevel entries (outermost first), then their names back to back.
+//
+// Sequences number node creations in the process (1, 2, ...). A clone (graph
+// instantiation) carries its original's sequence, ranges and graph. A level's
+// [first, last] are the sequences of the first and last node created inside that range,
+// so readers can lay the ranges out without seeing every node; graph_first/graph_last do
+// the same for the original's graph.
+struct GraphNodeRecord {
+  RecordHeader h;
+  uint64_t node_id;           // what kernels carry as graph_node_id: this node, or a clone
+  uint64_t original_node_id;  // the node it was cloned from; 0 = created, not cloned
+  uint64_t correlation_id;    // the API call that created the original node; 0 = unknown
+  uint64_t sequence;          // the original node's creation sequence
+  uint64_t graph_first;       // sequence of the first node created in its graph
+  uint64_t graph_last;        // ... and of the last, when this record was written
+  uint32_t graph_id;          // the graph the original node was created in (CUPTI's id)
+  uint32_t tid;               // the thread that created it
+  uint16_t depth;             // GraphNodeLevel entries that follow (≤ kMaxGraphNodeLevels)
+  uint16_t reserved;
+  uint32_t names_len;         // name bytes after the levels: the sum of their name_len
+};
+static_assert(sizeof(GraphNodeRecord) == 72);
+
+// One open NVTX range of a kGraphNode record.
+struct GraphNodeLevel {
+  uint64_t range_key;  // the same push has the same key in every record of the process
+  uint64_t first;      // sequence of the first node created inside the range
+  uint64_t last;       // ... and of the last; 0 = the range was still open
+  uint16_t name_len;
+  uint16_t flags;      // RecordFlags: kFlagNameTruncated when the name was cut
+  uint32_t reserved;
+};
+static_assert(sizeof(GraphNodeLevel) == 32);
+
+// Readers refuse a kGraphNode deeper than this (the library's NVTX stack holds 64).
+constexpr uint32_t kMaxGraphNodeLevels = 64;
+
 // The fixed part of each record type (what a reader checks a size against); 0 = unknown.
 constexpr uint32_t FixedSize(uint16_t type) {
   switch (type) {
@@ -216,6 +264,7 @@ constexpr uint32_t FixedSize(uint16_t type) {
     case kStatus: return sizeof(StatusRecord);
     case kWindow: return sizeof(WindowRecord);
     case kDomain: return sizeof(DomainRecord);
+    case kGraphNode: return sizeof(GraphNodeRecord);
     default: return 0;
   }
 }

@@ -21,6 +21,7 @@
 #include "agent/daemon/process_resource.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/daemon/registry.h"
+#include "analysis/import/capture_import.h"
 #include "common/base/wall_clock.h"
 
 namespace opmap::agent {
@@ -219,9 +220,7 @@ void Agent::ReadChannel(RegisteredProcess& p, absl::Time now) {
       absl::StatusOr<capture::ControlChannel::StatusUpdate> u =
           capture::ControlChannel::ParseStatusUpdate(msg);
       if (!u.ok() || u->code == ring::kStatusOk) continue;
-      std::string what = u->component == ring::kComponentCupti        ? "cupti"
-                         : u->component == ring::kComponentPcSampling ? "pc_sampling"
-                                                                      : "nvtx";
+      std::string what = capture::ComponentName(u->component);
       std::erase_if(p.unavailable, [&](const auto& e) { return e.first == what; });
       p.unavailable.emplace_back(what, u->message);
     }

@@ -29,6 +29,13 @@ inline int64_t NowNs() {
 inline uint32_t FlagsOf(uint64_t state) { return static_cast<uint32_t>(state); }
 inline uint32_t GenerationOf(uint64_t state) { return static_cast<uint32_t>(state >> 32); }
 
+// Not a control flag (abi/control_messages.h uses the low bits): set at load when the
+// CUDA graph recorder is asked for (OPMAP_GRAPH_NODES=1), cleared only if it cannot start.
+// The push/pop hooks then keep every thread's stack of open ranges while no window is open
+// too, since a graph node's ranges are read from it whenever the graph is built.
+constexpr uint32_t kKeepStacks = 1u << 31;
+inline bool KeepingStacks(uint64_t state) { return (FlagsOf(state) & kKeepStacks) != 0; }
+
 struct CaptureState {
   // The hot path's one load. Acquire, which costs the same as relaxed on x86 and orders
   // the reads of `writer` after it on weaker CPUs.
@@ -44,6 +51,18 @@ extern constinit CaptureState g_state;
 extern constinit std::atomic<bool> g_nvtx_attached;
 
 inline uint64_t LoadWindowState() { return g_state.window_state.load(std::memory_order_acquire); }
+
+// The window controller's store: `state`, with kKeepStacks kept as it is (a CAS, since
+// KeepStacks may set it from any thread at any time).
+inline void StoreWindowState(uint64_t state) {
+  uint64_t old = g_state.window_state.load(std::memory_order_relaxed);
+  while (!g_state.window_state.compare_exchange_weak(
+      old, (state & ~uint64_t{kKeepStacks}) | (old & kKeepStacks), std::memory_order_seq_cst)) {
+  }
+}
+inline void KeepStacks() {
+  g_state.window_state.fetch_or(kKeepStacks, std::memory_order_seq_cst);
+}
 
 // Hooks that write to the ring do it inside a WriteScope, which re-checks that the window
 // they decided on (the window_state they loaded) is still the current one after announcing
@@ -62,7 +81,9 @@ class WriteScope {
   WriteScope(uint32_t tid, uint64_t expected_state)
       : stripe_(g_writer_stripes[tid % kWriterStripes]) {
     stripe_.writers.fetch_add(1, std::memory_order_seq_cst);
-    ok_ = g_state.window_state.load(std::memory_order_seq_cst) == expected_state;
+    // kKeepStacks may come on mid-window; it changes nothing a record depends on.
+    ok_ = ((g_state.window_state.load(std::memory_order_seq_cst) ^ expected_state) &
+           ~uint64_t{kKeepStacks}) == 0;
   }
   ~WriteScope() { stripe_.writers.fetch_sub(1, std::memory_order_release); }
   WriteScope(const WriteScope&) = delete;

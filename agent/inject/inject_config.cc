@@ -43,6 +43,7 @@ InjectConfig InjectConfig::FromEnv() {
   c.capture_file = Env("OPMAP_CAPTURE_FILE");
   c.capture_seconds = EnvInt("OPMAP_CAPTURE_SECONDS", 10, 1, 7 * 24 * 3600);
   c.stalls = Env("OPMAP_STALLS") == "1";
+  c.graph_nodes = Env("OPMAP_GRAPH_NODES") == "1";
   c.init_wait_ms = EnvInt("OPMAP_INIT_WAIT_MS", 0, 0, 600'000);
   c.model = Env("OPMAP_MODEL");
   c.model_revision = Env("OPMAP_MODEL_REVISION");

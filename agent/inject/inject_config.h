@@ -11,6 +11,9 @@
 //   OPMAP_INIT_WAIT_MS     wait up to this long at load for the agent's first window, so a
 //                          short process is captured from its first NVTX call (default 0;
 //                          in OPMAP_CAPTURE_FILE mode 5000, for the library's own window)
+//   OPMAP_GRAPH_NODES=1    record CUDA graph nodes with their NVTX ranges as graphs are
+//                          built (agent/inject/README.md): holds CUPTI's subscriber for the
+//                          life of the process and keeps NVTX stacks outside windows
 //   OPMAP_MODEL, OPMAP_MODEL_REVISION, OPMAP_PRECISION   sent in the hello metadata
 #ifndef OPMAP_AGENT_INJECT_INJECT_CONFIG_H_
 #define OPMAP_AGENT_INJECT_INJECT_CONFIG_H_
@@ -26,6 +29,7 @@ struct InjectConfig {
   std::string capture_file;  // empty: agent mode
   int64_t capture_seconds = 10;
   bool stalls = false;
+  bool graph_nodes = false;
   int64_t init_wait_ms = 0;
   std::string model;
   std::string model_revision;

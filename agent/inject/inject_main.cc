@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "agent/inject/capture_state.h"
@@ -15,8 +16,13 @@
 #include "agent/inject/file_capture.h"
 #include "agent/inject/first_window.h"
 #include "agent/inject/inject_config.h"
+#include "agent/inject/nvtx_hooks.h"
 #include "agent/inject/ring_memfd.h"
 #include "agent/inject/window.h"
+
+#if OPMAP_INJECT_HAVE_CUPTI
+#include "agent/inject/cupti/cupti_graphs.h"
+#endif
 
 namespace opmap::inject {
 namespace {
@@ -86,6 +92,14 @@ void Start() {
   } else {
     rt->client = new ControlClient(rt->config, rt->ring, &rt->windows, &rt->latch, &g_loaded_by);
   }
+#if OPMAP_INJECT_HAVE_CUPTI
+  if (rt->config.graph_nodes) {
+    // From the first NVTX call on, so ranges opened before cuInit are on the stacks too;
+    // the recorder itself can only start inside cuInit (StartGraphRecordingIfAsked).
+    NoteGraphRecordingRequested();
+    if (!GraphRecordingFailed()) KeepStacks();
+  }
+#endif
   g_runtime.store(rt, std::memory_order_release);
   atexit(AtExitHandler);
   pthread_atfork(nullptr, nullptr, ForkChild);
@@ -115,6 +129,19 @@ void EnsureStarted(LoadedBy how) {
   g_loaded_by.fetch_or(how, std::memory_order_relaxed);
   if (g_forked_child) return;
   pthread_once(&g_once, Start);
+}
+
+void StartGraphRecordingIfAsked() {
+#if OPMAP_INJECT_HAVE_CUPTI
+  // The environment, not the Runtime: this runs before EnsureStarted (see there).
+  const char* asked = std::getenv("OPMAP_GRAPH_NODES");
+  if (asked == nullptr || std::strcmp(asked, "1") != 0 || g_forked_child) return;
+  std::string reason;
+  if (!StartGraphRecording(&nvtx::GraphStack, &g_state.writer, &reason)) {
+    // Each window reports the reason; the stacks need not be kept for nothing.
+    g_state.window_state.fetch_and(~uint64_t{kKeepStacks}, std::memory_order_seq_cst);
+  }
+#endif
 }
 
 void NoteNvtxAttached() {
@@ -159,10 +186,17 @@ namespace {
 __attribute__((constructor)) void OnLoad() {
   const char* preload = std::getenv("LD_PRELOAD");
   if (preload == nullptr || std::strstr(preload, "libopmap_inject") == nullptr) return;
-  if (std::getenv("NVTX_INJECTION64_PATH") == nullptr) {
+  // OPMAP_GRAPH_NODES=1 needs the driver to call InitializeInjection inside cuInit, the
+  // one moment the graph recorder can start before any graph is built: the same for
+  // CUDA_INJECTION64_PATH, unless the owner named another tool there.
+  const char* graphs = std::getenv("OPMAP_GRAPH_NODES");
+  const bool want_cuda = graphs != nullptr && std::strcmp(graphs, "1") == 0 &&
+                         std::getenv("CUDA_INJECTION64_PATH") == nullptr;
+  if (std::getenv("NVTX_INJECTION64_PATH") == nullptr || want_cuda) {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&OnLoad), &info) != 0 && info.dli_fname != nullptr) {
       setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+      if (want_cuda) setenv("CUDA_INJECTION64_PATH", info.dli_fname, 0);
     }
   }
   opmap::inject::EnsureStarted(opmap::inject::kLoadedByPreload);
@@ -174,6 +208,9 @@ __attribute__((constructor)) void OnLoad() {
 // for a first window here: starting CUPTI for that window needs cuInit, which this very
 // call is inside of.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  // The recorder first: a window EnsureStarted may open at once (file mode) must find
+  // CUPTI's subscriber taken by it, to share, rather than take it itself.
+  opmap::inject::StartGraphRecordingIfAsked();
   opmap::inject::EnsureStarted(opmap::inject::kLoadedByCuda);
   return 1;
 }

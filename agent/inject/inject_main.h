@@ -16,6 +16,10 @@ namespace opmap::inject {
 
 // Idempotent and thread-safe; `how` is recorded for the hello metadata.
 void EnsureStarted(LoadedBy how);
+// OPMAP_GRAPH_NODES=1: starts the CUDA graph recorder (cupti/cupti_graphs.h). Called from
+// InitializeInjection, inside cuInit — before the process can build a graph, and before
+// EnsureStarted. Once.
+void StartGraphRecordingIfAsked();
 // NVTX hooks are installed in at least one NVTX instance.
 void NoteNvtxAttached();
 // OPMAP_INIT_WAIT_MS: blocks the caller until the first window has its NVTX hooks on, there

@@ -127,13 +127,33 @@ uint32_t Tid(ThreadState& t) {
   return t.tid;
 }
 
-// A stack left over from an earlier window: its ranges were pushed before this window
-// began, so they are forgotten (their pops count as kUnmatchedPop), not emitted.
-void ResetIfStale(ThreadState& t, uint32_t generation) {
-  if (t.generation == generation) return;
+// Whether the thread's stack still holds. Kept (kKeepStacks): exact since the first hook
+// that saw the flag on this thread, across windows; each entry carries the window it was
+// pushed in. Not kept: a stack left over from an earlier window was pushed before this
+// window began, so it is forgotten (its pops count as kUnmatchedPop), not emitted.
+void Sync(ThreadState& t, uint64_t state) {
+  if (KeepingStacks(state)) {
+    if (!t.keeping) {
+      t.keeping = true;
+      t.depth = 0;
+      t.overflow = 0;
+    }
+    return;
+  }
+  const uint32_t generation = GenerationOf(state);
+  // A stack kept until now holds pushes made outside any window: start afresh.
+  if (t.generation == generation && !t.keeping) return;
+  t.keeping = false;
   t.generation = generation;
   t.depth = 0;
   t.overflow = 0;
+}
+
+// A kept stack's depth as the window sees it: its own ranges below entry `i`.
+uint32_t WindowDepth(const ThreadState& t, uint32_t i, uint32_t generation) {
+  uint32_t depth = 0;
+  for (uint32_t j = 0; j < i; ++j) depth += t.stack[j].generation == generation ? 1 : 0;
+  return depth;
 }
 
 // Writes the message text at `out` (at most `cap` bytes). Registered strings are not
@@ -189,16 +209,18 @@ void MarkTruncated(ring::RecordHeader* h, bool truncated) {
 
 bool Capturing(uint64_t state) { return (FlagsOf(state) & ring::kCaptureNvtx) != 0; }
 
-// The hooks below run only while capturing: every public hook loads window_state and
-// returns before anything else when NVTX capture is off (the dormant cost).
+// The hooks below run only while capturing, or (push/pop) while stacks are kept: every
+// public hook loads window_state and returns before anything else otherwise (the dormant
+// cost). Kept but not capturing, push and pop only maintain the stack: no clock, no ring.
 int PushCommon(uint64_t state, const DomainEntry* domain, const Attributes& a) {
   ThreadState& t = Self();
   HookGuard guard(t);
   if (!guard.entered()) return 0;
-  ResetIfStale(t, GenerationOf(state));
+  Sync(t, state);
+  const bool capturing = Capturing(state);
   if (t.depth >= kMaxDepth) {
     ++t.overflow;
-    g_state.writer.CountDrop(ring::kNestingTooDeep);
+    if (capturing) g_state.writer.CountDrop(ring::kNestingTooDeep);
     return static_cast<int>(kMaxDepth + t.overflow - 1);
   }
   const uint32_t arena_start = t.depth > 0 ? t.stack[t.depth - 1].arena_end : 0;
@@ -213,7 +235,9 @@ int PushCommon(uint64_t state, const DomainEntry* domain, const Attributes& a) {
   e.color = a.color;
   e.payload = a.payload;
   e.payload_kind = a.payload_kind;
-  e.start_ns = NowNs();  // last, so the range does not include our own bookkeeping
+  e.generation = capturing ? GenerationOf(state) : 0;
+  e.graph_index = 0;
+  e.start_ns = capturing ? NowNs() : 0;  // last, so the range excludes our bookkeeping
   return static_cast<int>(t.depth++);
 }
 
@@ -241,11 +265,12 @@ void EmitRange(ThreadState& t, uint64_t state, const OpenRange& e, uint32_t dept
 }
 
 int PopCommon(uint64_t state, const DomainEntry* domain) {
-  const int64_t end_ns = NowNs();  // first, so the range does not include our bookkeeping
+  const bool capturing = Capturing(state);
+  const int64_t end_ns = capturing ? NowNs() : 0;  // first: the range excludes bookkeeping
   ThreadState& t = Self();
   HookGuard guard(t);
   if (!guard.entered()) return 0;
-  ResetIfStale(t, GenerationOf(state));
+  Sync(t, state);
   if (t.overflow > 0) {  // the push was dropped (and counted) as too deep
     --t.overflow;
     return static_cast<int>(kMaxDepth + t.overflow);
@@ -255,11 +280,20 @@ int PopCommon(uint64_t state, const DomainEntry* domain) {
   uint32_t i = t.depth;
   while (i > 0 && t.stack[i - 1].domain != domain) --i;
   if (i == 0) {
-    g_state.writer.CountDrop(ring::kUnmatchedPop);
+    if (capturing) g_state.writer.CountDrop(ring::kUnmatchedPop);
     return -1;
   }
   --i;
-  EmitRange(t, state, t.stack[i], i, end_ns);
+  if (capturing) {
+    const uint32_t generation = GenerationOf(state);
+    if (!t.keeping) {
+      EmitRange(t, state, t.stack[i], i, end_ns);
+    } else if (t.stack[i].generation == generation) {
+      EmitRange(t, state, t.stack[i], WindowDepth(t, i, generation), end_ns);
+    } else {
+      g_state.writer.CountDrop(ring::kUnmatchedPop);  // pushed before this window
+    }
+  }
   if (i + 1 < t.depth) {
     std::memmove(&t.stack[i], &t.stack[i + 1], sizeof(OpenRange) * (t.depth - i - 1));
   }
@@ -277,7 +311,7 @@ nvtxRangeId_t StartCommon(uint64_t state, const DomainEntry* domain, const Attri
       (IdGeneration(generation) << kIdGenerationShift) |
       ((g_next_range_id.fetch_add(1, std::memory_order_relaxed) + 1) & kIdCounterMask);
   // The free part of the arena is scratch space here: the record is written right away.
-  ResetIfStale(t, generation);
+  Sync(t, state);
   const uint32_t arena_start = t.depth > 0 ? t.stack[t.depth - 1].arena_end : 0;
   const Text name = CopyMessage(a.message, t.arena + arena_start, kNameArenaBytes - arena_start);
   WriteScope scope(Tid(t), state);
@@ -347,25 +381,29 @@ auto WithUtf8(const wchar_t* text, Fn&& fn) {
 
 }  // namespace
 
-// Dormant: one load, one test, return. Attributes are decoded only when capturing.
+// Dormant: one load, one test, return. Attributes are decoded only when capturing (or,
+// for push/pop, keeping stacks).
 #define OPMAP_DORMANT_RETURN(value)          \
   const uint64_t state = LoadWindowState(); \
   if (!Capturing(state)) return value
+#define OPMAP_STACK_DORMANT_RETURN(value)                                      \
+  const uint64_t state = LoadWindowState();                                   \
+  if ((FlagsOf(state) & (ring::kCaptureNvtx | kKeepStacks)) == 0) return value
 
 int RangePushA(const char* message) {
-  OPMAP_DORMANT_RETURN(0);
+  OPMAP_STACK_DORMANT_RETURN(0);
   return PushCommon(state, nullptr, FromAscii(message));
 }
 int RangePushW(const wchar_t* message) {
-  OPMAP_DORMANT_RETURN(0);
+  OPMAP_STACK_DORMANT_RETURN(0);
   return PushCommon(state, nullptr, FromWide(message));
 }
 int RangePushEx(const nvtxEventAttributes_t* a) {
-  OPMAP_DORMANT_RETURN(0);
+  OPMAP_STACK_DORMANT_RETURN(0);
   return PushCommon(state, nullptr, FromEvent(a));
 }
 int RangePop() {
-  OPMAP_DORMANT_RETURN(0);
+  OPMAP_STACK_DORMANT_RETURN(0);
   return PopCommon(state, nullptr);
 }
 nvtxRangeId_t RangeStartA(const char* message) {
@@ -385,11 +423,11 @@ void RangeEnd(nvtxRangeId_t id) {
   EndCommon(state, nullptr, id);
 }
 int DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  OPMAP_DORMANT_RETURN(0);
+  OPMAP_STACK_DORMANT_RETURN(0);
   return PushCommon(state, AsDomain(d), FromEvent(a));
 }
 int DomainRangePop(nvtxDomainHandle_t d) {
-  OPMAP_DORMANT_RETURN(0);
+  OPMAP_STACK_DORMANT_RETURN(0);
   return PopCommon(state, AsDomain(d));
 }
 nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
@@ -402,6 +440,22 @@ void DomainRangeEnd(nvtxDomainHandle_t d, nvtxRangeId_t id) {
 }
 
 #undef OPMAP_DORMANT_RETURN
+#undef OPMAP_STACK_DORMANT_RETURN
+
+uint32_t GraphStack(GraphStackLevel* out, uint32_t max) {
+  const uint64_t state = LoadWindowState();
+  if (!KeepingStacks(state)) return 0;  // a stack not kept may be stale
+  ThreadState& t = Self();
+  HookGuard guard(t);
+  if (!guard.entered()) return 0;
+  Sync(t, state);
+  const uint32_t n = t.depth < max ? t.depth : max;
+  for (uint32_t i = 0; i < n; ++i) {
+    OpenRange& e = t.stack[i];
+    out[i] = GraphStackLevel{e.name, e.name_len, e.truncated, &e.graph_index};
+  }
+  return n;
+}
 
 nvtxDomainHandle_t DomainCreateA(const char* name) {
   HookGuard guard(Self());

@@ -5,7 +5,9 @@
 // `name{flops=F,bytes=B}` shape suffix is parsed by the analysis, not here).
 //
 // Every hook first loads window_state and returns when NVTX capture is off: a dormant
-// push or pop costs that one load and a return. Registration (domains, strings) works
+// push or pop costs that one load and a return. Where the CUDA graph recorder runs
+// (kKeepStacks), push and pop keep the thread's stack at all times — a name copy and no
+// clock, no ring — so a graph node built outside any window still gets its ranges. Registration (domains, strings) works
 // whether or not a window is open, since handles outlive windows.
 #ifndef OPMAP_AGENT_INJECT_NVTX_HOOKS_H_
 #define OPMAP_AGENT_INJECT_NVTX_HOOKS_H_
@@ -14,6 +16,10 @@
 #define NVTX_NO_IMPL  // types and declarations only: this library is a tool, not a user
 #endif
 #include <nvtx3/nvToolsExt.h>
+
+#include <cstdint>
+
+#include "agent/inject/graph_stack.h"
 
 namespace opmap::inject::nvtx {
 
@@ -36,6 +42,10 @@ int DomainRangePop(nvtxDomainHandle_t domain);
 nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t domain,
                                  const nvtxEventAttributes_t* attributes);
 void DomainRangeEnd(nvtxDomainHandle_t domain, nvtxRangeId_t id);
+
+// The calling thread's open push/pop ranges, outermost first (a GraphStackFn; see
+// graph_stack.h). 0 unless stacks are kept.
+uint32_t GraphStack(GraphStackLevel* out, uint32_t max);
 
 }  // namespace opmap::inject::nvtx
 

@@ -5,7 +5,9 @@
 //
 // Fixed size and trivially destructible: no allocation in a hook (beyond the TLS block the
 // loader allocates on a thread's first use), no destructor registered per thread.
-// Touched only while a window is open, so dormant hooks never fault in the TLS block.
+// Touched only while a window is open, so dormant hooks never fault in the TLS block —
+// except where stacks are kept for the CUDA graph recorder (capture_state.h kKeepStacks):
+// then every thread that pushes a range has one.
 #ifndef OPMAP_AGENT_INJECT_NVTX_THREAD_H_
 #define OPMAP_AGENT_INJECT_NVTX_THREAD_H_
 
@@ -29,6 +31,8 @@ struct OpenRange {
   uint32_t arena_end;         // arena bytes in use up to and including this entry's name
   uint8_t payload_kind;
   bool truncated;
+  uint32_t generation;   // the window it was pushed in; 0 = while no window captured NVTX
+  uint32_t graph_index;  // its range in the graph table (graph_stack.h); 0 = none yet
 };
 
 struct ThreadState {
@@ -37,6 +41,7 @@ struct ThreadState {
   uint32_t generation; // the window the stack belongs to; another window resets it
   uint32_t depth;      // entries in `stack`
   uint32_t overflow;   // pushes beyond kMaxDepth still open (dropped with their pops)
+  bool keeping;        // the stack has been kept since kKeepStacks came on: it is exact
   OpenRange stack[kMaxDepth];
   char arena[kNameArenaBytes];
 };

@@ -8,6 +8,7 @@
 
 #if OPMAP_INJECT_HAVE_CUPTI
 #include "agent/inject/cupti/cupti_capture.h"
+#include "agent/inject/cupti/cupti_graphs.h"
 #endif
 
 namespace opmap::inject {
@@ -94,8 +95,7 @@ bool WindowController::Begin(uint64_t window_id, int64_t duration_ns, uint32_t f
     }
   }
   // Only the NVTX bit is read by hooks; the generation tells windows apart.
-  g_state.window_state.store((uint64_t{generation_} << 32) | (flags & ring::kCaptureNvtx),
-                             std::memory_order_seq_cst);
+  StoreWindowState((uint64_t{generation_} << 32) | (flags & ring::kCaptureNvtx));
   if (armed != nullptr) armed->Settle();
 
   if ((flags & (ring::kCaptureCupti | ring::kCaptureStalls)) != 0) {
@@ -125,6 +125,16 @@ bool WindowController::Begin(uint64_t window_id, int64_t duration_ns, uint32_t f
       Report(sink, ring::kComponentPcSampling, ring::kStatusUnavailable, kCuptiNotBuilt);
     }
 #endif
+#if OPMAP_INJECT_HAVE_CUPTI
+    // OPMAP_GRAPH_NODES: recording, why not, or what did not fit — in every window, since
+    // graphs are usually built before the first one. In the ring only: agents before this
+    // component name every unknown component "nvtx" in their kStatusUpdate handling.
+    uint16_t code = ring::kStatusOk;
+    std::string message;
+    if (GraphRecordingStatus(&code, &message)) {
+      Report(nullptr, ring::kComponentGraphNodes, code, message);
+    }
+#endif
   }
   return true;
 }
@@ -133,7 +143,7 @@ bool WindowController::EndLocked(ring::WindowDoneBody* done) {
   if (!open_) return false;
   // Hooks off (the generation stays, so stacks of this window are recognised as stale
   // later), then wait for the hooks that decided to write under this window.
-  g_state.window_state.store(uint64_t{generation_} << 32, std::memory_order_seq_cst);
+  StoreWindowState(uint64_t{generation_} << 32);
   WaitForWriters(100'000'000);
 #if OPMAP_INJECT_HAVE_CUPTI
   if (cupti_running_) cupti_->Stop();  // flushes CUPTI's buffers into the ring
@@ -166,6 +176,7 @@ void WindowController::Finalize(ring::WindowDoneBody* done, bool* ended,
   *ended = EndLocked(done);
 #if OPMAP_INJECT_HAVE_CUPTI
   if (cupti_ != nullptr) cupti_->Finalize();
+  FinalizeGraphRecording();  // the graph recorder used CUPTI even if no window did
 #endif
   finalized_ = true;
 }

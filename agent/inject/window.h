@@ -42,7 +42,8 @@ class WindowController {
   // Ends the open window. False when none is open (or the lock was not had in time).
   bool End(ring::WindowDoneBody* done, int64_t lock_timeout_ns = kForever);
   // Detach or exit: ends an open window (its counts in *done, *ended true), finalizes
-  // CUPTI, and refuses windows from then on. Idempotent.
+  // CUPTI (the graph recorder's too, OPMAP_GRAPH_NODES), and refuses windows from then
+  // on. Idempotent.
   void Finalize(ring::WindowDoneBody* done, bool* ended, int64_t lock_timeout_ns = kForever);
 
   // Deadline of the open window (CLOCK_REALTIME ns); 0 when none is open.

@@ -9,18 +9,15 @@
 #include "analysis/import/capture_trace.h"
 
 namespace opmap::capture {
-namespace {
-
 const char* ComponentName(uint16_t c) {
   switch (c) {
     case ring::kComponentNvtx: return "nvtx";
     case ring::kComponentCupti: return "cupti";
     case ring::kComponentPcSampling: return "pc_sampling";
+    case ring::kComponentGraphNodes: return "graph_nodes";
   }
   return "component";
 }
-
-}  // namespace
 
 const char* DropCounterName(int cause) {
   switch (cause) {
@@ -31,6 +28,7 @@ const char* DropCounterName(int cause) {
     case ring::kCuptiDropped: return "drops.cupti_dropped";
     case ring::kBadRecord: return "drops.bad_record";
     case ring::kTooManyStrings: return "drops.too_many_strings";
+    case ring::kGraphTableFull: return "drops.graph_table_full";
   }
   return nullptr;
 }
@@ -82,6 +80,18 @@ analysis::Trace FinishCaptureTrace(CaptureResult r) {
   info.counters.emplace_back("unmatched_ends", r.unmatched_ends);
   info.counters.emplace_back("bad_records", r.bad_records);
   info.counters.emplace_back("stall_samples_rows", static_cast<int64_t>(r.trace.stalls.size()));
+  // Only where the library recorded graph nodes (OPMAP_GRAPH_NODES): what the live graph
+  // capture merge placed, and why the rest of the graph kernels were not.
+  if (const GraphNodeCounts& g = r.graph_nodes; g.records > 0) {
+    info.counters.emplace_back("graph_nodes.records", g.records);
+    info.counters.emplace_back("graph_nodes.graph_events", g.graph_events);
+    info.counters.emplace_back("graph_nodes.placed", g.placed);
+    info.counters.emplace_back("graph_nodes.unknown_node", g.unknown_node);
+    info.counters.emplace_back("graph_nodes.no_ranges", g.no_ranges);
+    info.counters.emplace_back("graph_nodes.no_launch", g.no_launch);
+    info.counters.emplace_back("graph_nodes.unplaceable", g.unplaceable);
+    info.counters.emplace_back("graph_nodes.held_over_bound", g.held_over_bound);
+  }
   return trace;
 }
 

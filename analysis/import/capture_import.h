@@ -21,6 +21,11 @@ absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes);
 // TraceInfo::counters.
 analysis::Trace FinishCaptureTrace(CaptureResult r);
 
+// The name a status component (ring::Component) goes by in `unavailable:` lines and
+// reports: "nvtx", "cupti", "pc_sampling", "graph_nodes"; "component" for one this build
+// does not know.
+const char* ComponentName(uint16_t component);
+
 // "drops.ring_full", ... for a ring::DropCause; nullptr for causes not in use.
 const char* DropCounterName(int cause);
 

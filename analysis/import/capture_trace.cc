@@ -52,7 +52,7 @@ analysis::GpuEvent MemoryEvent(const R& r, analysis::GpuEventKind kind) {
 
 }  // namespace
 
-CaptureTraceBuilder::CaptureTraceBuilder(int64_t pid) : pid_(pid) {
+CaptureTraceBuilder::CaptureTraceBuilder(int64_t pid) : pid_(pid), graphs_(pid) {
   result_.trace.info.format = "opmap-capture";
   result_.trace.info.process = pid;
 }
@@ -199,7 +199,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       e.registers_per_thread = r.registers_per_thread;
       e.shared_memory_bytes =
           static_cast<int64_t>(r.static_shared_bytes) + r.dynamic_shared_bytes;
-      t.gpu_events.push_back(e);
+      AddGpuEvent(e);
       return;
     }
     case kMemcpy:
@@ -223,7 +223,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       }
       e.process = pid_;
       e.name = t.strings.Intern(label);
-      t.gpu_events.push_back(e);
+      AddGpuEvent(e);
       return;
     }
     case kApi: {
@@ -243,6 +243,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       a.thread = r.tid;
       a.correlation = OrNone(r.correlation_id);
       t.api_calls.push_back(a);
+      graphs_.AddCall(a, t);
       return;
     }
     case kExternalCorrelation: {
@@ -305,8 +306,23 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       (r.mark == kWindowEnd ? w.end_ns : w.begin_ns) = r.time_ns;
       return;
     }
+    case kGraphNode: {
+      std::string why;
+      if (!graphs_.AddNode(record, t, &why)) {
+        Bad(absl::StrFormat("record %d: %s", result_.records, why));
+      }
+      return;
+    }
     default:
       return;
+  }
+}
+
+void CaptureTraceBuilder::AddGpuEvent(const analysis::GpuEvent& e) {
+  if (e.graph_node_id == kNone) {
+    result_.trace.gpu_events.push_back(e);
+  } else {
+    graphs_.AddEvent(e, result_.trace);
   }
 }
 
@@ -326,6 +342,8 @@ void CaptureTraceBuilder::ApplyExternalIds() {
 
 CaptureResult CaptureTraceBuilder::Finish() && {
   result_.open_ranges = static_cast<int64_t>(starts_.size());
+  graphs_.Flush(result_.trace);
+  result_.graph_nodes = graphs_.counts();
   ApplyExternalIds();
   return std::move(result_);
 }

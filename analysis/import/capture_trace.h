@@ -10,7 +10,9 @@
 // a bad one is counted in `bad_records` with its first reason kept, never trusted.
 // NVTX names go through ParseNvtxName: the `{flops=,bytes=}` shape payload becomes the
 // range's flops/bytes and emit_nvtx decorations are dropped. External correlation ids
-// are attached to the API call and GPU events of the same correlation id.
+// are attached to the API call and GPU events of the same correlation id. kGraphNode
+// records place the kernels of replayed CUDA graphs in the NVTX ranges that captured them
+// (capture_graphs.h); such kernels may be held back until their graph launch call comes.
 #ifndef OPMAP_ANALYSIS_IMPORT_CAPTURE_TRACE_H_
 #define OPMAP_ANALYSIS_IMPORT_CAPTURE_TRACE_H_
 
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/import/capture_graphs.h"
 #include "analysis/model/trace.h"
 
 namespace opmap::capture {
@@ -48,6 +51,7 @@ struct CaptureResult {
   int64_t unmatched_ends = 0;   // ends whose start was not captured
   int64_t bad_records = 0;
   std::string first_bad_record;  // why the first bad record was refused
+  GraphNodeCounts graph_nodes;   // the live graph capture merge (capture_graphs.h)
 };
 
 class CaptureTraceBuilder {
@@ -68,8 +72,8 @@ class CaptureTraceBuilder {
   CaptureResult Finish() &&;
 
   // For a window converted while it is open: moves out the kernels, memory ops, API calls
-  // and completed ranges added so far (start/end ranges still open, stall samples and the
-  // statuses stay for Finish). Names are ids in strings(), which keeps growing. External
+  // and completed ranges added so far (start/end ranges still open, graph kernels waiting
+  // for their launch call, stall samples and the statuses stay for Finish). Names are ids in strings(), which keeps growing. External
   // correlation ids known by now are applied; a kernel whose external-correlation record
   // only comes later keeps none and is mapped by its launch instead (DESIGN.md rule 3).
   analysis::Trace TakeCompleted();
@@ -87,6 +91,8 @@ class CaptureTraceBuilder {
               std::string_view* out);
   analysis::StringId NvtxRangeName(std::string_view text, int64_t* flops, int64_t* bytes);
   void ApplyExternalIds();
+  // A kernel, memcpy or memset: into the trace, or through the graph node placement.
+  void AddGpuEvent(const analysis::GpuEvent& e);
   // Kernel and PC-sampling function names, demangled once per distinct symbol.
   analysis::StringId KernelName(std::string_view mangled);
 
@@ -103,6 +109,7 @@ class CaptureTraceBuilder {
   absl::flat_hash_map<uint64_t, PendingStart> starts_;
   absl::flat_hash_map<uint64_t, int64_t> external_ids_;  // correlation → external id
   absl::flat_hash_map<uint64_t, size_t> window_index_;   // window id → result_.windows[i]
+  GraphNodePlacer graphs_;
 };
 
 }  // namespace opmap::capture

@@ -5,7 +5,7 @@ Inputs: gpu_check's JSON line from a run without the injection library (--baseli
 with it (--launched), and `opmap analyze CAPTURE --format json --launches` (--report).
 Prints one PASS/FAIL/SKIP line per check, writes them all to --out as JSON, exits 1 if any
 failed. Report fields read (docs/analyze-json.md): launches[] (name, kind, grid, block,
-start_ns, end_ns, operator) and stalls.kernels[] (name, memory_stall_fraction).
+start_ns, end_ns, operator, rule) and stalls.kernels[] (name, memory_stall_fraction).
 """
 import argparse
 import json
@@ -53,6 +53,7 @@ def kernel_instances(report):
             "start_ns": int(k["start_ns"]),
             "end_ns": int(k["end_ns"]),
             "operator": k.get("operator") or "",
+            "rule": k.get("rule") or "",
         })
     return out
 
@@ -164,6 +165,12 @@ def check_kernels(c, phases, kernels, tol):
         c.check(f"{p['name']}: mapped to its NVTX range", not wrong and mine,
                 f"expected {p['range']!r}; {len(wrong)} mapped elsewhere "
                 f"{sorted(set(wrong))[:3]}")
+        if p.get("rule"):
+            # Graph replays: placed in the capture-time range (OPMAP_GRAPH_NODES=1), not in
+            # the annotation around the graph launch.
+            rules = sorted({k["rule"] for k in mine})
+            c.check(f"{p['name']}: mapped by rule {p['rule']}", mine and rules == [p["rule"]],
+                    f"rules {rules}")
     c.check("no unexpected kernels (name, dims or timestamps off)", not unmatched,
             f"{len(unmatched)} captured kernels match no launch: "
             + ", ".join(f"{k['name']} grid {list(k['grid'])} block {list(k['block'])} "

@@ -6,6 +6,10 @@
 //                                    4x4 outputs per thread: compute-bound, 2*N^3 FLOPs
 //   triad  triad_elementwise_kernel  a = b + s*c over 64M floats: memory-bound, 12 bytes and
 //                                    2 FLOPs per element
+//   graph  fill + triad over 1M floats, captured once into a CUDA graph under the ranges
+//          "gpu_check::graph_layer" > "gpu_check::graph_fill" / "gpu_check::graph_triad",
+//          then replayed under "gpu_check::graph_replay" only: with OPMAP_GRAPH_NODES=1 the
+//          library must place each replayed kernel in its capture-time range (graph_node)
 //
 // Every launch sits inside an NVTX push/pop range named "gpu_check::<phase>{flops=F,bytes=B}"
 // (domain "opmap.gpu_check"; the convention in examples/README.md) and inside a CUPTI
@@ -180,6 +184,7 @@ struct Phase {
   uint64_t first_external_id = 0;
   int64_t window_start_ns = 0, window_end_ns = 0;
   double wall_s = 0;
+  std::string rule;  // the mapping rule the check expects, when not the default
 };
 
 std::string JsonEscape(const std::string& s) {
@@ -209,7 +214,8 @@ std::string PhaseJson(const Phase& p) {
          std::to_string(p.first_external_id) + "," +
          std::to_string(p.first_external_id + p.launches - 1) +
          "],\"window_start_ns\":" + std::to_string(p.window_start_ns) +
-         ",\"window_end_ns\":" + std::to_string(p.window_end_ns) + "," + rates + "}";
+         ",\"window_end_ns\":" + std::to_string(p.window_end_ns) +
+         (p.rule.empty() ? "" : ",\"rule\":\"" + p.rule + "\"") + "," + rates + "}";
 }
 
 bool Ok(cudaError_t e, const char* what) {
@@ -219,7 +225,7 @@ bool Ok(cudaError_t e, const char* what) {
 }
 
 struct Flags {
-  int gemm_n = 4096, gemm_iters = 10, triad_iters = 50;
+  int gemm_n = 4096, gemm_iters = 10, triad_iters = 50, graph_iters = 20;
   int64_t triad_n = int64_t(64) << 20;
   bool no_cupti = false;
 };
@@ -246,15 +252,102 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->triad_n = v;
     } else if (a == "--triad-iters" && value(1, 10000, &v)) {
       f->triad_iters = int(v);
+    } else if (a == "--graph-iters" && value(1, 10000, &v)) {
+      f->graph_iters = int(v);
     } else {
       std::fprintf(stderr,
                    "gpu_check: bad flag or value at '%s'\nusage: gpu_check [--gemm-n N (multiple "
                    "of 64, default 4096)] [--gemm-iters N (10)] [--triad-n N (multiple of 256, "
-                   "default 64M)] [--triad-iters N (50)] [--no-cupti]\n",
+                   "default 64M)] [--triad-iters N (50)] [--graph-iters N (20)] [--no-cupti]\n",
                    a.c_str());
       return false;
     }
   }
+  return true;
+}
+
+// Pushes a range of `domain` named by a registered string (as a framework's NVTX does).
+void Push(nvtxDomainHandle_t domain, const std::string& message) {
+  nvtxEventAttributes_t attr = {};
+  attr.version = NVTX_VERSION;
+  attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  attr.message.registered = nvtxDomainRegisterStringA(domain, message.c_str());
+  nvtxDomainRangePushEx(domain, &attr);
+}
+
+// The graph phases: capture once under operator ranges (nothing runs), then replay under
+// an annotation only. Checks its own results; appends graph_fill and graph_triad, whose
+// kernels must map to their capture-time ranges by the graph_node rule.
+bool RunGraphPhases(nvtxDomainHandle_t domain, int iters, std::vector<Phase>* phases) {
+  constexpr int64_t kN = int64_t(1) << 20;
+  constexpr uint32_t kMul = 13, kAdd = 2;
+  const float s = 2.0f;
+  const dim3 grid(unsigned(kN / kThreads)), block(kThreads);
+  float *ga = nullptr, *gb = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (!Ok(cudaMalloc(&ga, kN * sizeof(float)), "cudaMalloc") ||
+      !Ok(cudaMalloc(&gb, kN * sizeof(float)), "cudaMalloc") ||
+      !Ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate")) {
+    return false;
+  }
+  Phase fill{"graph_fill", "fill_elementwise_kernel", "gpu_check::graph_fill", grid, block,
+             iters, 0, uint64_t(4 * kN)};
+  Phase triad{"graph_triad", "triad_elementwise_kernel", "gpu_check::graph_triad", grid, block,
+              iters, uint64_t(2 * kN), uint64_t(12 * kN)};
+  for (Phase* p : {&fill, &triad}) {
+    p->range += "{flops=" + std::to_string(p->flops) + ",bytes=" + std::to_string(p->bytes) + "}";
+    p->rule = "graph_node";
+  }
+  if (!Ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture")) {
+    return false;
+  }
+  Push(domain, "gpu_check::graph_layer");
+  Push(domain, fill.range);
+  fill_elementwise_kernel<<<grid, block, 0, stream>>>(gb, kN, kMul, kAdd);
+  nvtxDomainRangePop(domain);
+  Push(domain, triad.range);
+  triad_elementwise_kernel<<<grid, block, 0, stream>>>(ga, gb, gb, s, kN);
+  nvtxDomainRangePop(domain);
+  nvtxDomainRangePop(domain);
+  if (!Ok(cudaStreamEndCapture(stream, &graph), "end capture") ||
+      !Ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate")) {
+    return false;
+  }
+  fill.window_start_ns = triad.window_start_ns = RealtimeNs();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) {
+    Push(domain, "gpu_check::graph_replay");
+    const bool launched = Ok(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    nvtxDomainRangePop(domain);
+    if (!launched) return false;
+  }
+  if (!Ok(cudaStreamSynchronize(stream), "graph replay")) return false;
+  fill.wall_s = triad.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fill.window_end_ns = triad.window_end_ns = RealtimeNs();
+  int64_t wrong = 0;
+  for (int64_t i : {int64_t(0), kN / 2, kN - 1}) {
+    float got = 0;
+    if (!Ok(cudaMemcpy(&got, ga + i, sizeof got, cudaMemcpyDeviceToHost), "cudaMemcpy")) {
+      return false;
+    }
+    wrong += double(got) != (1.0 + s) * FillValue(i, kMul, kAdd);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  cudaFree(ga);
+  cudaFree(gb);
+  if (wrong != 0) {
+    std::fprintf(stderr, "gpu_check: %lld graph outputs differ from the host's\n",
+                 (long long)wrong);
+    return false;
+  }
+  phases->push_back(fill);
+  phases->push_back(triad);
   return true;
 }
 
@@ -348,6 +441,7 @@ int main(int argc, char** argv) {
                  f.triad_iters, [&](int) {
                    triad_elementwise_kernel<<<triad_grid, elem_block>>>(ta, tb, tc, s, tn);
                  });
+  ok = ok && RunGraphPhases(domain, f.graph_iters, &phases);
   if (!ok) return 1;
 
   // Inputs are multiples of 1/16 and N <= 16384, so every sum is exact in FP32: compare

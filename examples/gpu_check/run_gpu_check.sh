@@ -12,8 +12,10 @@
 #   3. find or build libopmap_inject.so         (standalone CMake build of agent/inject)
 #   4. run it with the library, capture to $OUT/capture.opcap (stall sampling on)
 #   5. opmap analyze the capture                opmap not runnable here -> those checks SKIP
-#   6. check_capture.py: every kernel captured and mapped to its range, timestamps inside
-#      the host window, grid/block as launched, triad memory stalls > GEMM's, overhead
+#   6. check_capture.py: every kernel captured and mapped to its range (the CUDA graph's
+#      replayed kernels to their capture-time ranges, rule graph_node: OPMAP_GRAPH_NODES=1),
+#      timestamps inside the host window, grid/block as launched, triad memory stalls >
+#      GEMM's, overhead
 # Exit: 0 all checks passed (or skipped, said so) or no GPU here; 1 a check or step failed.
 #
 # Environment (all optional): OUT, NVCC, CUDA_ARCH (sm_90), INJECT_LIB
@@ -86,7 +88,7 @@ if [[ $ANALYZE_ONLY == 0 ]]; then
   fi
   timeout "$RUN_TIMEOUT" env CUDA_INJECTION64_PATH="$INJECT_LIB" NVTX_INJECTION64_PATH="$INJECT_LIB" \
     OPMAP_CAPTURE_FILE="$OUT/capture.opcap" OPMAP_CAPTURE_SECONDS="$CAPTURE_SECONDS" OPMAP_STALLS=1 \
-    "$OUT/gpu_check" > "$OUT/with.json" 2> "$OUT/with.err"
+    OPMAP_GRAPH_NODES=1 "$OUT/gpu_check" > "$OUT/with.json" 2> "$OUT/with.err"
   rc=$?
   [[ $rc == 0 ]] || fail "gpu_check with the library exited $rc (see $OUT/with.err)"
   [[ -s "$OUT/capture.opcap" ]] || fail "no capture written to $OUT/capture.opcap"

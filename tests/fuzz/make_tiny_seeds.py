@@ -68,7 +68,7 @@ if tool:
 
 # Registration: a hello (HelloBody + metadata; one fd attached), a window-done, a status.
 meta = b"model=tiny\npid=7\n"
-hello_body = struct.pack("<IIQII", 1, 7, 65536, 3, len(meta)) + meta
+hello_body = struct.pack("<IIQII", 2, 7, 65536, 3, len(meta)) + meta  # ring::kVersion
 frame = lambda t, body: struct.pack("<IHHII", 0x434D504F, t, 0, len(body), 0) + body
 done = struct.pack("<QqqQQ", 1, 100, 200, 5, 0)
 status = struct.pack("<HHI", 2, 1, 9) + b"no driver"

@@ -82,6 +82,9 @@ bool LoadCuptiApi(CuptiApi* api, std::string* reason) {
   Resolve(handle, "cuptiPCSamplingGetStallReasons", &api->cuptiPCSamplingGetStallReasons);
   Resolve(handle, "cuptiPCSamplingSetConfigurationAttribute",
           &api->cuptiPCSamplingSetConfigurationAttribute);
+  Resolve(handle, "cuptiEnableCallback", &api->cuptiEnableCallback);
+  Resolve(handle, "cuptiGetGraphNodeId", &api->cuptiGetGraphNodeId);
+  Resolve(handle, "cuptiGetGraphId", &api->cuptiGetGraphId);
   // Set last: loaded() means the whole required table is there.
   api->handle = handle;
   return true;

@@ -52,6 +52,11 @@ struct CuptiApi {
   OPMAP_CUPTI_FN(cuptiPCSamplingGetStallReasons);
   OPMAP_CUPTI_FN(cuptiPCSamplingSetConfigurationAttribute);
 
+  // Optional (CUDA 11.x+): a missing one only makes graph node recording unavailable.
+  OPMAP_CUPTI_FN(cuptiEnableCallback);
+  OPMAP_CUPTI_FN(cuptiGetGraphNodeId);
+  OPMAP_CUPTI_FN(cuptiGetGraphId);
+
   bool loaded() const { return handle != nullptr; }
   bool has_pc_sampling() const;
 };

@@ -21,6 +21,8 @@ void Add(DecodeStats* total, const DecodeStats& s) {
   total->skipped += s.skipped;
   total->bad += s.bad;
   total->ring_full += s.ring_full;
+  total->graph_nodes += s.graph_nodes;
+  total->graph_nodes_unknown += s.graph_nodes_unknown;
 }
 
 }  // namespace

@@ -46,6 +46,10 @@ class ActivityBuffers {
   // Where decoded records and drop counts go (null: counted nowhere, decoded nowhere).
   void SetRing(ring::RingWriter* ring) { ring_.store(ring, std::memory_order_release); }
   ring::RingWriter* ring() const { return ring_.load(std::memory_order_acquire); }
+  // The graph recorder's table, whose kGraphNode records the worker writes (may be null).
+  void SetGraphTable(GraphNodeTable* table) {
+    decode_.graphs.store(table, std::memory_order_release);
+  }
 
   // CUPTI's buffer-requested callback: an 8-byte-aligned buffer, or null/0 at the bound.
   void Request(uint8_t** buffer, size_t* size);

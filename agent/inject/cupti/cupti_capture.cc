@@ -11,6 +11,7 @@
 #include "agent/inject/cupti/cupti_api.h"
 #include "agent/inject/cupti/cupti_buffers.h"
 #include "agent/inject/cupti/cupti_decode.h"
+#include "agent/inject/cupti/cupti_graphs.h"
 #include "agent/inject/cupti/cupti_pcsampling.h"
 
 namespace opmap::inject {
@@ -51,10 +52,10 @@ struct State {
 
   // Control thread only.
   bool callbacks_registered = false;
-  bool used_cupti = false;  // we subscribed once: cuptiFinalize is ours to call
+  bool used_cupti = false;  // we (or our graph recorder) subscribed: cuptiFinalize is ours
   bool finalized = false;
   bool capturing = false;
-  CUpti_SubscriberHandle subscriber = nullptr;
+  CUpti_SubscriberHandle subscriber = nullptr;  // the window's own; null when shared
   std::vector<const KindName*> enabled;
   PcSampler pc;
   bool pc_running = false;
@@ -143,15 +144,24 @@ bool CuptiCapture::Start(ring::RingWriter* ring, const CuptiOptions& options,
   // to everything, which would be a useless reason.
   if (!LoadDriverApi(&impl->driver, reason)) return false;
 
-  CUptiResult r = impl->api.cuptiSubscribe(&impl->subscriber, NoopCallback, nullptr);
-  if (r != CUPTI_SUCCESS) {
-    impl->subscriber = nullptr;
-    *reason = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                  ? "another CUPTI subscriber is active (Nsight Systems or Kineto?)"
-                  : CuptiFailure(impl->api, "cuptiSubscribe", r);
-    return false;
+  // The graph recorder (OPMAP_GRAPH_NODES), when it runs, holds CUPTI's one subscriber
+  // for the process: the window shares it and leaves it subscribed at Stop.
+  CUptiResult r = CUPTI_SUCCESS;
+  if (GraphRecordingSubscriber() == nullptr) {
+    r = impl->api.cuptiSubscribe(&impl->subscriber, NoopCallback, nullptr);
+    if (r != CUPTI_SUCCESS) {
+      impl->subscriber = nullptr;
+      *reason = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                    ? "another CUPTI subscriber is active (Nsight Systems or Kineto?)"
+                    : CuptiFailure(impl->api, "cuptiSubscribe", r);
+      return false;
+    }
   }
   impl->used_cupti = true;
+  // Every graph node is written again in this window, before its first event.
+  GraphNodeTable* graphs = GraphRecordingTable();
+  if (graphs != nullptr) graphs->BeginWindow();
+  impl->buffers.SetGraphTable(graphs);
 
   impl->buffers.Configure(options.buffer_bytes, options.max_buffers,
                           options.max_queued_buffers);
@@ -239,6 +249,7 @@ void CuptiCapture::Finalize() {
     // not call them afterwards. Only when we used CUPTI: finalizing it under another
     // client (Kineto in the same process) would end that client's session.
     quiet = impl->api.cuptiFinalize() == CUPTI_SUCCESS;
+    NoteCuptiFinalized();
   }
   impl->buffers.StopWorker();  // decodes what is queued (bounded), then joins
   // A CUPTI that failed to finalize may still call back: the state stays (leaked by the

@@ -28,6 +28,20 @@ std::string_view BoundedName(const char* s, bool* truncated) {
 
 uint32_t NonNegative(int32_t v) { return v < 0 ? 0u : static_cast<uint32_t>(v); }
 
+// The node's entry goes into the ring ahead of its event, so a reader has it when the
+// event arrives. A node the table lacks is counted; its event is written all the same.
+void WriteGraphNode(uint64_t node_id, RingWriter* ring, DecodeContext* ctx,
+                    DecodeStats* stats) {
+  GraphNodeTable* table = ctx->graphs.load(std::memory_order_acquire);
+  if (table == nullptr || node_id == 0) return;
+  switch (table->EmitNode(node_id, ring)) {
+    case GraphNodeTable::Emit::kWritten: ++stats->graph_nodes; break;
+    case GraphNodeTable::Emit::kUnknown: ++stats->graph_nodes_unknown; break;
+    case GraphNodeTable::Emit::kRingFull: ++stats->ring_full; break;
+    case GraphNodeTable::Emit::kAlreadyWritten: break;
+  }
+}
+
 void WriteKernel(const KernelActivity& k, RingWriter* ring, DecodeStats* stats) {
   bool truncated = false;
   const std::string_view name = BoundedName(k.name, &truncated);
@@ -196,17 +210,29 @@ DecodeStats DecodeActivityBuffer(uint8_t* buffer, size_t valid_size, const Cupti
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         if (!fits(sizeof(KernelActivity))) break;
         ++stats.kernels;
-        if (have_ring) WriteKernel(*reinterpret_cast<const KernelActivity*>(record), ring, &stats);
+        if (have_ring) {
+          const auto& k = *reinterpret_cast<const KernelActivity*>(record);
+          WriteGraphNode(k.graphNodeId, ring, ctx, &stats);
+          WriteKernel(k, ring, &stats);
+        }
         break;
       case CUPTI_ACTIVITY_KIND_MEMCPY:
         if (!fits(sizeof(MemcpyActivity))) break;
         ++stats.memcpys;
-        if (have_ring) WriteMemcpy(*reinterpret_cast<const MemcpyActivity*>(record), ring, &stats);
+        if (have_ring) {
+          const auto& m = *reinterpret_cast<const MemcpyActivity*>(record);
+          WriteGraphNode(m.graphNodeId, ring, ctx, &stats);
+          WriteMemcpy(m, ring, &stats);
+        }
         break;
       case CUPTI_ACTIVITY_KIND_MEMSET:
         if (!fits(sizeof(MemsetActivity))) break;
         ++stats.memsets;
-        if (have_ring) WriteMemset(*reinterpret_cast<const MemsetActivity*>(record), ring, &stats);
+        if (have_ring) {
+          const auto& m = *reinterpret_cast<const MemsetActivity*>(record);
+          WriteGraphNode(m.graphNodeId, ring, ctx, &stats);
+          WriteMemset(m, ring, &stats);
+        }
         break;
       case CUPTI_ACTIVITY_KIND_RUNTIME:
       case CUPTI_ACTIVITY_KIND_DRIVER:

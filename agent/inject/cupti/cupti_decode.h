@@ -15,6 +15,7 @@
 #ifndef OPMAP_AGENT_INJECT_CUPTI_CUPTI_DECODE_H_
 #define OPMAP_AGENT_INJECT_CUPTI_CUPTI_DECODE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,6 +23,7 @@
 #include <unordered_map>
 
 #include "agent/inject/cupti/cupti_api.h"
+#include "agent/inject/cupti/graph_nodes.h"
 #include "agent/inject/ring_writer.h"
 
 namespace opmap::inject {
@@ -49,10 +51,15 @@ struct DecodeStats {
   uint64_t skipped = 0;    // kinds opmap does not record (CUPTI knows them; fine)
   uint64_t bad = 0;        // counted as kBadRecord
   uint64_t ring_full = 0;  // records the ring had no room for (counted as kRingFull)
+  uint64_t graph_nodes = 0;          // kGraphNode records written (graph_nodes.h)
+  uint64_t graph_nodes_unknown = 0;  // graph events whose node the table does not hold
 };
 
 struct DecodeContext {
   ApiNameCache names;
+  // The graph recorder's table (cupti_graphs.h), when it runs: a kernel, memcpy or memset
+  // of a graph node is preceded by the node's kGraphNode record, once per window.
+  std::atomic<GraphNodeTable*> graphs{nullptr};
 };
 
 // Removes a trailing "_v<digits>" ("cudaLaunchKernel_v7000" → "cudaLaunchKernel").
@@ -60,7 +67,8 @@ std::string_view StripVersionSuffix(std::string_view name);
 
 // Walks `valid_size` bytes of `buffer` (as CUPTI's buffer-completed callback gave them)
 // and writes one ring record per kernel, memcpy, memset, runtime/driver API call and
-// external correlation. A walk error other than "end of buffer" (the rest of the buffer
+// external correlation (and, with ctx->graphs, a kGraphNode record before the first event
+// of each graph node in the window). A walk error other than "end of buffer" (the rest of the buffer
 // cannot be stepped over) counts one kBadRecord and ends the walk. `ring` may be null
 // (records are counted in the stats and dropped: no window is open).
 DecodeStats DecodeActivityBuffer(uint8_t* buffer, size_t valid_size, const CuptiApi& api,

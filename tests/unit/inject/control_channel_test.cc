@@ -133,8 +133,9 @@ TEST_F(ControlChannelTest, RefusesMalformedHellos) {
   expect_refused([&](int s) { SendRaw(s, ring::kHello, HelloBody("a=b\n"), {}); }, "no fd");
   expect_refused([&](int s) { SendRaw(s, ring::kHello, HelloBody(""), {memfd_, memfd_}); },
                  "two fds");
-  expect_refused([&](int s) { SendRaw(s, ring::kHello, HelloBody("", 2), {memfd_}); },
-                 "other version");
+  expect_refused(
+      [&](int s) { SendRaw(s, ring::kHello, HelloBody("", ring::kVersion + 1), {memfd_}); },
+      "other version");
   expect_refused([&](int s) { SendRaw(s, ring::kHello, "short", {memfd_}); }, "short body");
   expect_refused([&](int s) { SendRaw(s, ring::kStartWindow, HelloBody(""), {memfd_}); },
                  "not a hello");
