@@ -195,7 +195,8 @@ absl::flat_hash_set<uint64_t>& GraphNodePlacer::CopiedRanges(int64_t correlation
 
 void GraphNodePlacer::Place(analysis::GpuEvent event, const Node& node, const Launch& launch,
                             int64_t correlation, analysis::Trace& t) {
-  const auto [first, last] = graphs_.at(node.graph);
+  // Not a structured binding: clang does not let a lambda capture one.
+  const uint64_t first = graphs_.at(node.graph).first, last = graphs_.at(node.graph).second;
   const int64_t nodes = static_cast<int64_t>(last - first) + 1;
   const int64_t step = std::max<int64_t>(1, launch.dur_ns / (nodes + 1));
   auto at = [&](uint64_t s) {

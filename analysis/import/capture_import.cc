@@ -46,7 +46,7 @@ absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes) {
   analysis::Trace trace = FinishCaptureTrace(std::move(builder).Finish());
   analysis::TraceInfo& info = trace.info;
   if (file->trailer) {
-    for (int c = 0; c < ring::kDropCauseCount; ++c) {
+    for (int c = 0; c < static_cast<int>(ring::kDropCauseCount); ++c) {
       if (const char* name = DropCounterName(c)) {
         info.counters.emplace_back(name, static_cast<int64_t>(file->trailer->drops[c]));
       }
