@@ -7,61 +7,33 @@
 #include <vector>
 
 #include "analysis/graphs/capture_merge.h"
-#include "analysis/graphs/execution_details.h"
-#include "analysis/import/kineto_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/serving/request_key.h"
 #include "analysis/summary/trace_summary.h"
 #include "gtest/gtest.h"
+#include "tests/testing/serving_traces.h"
 #include "tests/testing/shared_data.h"
 
 namespace opmap::analysis::capture_merge_shared_test {
 namespace {
 
 using ::opmap::testing::ReadCsv;
-using ::opmap::testing::ReadFileOrDie;
 using ::opmap::testing::SharedPath;
 using ::opmap::testing::ToDouble;
 
-struct ServingCase {
-  std::string replay;        // under traces/inference/
-  std::string capture_dir;   // under traces/inference/
-  std::string reference;     // under reference/tracelens_inference/
-};
-
-const ServingCase kCases[] = {
-    {"vllm_decode_full/graph_execution.json.gz", "vllm_decode_full/capture_traces",
-     "vllm_decode_full"},
-    {"sglang_decode/sglang_Qwen3-8B_decode.json.gz", "sglang_decode/capture_traces",
-     "sglang_decode"},
-};
-
-Trace Import(const std::string& path, bool capture) {
-  KinetoImportOptions options;
-  options.allow_no_gpu_events = capture;
-  absl::StatusOr<Trace> t = ImportKinetoBytes(ReadFileOrDie(path), options);
-  EXPECT_TRUE(t.ok()) << path << ": " << t.status();
-  return t.ok() ? std::move(*t) : Trace{};
-}
-
-class ServingTraceTest : public ::testing::TestWithParam<ServingCase> {
+class ServingTraceTest : public ::testing::TestWithParam<::opmap::testing::ServingCase> {
  protected:
   void SetUp() override {
-    const ServingCase& c = GetParam();
+    const ::opmap::testing::ServingCase& c = GetParam();
     if (!::opmap::testing::SharedFileExists("traces/inference/" + c.replay) ||
         !::opmap::testing::SharedFileExists("reference/tracelens_inference/" + c.reference +
                                             "/ops_summary.csv")) {
       GTEST_SKIP() << "shared data not found: " << SharedPath("traces/inference/" + c.replay);
     }
-    replay_ = Import(SharedPath("traces/inference/" + c.replay), false);
-    std::string dir = SharedPath("traces/inference/" + c.capture_dir);
-    absl::StatusOr<std::vector<CaptureFileEntry>> entries =
-        ParseExecutionDetails(ReadFileOrDie(dir + "/execution_details.json"));
-    ASSERT_TRUE(entries.ok()) << entries.status();
-    for (const CaptureFileEntry& e : *entries) {
-      captures_.push_back(std::make_unique<Trace>(Import(dir + "/" + e.file, true)));
-      inputs_.push_back({captures_.back().get(), e.file, e.batch_size, e.mode});
-    }
+    ::opmap::testing::ServingTraces loaded = ::opmap::testing::LoadServingTraces(c);
+    replay_ = std::move(loaded.replay);
+    captures_ = std::move(loaded.captures);
+    inputs_ = std::move(loaded.inputs);
   }
 
   // TraceLens' direct kernel time in µs, summed by `column`.
@@ -144,7 +116,7 @@ TEST_P(ServingTraceTest, WithoutCaptureNoKernelTakesItsTypeFromAStep) {
             mapping.by_rule[static_cast<int>(MappingRule::kUnmapped)]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Inference, ServingTraceTest, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Inference, ServingTraceTest, ::testing::ValuesIn(::opmap::testing::ServingCases()),
                          [](const auto& info) { return info.param.reference; });
 
 }  // namespace

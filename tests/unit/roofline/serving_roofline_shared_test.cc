@@ -25,13 +25,13 @@
 #include "analysis/bottleneck/mapping_sheet.h"
 #include "analysis/graphs/capture_merge.h"
 #include "analysis/graphs/execution_details.h"
-#include "analysis/import/kineto_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/roofline/input_dims.h"
 #include "analysis/roofline/op_args.h"
 #include "analysis/roofline/op_cost.h"
 #include "analysis/roofline/range_context.h"
 #include "gtest/gtest.h"
+#include "tests/testing/serving_traces.h"
 #include "tests/testing/shared_data.h"
 
 namespace opmap::analysis::serving_roofline_shared_test {
@@ -44,27 +44,6 @@ using ::opmap::testing::ToDouble;
 using Shapes = std::vector<std::vector<int64_t>>;
 
 constexpr double kMiB = 1024.0 * 1024.0;  // TraceLens' "Data Moved (MB)"
-
-struct ServingCase {
-  std::string replay;       // under traces/inference/
-  std::string capture_dir;  // under traces/inference/
-  std::string reference;    // under reference/tracelens_inference/
-};
-
-const ServingCase kCases[] = {
-    {"vllm_decode_full/graph_execution.json.gz", "vllm_decode_full/capture_traces",
-     "vllm_decode_full"},
-    {"sglang_decode/sglang_Qwen3-8B_decode.json.gz", "sglang_decode/capture_traces",
-     "sglang_decode"},
-};
-
-Trace Import(const std::string& path, bool capture) {
-  KinetoImportOptions options;
-  options.allow_no_gpu_events = capture;
-  absl::StatusOr<Trace> t = ImportKinetoBytes(ReadFileOrDie(path), options);
-  EXPECT_TRUE(t.ok()) << path << ": " << t.status();
-  return t.ok() ? std::move(*t) : Trace{};
-}
 
 Shapes ShapesOf(const std::string& json) {
   Shapes out;
@@ -122,24 +101,19 @@ struct Theirs {
   int64_t rows = 0, instances = 0;
 };
 
-class ServingRoofline : public ::testing::TestWithParam<ServingCase> {
+class ServingRoofline : public ::testing::TestWithParam<::opmap::testing::ServingCase> {
  protected:
   void SetUp() override {
-    const ServingCase& c = GetParam();
+    const ::opmap::testing::ServingCase& c = GetParam();
     if (!::opmap::testing::SharedFileExists("traces/inference/" + c.replay) ||
         !::opmap::testing::SharedFileExists("reference/tracelens_inference/" + c.reference +
                                             "/unified_perf_summary.csv")) {
       GTEST_SKIP() << "shared data not found: " << SharedPath("traces/inference/" + c.replay);
     }
-    replay_ = Import(SharedPath("traces/inference/" + c.replay), false);
-    const std::string dir = SharedPath("traces/inference/" + c.capture_dir);
-    absl::StatusOr<std::vector<CaptureFileEntry>> entries =
-        ParseExecutionDetails(ReadFileOrDie(dir + "/execution_details.json"));
-    ASSERT_TRUE(entries.ok()) << entries.status();
-    for (const CaptureFileEntry& e : *entries) {
-      captures_.push_back(std::make_unique<Trace>(Import(dir + "/" + e.file, true)));
-      inputs_.push_back({captures_.back().get(), e.file, e.batch_size, e.mode});
-    }
+    ::opmap::testing::ServingTraces loaded = ::opmap::testing::LoadServingTraces(c);
+    replay_ = std::move(loaded.replay);
+    captures_ = std::move(loaded.captures);
+    inputs_ = std::move(loaded.inputs);
     absl::StatusOr<CaptureMergeReport> report = MergeGraphCaptures(replay_, inputs_);
     ASSERT_TRUE(report.ok()) << report.status();
     ASSERT_EQ(report->matched_events, report->graph_events);
@@ -258,7 +232,7 @@ TEST_P(ServingRoofline, ShareOfGpuTimeCosted) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Inference, ServingRoofline, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Inference, ServingRoofline, ::testing::ValuesIn(::opmap::testing::ServingCases()),
                          [](const auto& info) { return info.param.reference; });
 
 // vLLM's MoE costed on the capture trace itself, where its TopK and the expert-weight views
@@ -272,7 +246,7 @@ TEST(ServingRooflineCapture, MoeFromTheCaptureWeights) {
   absl::StatusOr<std::vector<CaptureFileEntry>> entries =
       ParseExecutionDetails(ReadFileOrDie(SharedPath(dir + "/execution_details.json")));
   ASSERT_TRUE(entries.ok() && entries->size() == 1);
-  const Trace capture = Import(SharedPath(dir + "/" + (*entries)[0].file), true);
+  const Trace capture = ::opmap::testing::ImportKinetoOrFail(SharedPath(dir + "/" + (*entries)[0].file), true);
   double tl_flops = 0, tl_bytes = 0;
   for (const testing::CsvRow& row : ReadCsv(SharedPath(sheet))) {
     tl_flops += ToDouble(row.at("GFLOPS_first")) * 1e9;
