@@ -19,6 +19,7 @@
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/wire/batch_codec.h"
 #include "gtest/gtest.h"
+#include "tests/unit/capture/ring_record_bytes.h"
 #include "tests/testing/shared_data.h"
 
 namespace opmap::capture::capture_graphs_test {
@@ -27,16 +28,8 @@ namespace {
 using namespace opmap::ring;  // NOLINT
 using analysis::MappingRule;
 
-template <typename T>
-std::string Record(RecordType type, T fixed, std::string_view inline_bytes = {}) {
-  fixed.h.type = type;
-  const uint32_t size = AlignRecord(sizeof(T) + inline_bytes.size());
-  fixed.h.size_and_commit = size | kCommitBit;
-  std::string out(size, '\0');
-  std::memcpy(out.data(), static_cast<const void*>(&fixed), sizeof(T));
-  std::memcpy(out.data() + sizeof(T), inline_bytes.data(), inline_bytes.size());
-  return out;
-}
+using test_records::Api;
+using test_records::Record;
 
 struct Level {
   uint64_t key;
@@ -79,18 +72,6 @@ std::string GraphNode(const Node& n) {
   }
   r.names_len = static_cast<uint32_t>(names.size());
   return Record(kGraphNode, r, tail + names);
-}
-
-std::string Api(int64_t start, int64_t end, uint32_t tid, uint64_t correlation,
-                std::string_view name) {
-  ApiRecord r{};
-  r.start_ns = start;
-  r.end_ns = end;
-  r.tid = tid;
-  r.correlation_id = correlation;
-  r.domain = kApiRuntime;
-  r.name_len = static_cast<uint16_t>(name.size());
-  return Record(kApi, r, name);
 }
 
 std::string Kernel(int64_t start, int64_t end, uint64_t correlation, uint64_t node,

@@ -14,23 +14,14 @@
 #include "tests/testing/shared_data.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "gtest/gtest.h"
+#include "tests/unit/capture/ring_record_bytes.h"
 
 namespace opmap::capture {
 namespace {
 
 using namespace opmap::ring;  // NOLINT
 
-// A record as the reader hands it over: fixed part, then the inline bytes.
-template <typename T>
-std::string Record(RecordType type, T fixed, std::string_view inline_bytes = {}) {
-  fixed.h.type = type;
-  const uint32_t size = AlignRecord(sizeof(T) + inline_bytes.size());
-  fixed.h.size_and_commit = size | kCommitBit;
-  std::string out(size, '\0');
-  std::memcpy(out.data(), static_cast<const void*>(&fixed), sizeof(T));
-  std::memcpy(out.data() + sizeof(T), inline_bytes.data(), inline_bytes.size());
-  return out;
-}
+using test_records::Record;
 
 std::string Range(int64_t start, int64_t end, uint32_t tid, uint16_t depth,
                   std::string_view name) {
@@ -44,14 +35,7 @@ std::string Range(int64_t start, int64_t end, uint32_t tid, uint16_t depth,
 }
 
 std::string Api(int64_t start, int64_t end, uint32_t tid, uint64_t correlation) {
-  ApiRecord r{};
-  r.start_ns = start;
-  r.end_ns = end;
-  r.tid = tid;
-  r.correlation_id = correlation;
-  r.domain = kApiRuntime;
-  r.name_len = 16;
-  return Record(kApi, r, "cudaLaunchKernel");
+  return test_records::Api(start, end, tid, correlation, "cudaLaunchKernel");
 }
 
 std::string Kernel(int64_t start, int64_t end, uint64_t correlation, std::string_view name) {
