@@ -264,7 +264,7 @@ void AgentHostileTest::ExpectOutboxDropsReachTheCollector(
   EXPECT_GT(at_agent, 0);
   EXPECT_EQ(at_collector, at_agent) << reasons << "\n" << agent.StatusJson();
   EXPECT_THAT(reasons, ::testing::HasSubstr("agent outbox: " + cause));
-  ASSERT_EQ(demo.Wait(absl::Seconds(30)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
+  ASSERT_EQ(demo.Wait(absl::Seconds(60)), 0) << ReadFileOrEmpty(dir_.File("demo.err"));
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
 }
 
