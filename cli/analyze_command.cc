@@ -54,7 +54,9 @@ options:
                execution_details.json read when present); repeatable. Each graph the
                REPLAY trace launches is matched to a captured graph and its kernels take
                the operators, shapes and modules of the capture (docs/metrics.md, "Graph
-               capture merge"); what matches nothing is counted with the reason on stderr
+               capture merge"); what matches nothing is counted with the reason on stderr.
+               An Nsight export taken with --cuda-graph-trace=node needs no --capture: its
+               replayed kernels are matched to the capture it holds by graph node id
   --ncu FILE   an Nsight Compute CSV export (repeatable); printed after the trace, as
                {"ncu": {...}} lines in json, an own table in csv (after a blank line)
   --format F   table (default), json (one JSON object per trace, one per line), or csv
@@ -70,10 +72,11 @@ options:
   -h, --help   this text
 
 Kineto traces and Nsight Systems exports are read a part at a time (except with
---report, --launches or --ncu): memory stays flat whatever the size of the trace (Kineto
-events are sorted through a temporary file in $TMPDIR when they pass a 24 MiB buffer; an
-export is queried in place, table by table in time order), and the output's "streaming"
-object says how (parts, bytes spilled, rows sketched).
+--report, --launches, --ncu, --capture, or an export that recorded graph nodes): memory
+stays flat whatever the size of the trace (Kineto events are sorted through a temporary
+file in $TMPDIR when they pass a 24 MiB buffer; an export is queried in place, table by
+table in time order), and the output's "streaming" object says how (parts, bytes
+spilled, rows sketched).
 
 handoff report (--report, one TRACE): MFU per request/iteration and per operator (FLOPs
 from Input Dims or NVTX payloads; with --profile also from the workload profile, and MBU
@@ -284,6 +287,7 @@ int RunAnalyze(const std::vector<std::string>& argv) {
       std::cerr << "opmap analyze: " << path << ": " << trace.status().message() << "\n";
       return 2;
     }
+    if (!trace->graph_nodes.empty()) MergeGraphNodeIds(*trace, "opmap analyze", args.quiet);
     if (!args.captures.empty()) {
       absl::StatusOr<analysis::CaptureMergeReport> merged =
           MergeCaptureFiles(args.captures, *trace, "opmap analyze", args.quiet);

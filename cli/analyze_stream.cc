@@ -94,7 +94,7 @@ absl::StatusOr<analysis::TraceSummary> StreamNsysFile(const std::string& path,
 }  // namespace
 
 bool StreamableTrace(const std::string& path) {
-  return IsKinetoTraceFile(path) || IsNsysFile(path);
+  return IsKinetoTraceFile(path) || IsStreamableNsysFile(path);
 }
 
 absl::StatusOr<analysis::TraceSummary> StreamAnalyzeFile(const std::string& path,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "analysis/graphs/node_id_merge.h"
 #include "analysis/graphs/execution_details.h"
 #include "analysis/import/kineto_importer.h"
 #include "common/io/read_file.h"
@@ -102,6 +103,26 @@ absl::StatusOr<LoadedCaptures> LoadCaptures(
   return out;
 }
 
+namespace {
+
+void SayMerged(const analysis::CaptureMergeReport& report, const std::string& tool,
+               const std::string& against) {
+  const double share = report.graph_gpu_time_ns > 0
+                           ? 100.0 * report.matched_gpu_time_ns / report.graph_gpu_time_ns
+                           : 0.0;
+  std::cerr << absl::StrFormat(
+      "%s: graph capture merge: %d of %d graph launches matched (%d of %d kernels, %.1f%% of "
+      "their GPU time) against %s\n",
+      tool, report.matched_launches, report.graph_launches, report.matched_events,
+      report.graph_events, share, against);
+  for (const analysis::UnmatchedGraphs& u : report.unmatched) {
+    std::cerr << absl::StrFormat("%s: graph capture merge: %d launches (%d kernels) unmatched: %s\n",
+                                 tool, u.launches, u.kernels, u.reason);
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<analysis::CaptureMergeReport> MergeCaptureFiles(
     const std::vector<std::string>& paths, analysis::Trace& replay, const std::string& tool,
     bool quiet) {
@@ -112,18 +133,20 @@ absl::StatusOr<analysis::CaptureMergeReport> MergeCaptureFiles(
   if (!captures.ok()) return captures.status();
   absl::StatusOr<analysis::CaptureMergeReport> report =
       analysis::MergeGraphCaptures(replay, captures->inputs);
-  if (!report.ok() || quiet) return report;
-  const double share = report->graph_gpu_time_ns > 0
-                           ? 100.0 * report->matched_gpu_time_ns / report->graph_gpu_time_ns
-                           : 0.0;
-  std::cerr << absl::StrFormat(
-      "%s: graph capture merge: %d of %d graph launches matched (%d of %d kernels, %.1f%% of "
-      "their GPU time) against %d captured graphs in %d files\n",
-      tool, report->matched_launches, report->graph_launches, report->matched_events,
-      report->graph_events, share, report->captured_graphs, report->capture_files);
-  for (const analysis::UnmatchedGraphs& u : report->unmatched) {
-    std::cerr << absl::StrFormat("%s: graph capture merge: %d launches (%d kernels) unmatched: %s\n",
-                                 tool, u.launches, u.kernels, u.reason);
+  if (report.ok() && !quiet) {
+    SayMerged(*report, tool, absl::StrFormat("%d captured graphs in %d files",
+                                             report->captured_graphs, report->capture_files));
+  }
+  return report;
+}
+
+analysis::CaptureMergeReport MergeGraphNodeIds(analysis::Trace& trace, const std::string& tool,
+                                               bool quiet) {
+  analysis::CaptureMergeReport report = analysis::MergeGraphNodeIds(trace);
+  if (!quiet) {
+    SayMerged(report, tool,
+              absl::StrFormat("%d graphs captured in the export, by graph node id",
+                              report.captured_graphs));
   }
   return report;
 }

@@ -36,6 +36,11 @@ absl::StatusOr<analysis::CaptureMergeReport> MergeCaptureFiles(
     const std::vector<std::string>& paths, analysis::Trace& replay, const std::string& tool,
     bool quiet);
 
+// The node-id merge of an Nsight export that recorded graph nodes (Trace::graph_nodes not
+// empty; analysis/graphs/node_id_merge.h), said on stderr as above unless quiet.
+analysis::CaptureMergeReport MergeGraphNodeIds(analysis::Trace& trace, const std::string& tool,
+                                               bool quiet);
+
 }  // namespace opmap::cli
 
 #endif  // OPMAP_CLI_CAPTURE_LOADER_H_

@@ -267,6 +267,7 @@ absl::StatusOr<FileBatches> PrepareBatches(const std::string& path, const Import
   out.session_id = ImportSessionId(*bytes, id_options);
   absl::StatusOr<analysis::Trace> trace = LoadTraceBytes(std::move(*bytes));
   if (!trace.ok()) return trace.status();
+  if (!trace->graph_nodes.empty()) MergeGraphNodeIds(*trace, "opmap import", args.quiet);
   if (!args.captures.empty()) {
     absl::StatusOr<analysis::CaptureMergeReport> merged =
         MergeCaptureFiles(args.captures, *trace, "opmap import", args.quiet);

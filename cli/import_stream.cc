@@ -38,7 +38,7 @@ class Counter : public analysis::EventConsumer {
 
 }  // namespace
 
-bool StreamableImport(const std::string& path) { return IsKinetoTraceFile(path) || IsNsysFile(path); }
+bool StreamableImport(const std::string& path) { return IsKinetoTraceFile(path) || IsStreamableNsysFile(path); }
 
 absl::StatusOr<analysis::Trace> StreamEvents(const std::string& path,
                                              analysis::EventConsumer& consumer) {

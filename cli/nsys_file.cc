@@ -33,6 +33,14 @@ bool IsNsysFile(const std::string& path) {
          analysis::LooksLikeSqlite(std::string_view(head, sizeof(head)));
 }
 
+bool IsStreamableNsysFile(const std::string& path) {
+  if (!IsNsysFile(path)) return false;
+  absl::StatusOr<NsysDb> db = OpenNsysFile(path);
+  if (!db.ok()) return true;  // the streamed read says what is wrong
+  absl::StatusOr<bool> nodes = analysis::NsysRecordsGraphNodes(db->get());
+  return !nodes.ok() || !*nodes;
+}
+
 absl::StatusOr<NsysDb> OpenNsysFile(const std::string& path) {
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(FileUri(path).c_str(), &raw,

@@ -21,6 +21,10 @@ using NsysDb = std::unique_ptr<sqlite3, NsysDbCloser>;
 // True when the file starts with the SQLite header.
 bool IsNsysFile(const std::string& path);
 
+// An Nsight export that can be streamed: not one that recorded CUDA graph nodes, whose
+// node-id merge needs the whole trace (analysis/graphs/node_id_merge.h).
+bool IsStreamableNsysFile(const std::string& path);
+
 absl::StatusOr<NsysDb> OpenNsysFile(const std::string& path);
 
 }  // namespace opmap::cli

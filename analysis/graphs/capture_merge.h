@@ -57,9 +57,9 @@ struct UnmatchedGraphs {
   int64_t first_launch_ns = 0;  // start of the first such graph launch call
 };
 
-enum class MatchMethod : uint8_t { kExact = 0, kPerStream = 1, kSkipExtra = 2 };
-inline constexpr int kMatchMethodCount = 3;
-std::string_view MatchMethodName(MatchMethod method);  // "exact", "per_stream", "skip_extra"
+enum class MatchMethod : uint8_t { kExact = 0, kPerStream = 1, kSkipExtra = 2, kNodeId = 3 };
+inline constexpr int kMatchMethodCount = 4;
+std::string_view MatchMethodName(MatchMethod method);  // "exact", ..., "node_id"
 
 struct CaptureMergeReport {
   int64_t capture_files = 0;

@@ -55,7 +55,24 @@ class NsysImporter {
         Keep(e);
       }
     }
+    if (HasTable("CUDA_GRAPH_NODE_EVENTS")) RETURN_IF_ERROR(LoadGraphNodes());
     return Finish();
+  }
+
+  // Whether the export recorded graph node creation (--cuda-graph-trace=node): a trace
+  // the node-id merge needs whole (analysis/graphs/node_id_merge.h).
+  absl::StatusOr<bool> RecordsGraphNodes() {
+    RETURN_IF_ERROR(Harden());
+    RETURN_IF_ERROR(LoadTables());
+    if (!HasTable("CUDA_GRAPH_NODE_EVENTS")) return false;
+    bool any = false;
+    RETURN_IF_ERROR(ForEachRow("CUDA_GRAPH_NODE_EVENTS",
+                               "SELECT 1 FROM CUDA_GRAPH_NODE_EVENTS LIMIT 1",
+                               [&](sqlite3_stmt*, int64_t) {
+                                 any = true;
+                                 return absl::OkStatus();
+                               }));
+    return any;
   }
 
   // The same, every table's rows merged in start order (ties: kernels, memcpy, memset,
@@ -474,6 +491,38 @@ class NsysImporter {
     });
   }
 
+  // Graph node creations and clones; a row without a node id names nothing and is
+  // counted, a row without a thread still links a clone to its original.
+  absl::Status LoadGraphNodes() {
+    constexpr std::string_view t = "CUDA_GRAPH_NODE_EVENTS";
+    int64_t without_id = 0;
+    RETURN_IF_ERROR(ForEachRow(
+        t,
+        absl::StrFormat("SELECT start, %s, graphNodeId, %s FROM %s ORDER BY start",
+                        Column(t, "globalTid"), Column(t, "originalGraphNodeId"), t),
+        [&](sqlite3_stmt* st, int64_t) {
+          GraphNodeEvent e;
+          e.node_id = NonZeroOr(st, 2);
+          if (e.node_id == kNone) {
+            ++without_id;
+            return absl::OkStatus();
+          }
+          e.time_ns = sqlite3_column_int64(st, 0);
+          if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+            const int64_t gtid = sqlite3_column_int64(st, 1);
+            e.process = Pid(gtid);
+            e.thread = Tid(gtid);
+          }
+          e.original_node_id = NonZeroOr(st, 3);
+          trace_.graph_nodes.push_back(e);
+          return absl::OkStatus();
+        }));
+    if (without_id > 0) {
+      trace_.info.counters.emplace_back("graph_node_events_without_node_id", without_id);
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status LoadGpuNames() {
     return ForEachRow("TARGET_INFO_GPU", "SELECT DISTINCT name FROM TARGET_INFO_GPU",
                       [&](sqlite3_stmt* st, int64_t) {
@@ -493,12 +542,18 @@ class NsysImporter {
   int64_t open_ranges_ = 0;
 };
 
-absl::StatusOr<Trace> SayDamaged(absl::StatusOr<Trace> trace) {
-  if (!trace.ok() && absl::StrContains(trace.status().message(), "malformed")) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s (the file is truncated or damaged)", trace.status().message()));
+absl::Status SayDamaged(absl::Status status) {
+  if (!status.ok() && absl::StrContains(status.message(), "malformed")) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s (the file is truncated or damaged)", status.message()));
   }
-  return trace;
+  return status;
+}
+
+template <typename T>
+absl::StatusOr<T> SayDamaged(absl::StatusOr<T> result) {
+  if (!result.ok()) return SayDamaged(result.status());
+  return result;
 }
 
 }  // namespace
@@ -529,6 +584,11 @@ absl::StatusOr<Trace> ImportNsysSqlite(std::string bytes) {
   }
   NsysImporter importer(db.get());
   return SayDamaged(importer.Run());
+}
+
+absl::StatusOr<bool> NsysRecordsGraphNodes(sqlite3* db) {
+  NsysImporter importer(db);
+  return SayDamaged(importer.RecordsGraphNodes());
 }
 
 absl::StatusOr<Trace> StreamNsysEvents(sqlite3* db, EventConsumer& consumer) {

@@ -11,7 +11,8 @@
 //
 // Processes and threads: Nsight's globalPid/globalTid carry the pid in bits 24..47 and the
 // tid in bits 0..23; ranges, launches and kernels get those pids and tids. NVTX names go
-// through ParseNvtxName (emit_nvtx decorations dropped, shape payloads read).
+// through ParseNvtxName (emit_nvtx decorations dropped, shape payloads read). Graph node
+// creations and clones (CUDA_GRAPH_NODE_EVENTS) go to Trace::graph_nodes.
 #ifndef OPMAP_ANALYSIS_IMPORT_NSYS_IMPORTER_H_
 #define OPMAP_ANALYSIS_IMPORT_NSYS_IMPORTER_H_
 
@@ -30,6 +31,11 @@ namespace opmap::analysis {
 bool LooksLikeSqlite(std::string_view head);
 
 absl::StatusOr<Trace> ImportNsysSqlite(std::string bytes);
+
+// Whether the export recorded CUDA graph node creation (CUDA_GRAPH_NODE_EVENTS rows, from
+// --cuda-graph-trace=node): then ImportNsysSqlite fills Trace::graph_nodes and the node-id
+// merge (analysis/graphs/node_id_merge.h) needs the whole trace, not a stream.
+absl::StatusOr<bool> NsysRecordsGraphNodes(sqlite3* db);
 
 // The same over a database the caller opened (a file opened read-only in place: nothing
 // of it is loaded), with the events handed to `consumer` in start order (every table's

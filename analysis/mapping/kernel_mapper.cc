@@ -45,7 +45,9 @@ std::vector<bool> OperatorRanges(const Trace& trace) {
   for (int32_t i = 0; i < static_cast<int32_t>(trace.ranges.size()); ++i) {
     const Range& r = trace.ranges[i];
     op[i] = IsOperatorRange(r.kind) && RequestKey(trace.strings.Get(r.name)).empty();
-    if (op[i] && r.kind == RangeKind::kUserAnnotation) annotations[{r.process, r.thread}].push_back(i);
+    if (op[i] && (r.kind == RangeKind::kUserAnnotation || r.kind == RangeKind::kNvtx)) {
+      annotations[{r.process, r.thread}].push_back(i);
+    }
   }
   if (annotations.empty()) return op;
   absl::flat_hash_map<ThreadKey, std::vector<int32_t>> launches;

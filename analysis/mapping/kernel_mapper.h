@@ -10,8 +10,8 @@
 //   3. launch_nesting  — correlation id → launch API call → innermost enclosing operator
 //                        range (cpu_op / user_annotation / NVTX) on the same thread;
 //      graph_launch    — the same through cudaGraphLaunch (one launch, many kernels).
-// Request and step ranges (serving/request_key.h) and user annotations that enclose a
-// graph launch are never operators: a kernel under nothing else is unmapped.
+// Request and step ranges (serving/request_key.h) and user annotations (Kineto or NVTX)
+// that enclose a graph launch are never operators: a kernel under nothing else is unmapped.
 // Kernels none of these place are `unmapped`, with the reason; their layer type later
 // falls back to the kernel-name rules (docs/metrics.md), which is marked as inferred.
 // One implementation for every source (Kineto JSON, Nsight Systems, live capture).
@@ -68,7 +68,7 @@ struct MappingResult {
 bool IsOperatorRange(RangeKind kind);
 
 // Per range of `trace`, whether it may own kernels: an operator kind, not a request or
-// step range (serving/request_key.h), and not a user annotation that encloses a graph
+// step range (serving/request_key.h), and not a user annotation (Kineto or NVTX) that encloses a graph
 // launch call on its thread. What MapGpuEvents places kernels in.
 std::vector<bool> OperatorRanges(const Trace& trace);
 

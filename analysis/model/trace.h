@@ -173,6 +173,18 @@ struct TraceInfo {
   std::vector<std::pair<std::string, int64_t>> counters;
 };
 
+// A graph node's creation, or its clone (graph instantiation clones every node), as
+// Nsight Systems records them with --cuda-graph-trace=node (table CUDA_GRAPH_NODE_EVENTS):
+// what the node-id merge (analysis/graphs/node_id_merge.h) follows from a replayed
+// kernel's graph_node_id back to the call that created the node.
+struct GraphNodeEvent {
+  int64_t node_id = kNone;
+  int64_t original_node_id = kNone;  // the node this one is a clone of; kNone: a creation
+  int64_t process = kNone;
+  int64_t thread = kNone;
+  int64_t time_ns = 0;
+};
+
 struct Trace {
   TraceInfo info;
   StringTable strings;
@@ -181,6 +193,7 @@ struct Trace {
   std::vector<Range> ranges;
   std::vector<StallSample> stalls;  // empty when the source sampled no stall reasons
   std::vector<MeasuredWork> measured;  // empty unless a profiler export was joined
+  std::vector<GraphNodeEvent> graph_nodes;  // empty unless the source recorded them
 };
 
 }  // namespace opmap::analysis

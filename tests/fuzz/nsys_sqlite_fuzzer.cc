@@ -5,7 +5,8 @@
 // (tests/fuzz/make_seeds_real.py). Invariants: errors say why; a Trace that imports
 // analyzes; the streamed import (StreamNsysEvents, what `opmap analyze` runs on a file)
 // succeeds where the whole import does, hands out the same events, and its summary built
-// in parts of a few events has the whole trace's counts and sums.
+// in parts of a few events has the whole trace's counts and sums; the node-id merge of
+// what CUDA_GRAPH_NODE_EVENTS holds matches or counts every graph launch.
 #include <sqlite3.h>
 
 #include <cstddef>
@@ -14,7 +15,9 @@
 #include <optional>
 #include <string>
 
+#include "analysis/graphs/node_id_merge.h"
 #include "analysis/import/nsys_importer.h"
+#include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/streaming_parts.h"
 #include "analysis/summary/summary_accumulator.h"
 #include "tests/fuzz/fuzz_analyze.h"
@@ -86,6 +89,21 @@ void CheckStreamedImport(const std::string& bytes, const opmap::analysis::Trace&
               "streamed summary: ranges");
 }
 
+// The node-id merge on hostile node tables (clone chains that loop, creations anywhere):
+// every graph launch ends up matched or counted with a reason, and the merged trace maps.
+void CheckNodeIdMerge(opmap::analysis::Trace& trace) {
+  using namespace opmap;
+  const size_t events = trace.gpu_events.size();
+  const analysis::CaptureMergeReport report = analysis::MergeGraphNodeIds(trace);
+  int64_t unmatched = 0;
+  for (const analysis::UnmatchedGraphs& u : report.unmatched) unmatched += u.launches;
+  fuzz::Check(report.matched_launches + unmatched == report.graph_launches,
+              "node-id merge: every graph launch matched or counted with a reason");
+  fuzz::Check(trace.gpu_events.size() == events, "node-id merge: no GPU event added or lost");
+  fuzz::Check(analysis::MapGpuEvents(trace).events.size() == events,
+              "node-id merge: the merged trace maps");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -100,5 +118,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   fuzz::AnalyzeTrace(*trace);
   CheckStreamedImport(bytes, *trace);
+  CheckNodeIdMerge(*trace);  // last: it changes the trace
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/nsys_graph_export.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/shared_data.h"
 
@@ -111,6 +112,27 @@ TEST_F(CaptureCliTest, AForeignCaptureIsCountedWithTheReason) {
   EXPECT_EQ(int64_t(doc["mapping"]["by_rule"]["graph_node"]), 0);
   EXPECT_EQ(int64_t(doc["mapping"]["layer_type_source"]["kernel_name"]), 421);
   EXPECT_EQ(int64_t(doc["source_counters"]["graph_merge.matched_launches"]), 0);
+}
+
+// An Nsight export taken with --cuda-graph-trace=node needs no --capture: its replayed
+// kernels are matched to the capture it holds by node id, said on stderr, and the export
+// is read whole (a streamed read would leave them unmapped).
+TEST(NsysNodeIdCli, AnalyzeMergesByNodeIdAndSaysSo) {
+  const fs::path path =
+      fs::temp_directory_path() / ("opmap-node-cli-" + std::to_string(::getpid()) + ".sqlite");
+  testing::WriteNsysGraphExport(path.string(), {.foreign_replay = true});
+  testing::ProcessResult r = Analyze({path.string(), "--format", "json"});
+  fs::remove(path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("opmap analyze: graph capture merge: 2 of 3 graph launches matched "
+                               "(4 of 5 kernels, 78.9% of their GPU time) against 1 graphs "
+                               "captured in the export, by graph node id"));
+  EXPECT_THAT(r.err, HasSubstr("1 launches (1 kernels) unmatched: a node with no creation event"));
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(r.out);
+  EXPECT_EQ(int64_t(doc["mapping"]["by_rule"]["graph_node"]), 4);
+  EXPECT_EQ(int64_t(doc["source_counters"]["graph_merge.matched_events"]), 4);
+  EXPECT_EQ(doc["streaming"].error(), simdjson::NO_SUCH_FIELD) << "read whole, not streamed";
 }
 
 }  // namespace
