@@ -26,6 +26,7 @@ bool DataMovement(absl::string_view op, const std::vector<OpArg>& args,
                   std::optional<int> element_bytes_hint, OpCost& c);
 bool Communication(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
 bool FusedServing(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
+bool Inductor(absl::string_view op, const std::vector<OpArg>& args, OpCost& c);
 // Whether op is a fused MoE operator (not an Inductor kernel named after one).
 bool IsFusedMoe(absl::string_view op);
 

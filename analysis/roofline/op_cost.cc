@@ -107,7 +107,7 @@ OpCost OpCostFor(std::string_view op_in, const std::vector<OpArg>& args,
   if (cost::Serving(op, args, context, c) || cost::Matmul(op, args, c) ||
       cost::Attention(op, args, c) || cost::Conv(op, args, c) ||
       cost::NormSoftmaxReduce(op, args, c) || cost::FusedServing(op, args, c) ||
-      cost::Communication(op, args, c) ||
+      cost::Inductor(op, args, c) || cost::Communication(op, args, c) ||
       cost::DataMovement(op, args, context.element_bytes_hint, c) ||
       cost::Elementwise(op, args, c)) {
     // Bytes need every tensor's element size; shapes alone still give FLOPs.

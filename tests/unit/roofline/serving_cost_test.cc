@@ -390,5 +390,37 @@ TEST(ServingSheet, AttentionInstancesCostedFromTheirOwnSteps) {
   EXPECT_EQ(sheet.costed_ns, sheet.mapped_ns);
 }
 
+
+// Inductor pointwise kernels from the vLLM serving trace: N = xnumel (the last Scalar).
+TEST(InductorCost, PointwiseKernelsAreCostedFromTheirElementCount) {
+  // float → bf16 of 131072·64 = 8388608 elements: read 4 B and write 2 B each; a pure
+  // conversion has no model FLOPs.
+  OpCost copy = CostIn("triton_poi_fused__to_copy_1", "[[131072, 64], [131072, 64], []]",
+                       R"(["float", "c10::BFloat16", "Scalar"])", nullptr, R"(["", "", "8388608"])");
+  ExpectCost(copy, 8388608, 8388608.0 * 4 + 8388608.0 * 2);
+  EXPECT_EQ(copy.model_flops, 0);
+  EXPECT_EQ(copy.family, "elementwise");
+  // A pad of [32, 2880] to [32, 3072]: 92160 elements read, 98304 written, 2 B each.
+  OpCost pad = CostIn("triton_poi_fused_constant_pad_nd_moe_forward_0", "[[32, 2880], [32, 3072], []]",
+                      R"(["c10::BFloat16", "c10::BFloat16", "Scalar"])", nullptr, R"(["", "", "98304"])");
+  ExpectCost(pad, 98304, (92160 + 98304) * 2.0);
+  EXPECT_EQ(pad.model_flops, 98304);
+  // An embedding gather: 32 rows of a [201088, 2880] table are read, which Input Dims
+  // cannot say.
+  OpCost gather = CostIn("triton_poi_fused_embedding_2", "[[32], [201088, 2880], [32, 2880], []]",
+                         R"(["int", "c10::BFloat16", "c10::BFloat16", "Scalar"])", nullptr,
+                         R"(["", "", "", "92160"])");
+  EXPECT_FALSE(gather.bytes.has_value());
+  EXPECT_EQ(gather.missing, "triton_poi_fused_embedding_2: argument 1 [201088, 2880] is larger "
+                            "than the kernel's 92160 elements: a gather, whose rows read are not "
+                            "recorded");
+  // Inductor specialised the count into the kernel: nothing recorded says it.
+  OpCost fixed = CostIn("triton_poi_fused_0", "[[32], [201088, 2880], [32, 2880]]",
+                        R"(["int", "c10::BFloat16", "c10::BFloat16"])", nullptr);
+  EXPECT_FALSE(fixed.flops.has_value());
+  EXPECT_EQ(fixed.missing, "triton_poi_fused_0: the kernel's element count (xnumel) is not "
+                           "recorded (no Scalar argument)");
+}
+
 }  // namespace
 }  // namespace opmap::analysis::serving_cost_test

@@ -223,13 +223,10 @@ TEST_P(ServingRoofline, ShareOfGpuTimeCosted) {
               << g.input_dims << ": " << g.cost.missing << "\n";
   }
   EXPECT_EQ(moe_ns, 0) << "the MoE is costed from the weights the merge copies";
-  if (GetParam().reference == "sglang_decode") {
-    EXPECT_GE(costed, 0.95);
-  } else {
-    // vLLM gpt-oss: MoE routing (SortTokens 3.5%, TopK 1.1%) and torch.compile's Triton
-    // kernels (3.9%) have no model: their arguments do not say what they touch.
-    EXPECT_GE(costed, 0.91);
-  }
+  // vLLM gpt-oss leaves its MoE routing uncosted (SortTokens 3.5%, TopK 1.1%: a sort's
+  // work is not its arguments' size) and one Inductor kernel whose element count is not
+  // recorded (0.1%).
+  EXPECT_GE(costed, 0.95);
 }
 
 INSTANTIATE_TEST_SUITE_P(Inference, ServingRoofline, ::testing::ValuesIn(::opmap::testing::ServingCases()),
