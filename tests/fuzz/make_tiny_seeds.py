@@ -80,73 +80,65 @@ write("control_message_fuzzer", "status.txt", b"\x01status json\n")
 write("control_message_fuzzer", "answer.txt",
       b"\x02outcome=captured pid=42 window_ms=2000 records=9 drops=0 counters_len=0 message=ok")
 
-# Nsight Systems: the importer's tables with two kernels and their launches.
-with tempfile.TemporaryDirectory() as tmp:
-    db = os.path.join(tmp, "tiny.sqlite")
-    c = sqlite3.connect(db)
-    c.execute("PRAGMA page_size = 512")
-    c.executescript("""
-      CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT,
-        correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT,
-        gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT, registersPerThread INT,
-        staticSharedMemory INT, dynamicSharedMemory INT, graphId INT, graphNodeId INT);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT,
-        correlationId INT, nameId INT);
-      CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT,
-        globalTid INT);
-      INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'cudaLaunchKernel'), (3, 'layer1');
-      INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
-        (1000, 1500, 0, 7, 11, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, NULL, NULL),
-        (1600, 1900, 0, 7, 12, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, 5, 9);
-      INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
-        (900, 950, 117440519, 11, 2), (1550, 1580, 117440519, 12, 2);
-      INSERT INTO NVTX_EVENTS VALUES (800, 2000, 59, NULL, 3, 117440519);
-    """)
-    c.commit()
-    c.execute("VACUUM")
-    c.close()
-    with open(db, "rb") as f:
-        data = f.read()
-write("nsys_sqlite_fuzzer", "tiny.sqlite", data) if len(data) <= 4096 else \
-    print(f"make_tiny_seeds.py: nsys seed is {len(data)} bytes; not written", file=sys.stderr)
+# Nsight Systems: the importer's tables (every seed has these three), small pages.
+NSYS_TABLES = """
+  CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT,
+    correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT,
+    gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT, registersPerThread INT,
+    staticSharedMemory INT, dynamicSharedMemory INT, graphId INT, graphNodeId INT);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT,
+    correlationId INT, nameId INT);
+"""
 
-# Nsight Systems with --cuda-graph-trace=node: a graph captured (two nodes created in
-# captured launches), instantiated (cloned) and replayed once; no NVTX table, to stay
-# within the fuzzers' 4 KiB inputs.
-with tempfile.TemporaryDirectory() as tmp:
-    db = os.path.join(tmp, "graph_nodes.sqlite")
-    c = sqlite3.connect(db)
-    c.execute("PRAGMA page_size = 512")
-    c.executescript("""
-      CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, end INT, deviceId INT, streamId INT,
-        correlationId INT, globalPid INT, demangledName INT, shortName INT, gridX INT,
-        gridY INT, gridZ INT, blockX INT, blockY INT, blockZ INT, registersPerThread INT,
-        staticSharedMemory INT, dynamicSharedMemory INT, graphId INT, graphNodeId INT);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INT, end INT, globalTid INT,
-        correlationId INT, nameId INT);
-      CREATE TABLE CUDA_GRAPH_NODE_EVENTS (start INT, end INT, globalTid INT,
-        graphNodeId INT, originalGraphNodeId INT);
-      INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'cudaLaunchKernel'), (3, 'layer1'),
-        (4, 'cudaStreamBeginCapture'), (5, 'cudaStreamEndCapture'), (6, 'cudaGraphLaunch');
-      INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 110, 117440519, 1, 4),
-        (200, 210, 117440519, 2, 2), (300, 310, 117440519, 3, 2), (400, 410, 117440519, 4, 5),
-        (1000, 1020, 117440519, 5, 6);
-      INSERT INTO CUDA_GRAPH_NODE_EVENTS VALUES (205, 205, 117440519, 11, NULL),
-        (305, 305, 117440519, 12, NULL), (500, 500, 117440519, 21, 11),
-        (501, 501, 117440519, 22, 12);
-      INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
-        (1100, 1200, 0, 7, 5, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, 3, 21),
-        (1200, 1300, 0, 7, 5, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, 3, 22);
-    """)
-    c.commit()
-    c.execute("VACUUM")
-    c.close()
-    with open(db, "rb") as f:
-        data = f.read()
-write("nsys_sqlite_fuzzer", "graph_nodes.sqlite", data) if len(data) <= 4096 else \
-    print(f"make_tiny_seeds.py: nsys graph seed is {len(data)} bytes; not written", file=sys.stderr)
+
+def nsys_seed(name, sql):
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, name)
+        c = sqlite3.connect(db)
+        c.execute("PRAGMA page_size = 512")
+        c.executescript(NSYS_TABLES + sql)
+        c.commit()
+        c.execute("VACUUM")
+        c.close()
+        with open(db, "rb") as f:
+            data = f.read()
+    if len(data) <= 4096:
+        write("nsys_sqlite_fuzzer", name, data)
+    else:
+        print(f"make_tiny_seeds.py: nsys seed {name} is {len(data)} bytes; not written",
+              file=sys.stderr)
+
+
+# Two kernels, their launches and an NVTX range.
+nsys_seed("tiny.sqlite", """
+  CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT,
+    globalTid INT);
+  INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'cudaLaunchKernel'), (3, 'layer1');
+  INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+    (1000, 1500, 0, 7, 11, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, NULL, NULL),
+    (1600, 1900, 0, 7, 12, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, 5, 9);
+  INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+    (900, 950, 117440519, 11, 2), (1550, 1580, 117440519, 12, 2);
+  INSERT INTO NVTX_EVENTS VALUES (800, 2000, 59, NULL, 3, 117440519);
+""")
+# --cuda-graph-trace=node: a graph captured (two nodes created in captured launches),
+# instantiated (cloned) and replayed once; no NVTX table, to stay within 4 KiB.
+nsys_seed("graph_nodes.sqlite", """
+  CREATE TABLE CUDA_GRAPH_NODE_EVENTS (start INT, end INT, globalTid INT,
+    graphNodeId INT, originalGraphNodeId INT);
+  INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'cudaLaunchKernel'),
+    (4, 'cudaStreamBeginCapture'), (5, 'cudaStreamEndCapture'), (6, 'cudaGraphLaunch');
+  INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 110, 117440519, 1, 4),
+    (200, 210, 117440519, 2, 2), (300, 310, 117440519, 3, 2), (400, 410, 117440519, 4, 5),
+    (1000, 1020, 117440519, 5, 6);
+  INSERT INTO CUDA_GRAPH_NODE_EVENTS VALUES (205, 205, 117440519, 11, NULL),
+    (305, 305, 117440519, 12, NULL), (500, 500, 117440519, 21, 11),
+    (501, 501, 117440519, 22, 12);
+  INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+    (1100, 1200, 0, 7, 5, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, 3, 21),
+    (1200, 1300, 0, 7, 5, 117440512, 1, 1, 4,1,1, 128,1,1, 32, 0, 0, 3, 22);
+""")
 
 # Nsight Compute: one file per layout.
 write("ncu_csv_fuzzer", "raw.csv",
