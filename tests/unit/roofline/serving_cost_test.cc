@@ -140,9 +140,9 @@ TEST(FusedMoe, NamesWhatIsRecordedAndWhatIsNot) {
                 .missing.find("the expert weights, and so the intermediate size, and the top-k "
                               "(no TopK) are not recorded"),
             std::string::npos);
-  // Inductor's pad that feeds the MoE is not an MoE.
+  // Inductor's pad that feeds the MoE is not an MoE: a pointwise kernel.
   EXPECT_EQ(OpCostFor("triton_poi_fused_constant_pad_nd_moe_forward_0", {}, context).family,
-            "unmodelled");
+            "elementwise");
 }
 
 OpArg Weight(std::vector<int64_t> dims, std::string type) {
