@@ -92,8 +92,9 @@ bool GraphNodePlacer::AddNode(std::string_view record, analysis::Trace& t, std::
     // The first record naming a range decides its extent, as for graphs.
     auto [it, added] = levels_.try_emplace(l.range_key);
     if (!added) continue;
-    const analysis::NvtxName n = analysis::ParseNvtxName(text);
-    it->second = Level{l.first, l.last, t.strings.Intern(n.name), n.flops, n.bytes};
+    analysis::Range named;
+    analysis::NameNvtxRange(text, t.strings, named);  // an output marker holds no node
+    it->second = Level{l.first, l.last, named.name, named.flops, named.bytes, named.input_dims};
   }
   nodes_[r.node_id] = std::move(node);
   ++counts_.records;
@@ -223,6 +224,7 @@ void GraphNodePlacer::Place(analysis::GpuEvent event, const Node& node, const La
     r.thread = thread;
     r.flops = level.flops;
     r.bytes = level.bytes;
+    r.input_dims = level.input_dims;
     ++counts_.ranges_added;
   }
   if (launch_name_ == analysis::kEmptyString) launch_name_ = t.strings.Intern(kNodeLaunchName);

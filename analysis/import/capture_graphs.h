@@ -91,6 +91,7 @@ class GraphNodePlacer {
     analysis::StringId name = analysis::kEmptyString;
     int64_t flops = analysis::kNone;
     int64_t bytes = analysis::kNone;
+    analysis::StringId input_dims = analysis::kEmptyString;
   };
   struct Node {
     uint64_t sequence = 0;

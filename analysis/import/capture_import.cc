@@ -79,6 +79,7 @@ analysis::Trace FinishCaptureTrace(CaptureResult r) {
   info.counters.emplace_back("open_ranges", r.open_ranges);
   info.counters.emplace_back("unmatched_ends", r.unmatched_ends);
   info.counters.emplace_back("bad_records", r.bad_records);
+  if (r.output_markers > 0) info.counters.emplace_back("nvtx_output_markers", r.output_markers);
   info.counters.emplace_back("stall_samples_rows", static_cast<int64_t>(r.trace.stalls.size()));
   // Only where the library recorded graph nodes (OPMAP_GRAPH_NODES): what the live graph
   // capture merge placed, and why the rest of the graph kernels were not.

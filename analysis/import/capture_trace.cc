@@ -80,14 +80,6 @@ analysis::StringId CaptureTraceBuilder::KernelName(std::string_view mangled) {
   return id;
 }
 
-analysis::StringId CaptureTraceBuilder::NvtxRangeName(std::string_view text, int64_t* flops,
-                                                      int64_t* bytes) {
-  const analysis::NvtxName n = analysis::ParseNvtxName(text);
-  *flops = n.flops;
-  *bytes = n.bytes;
-  return result_.trace.strings.Intern(n.name);
-}
-
 void CaptureTraceBuilder::Add(std::string_view record) {
   using namespace opmap::ring;  // NOLINT: the record vocabulary
   ++result_.records;
@@ -119,7 +111,10 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       analysis::Range range;
       range.start_ns = r.start_ns;
       range.dur_ns = r.end_ns - r.start_ns;
-      range.name = NvtxRangeName(name, &range.flops, &range.bytes);
+      if (!analysis::NameNvtxRange(name, t.strings, range)) {
+        ++result_.output_markers;
+        return;
+      }
       range.kind = analysis::RangeKind::kNvtx;
       range.process = pid_;
       range.thread = r.tid;
@@ -134,8 +129,13 @@ void CaptureTraceBuilder::Add(std::string_view record) {
                             result_.records, kMaxOpenRanges));
         return;
       }
-      PendingStart p{r.start_ns, r.tid, 0, kNone, kNone};
-      p.name = NvtxRangeName(name, &p.flops, &p.bytes);
+      analysis::Range p;
+      p.start_ns = r.start_ns;
+      p.thread = r.tid;  // where it started, as Nsight Systems shows it
+      if (!analysis::NameNvtxRange(name, t.strings, p)) {
+        ++result_.output_markers;
+        return;
+      }
       starts_[r.range_id] = p;
       return;
     }
@@ -146,22 +146,16 @@ void CaptureTraceBuilder::Add(std::string_view record) {
         ++result_.unmatched_ends;
         return;
       }
-      const PendingStart p = it->second;
+      analysis::Range range = it->second;
       starts_.erase(it);
-      if (!ValidSpan(p.start_ns, r.end_ns)) {
+      if (!ValidSpan(range.start_ns, r.end_ns)) {
         Bad(absl::StrFormat("record %d: NVTX range %d ends before it starts", result_.records,
                             r.range_id));
         return;
       }
-      analysis::Range range;
-      range.start_ns = p.start_ns;
-      range.dur_ns = r.end_ns - p.start_ns;
-      range.name = p.name;
+      range.dur_ns = r.end_ns - range.start_ns;
       range.kind = analysis::RangeKind::kNvtx;
       range.process = pid_;
-      range.thread = p.thread;  // where it started, as Nsight Systems shows it
-      range.flops = p.flops;
-      range.bytes = p.bytes;
       t.ranges.push_back(range);
       return;
     }

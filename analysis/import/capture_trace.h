@@ -49,6 +49,7 @@ struct CaptureResult {
   int64_t records = 0;
   int64_t open_ranges = 0;      // start/end ranges started but never ended
   int64_t unmatched_ends = 0;   // ends whose start was not captured
+  int64_t output_markers = 0;   // layerwise output markers dropped (import/nvtx_names.h)
   int64_t bad_records = 0;
   std::string first_bad_record;  // why the first bad record was refused
   GraphNodeCounts graph_nodes;   // the live graph capture merge (capture_graphs.h)
@@ -89,7 +90,6 @@ class CaptureTraceBuilder {
   // does not fit in the record.
   bool Inline(std::string_view record, uint32_t fixed, uint32_t offset, uint32_t len,
               std::string_view* out);
-  analysis::StringId NvtxRangeName(std::string_view text, int64_t* flops, int64_t* bytes);
   void ApplyExternalIds();
   // A kernel, memcpy or memset: into the trace, or through the graph node placement.
   void AddGpuEvent(const analysis::GpuEvent& e);
@@ -97,16 +97,9 @@ class CaptureTraceBuilder {
   analysis::StringId KernelName(std::string_view mangled);
 
   absl::flat_hash_map<std::string, analysis::StringId> kernel_names_;
-  struct PendingStart {
-    int64_t start_ns;
-    int64_t thread;
-    analysis::StringId name;
-    int64_t flops, bytes;
-  };
-
   int64_t pid_;
   CaptureResult result_;
-  absl::flat_hash_map<uint64_t, PendingStart> starts_;
+  absl::flat_hash_map<uint64_t, analysis::Range> starts_;  // start/end ranges still open
   absl::flat_hash_map<uint64_t, int64_t> external_ids_;  // correlation → external id
   absl::flat_hash_map<uint64_t, size_t> window_index_;   // window id → result_.windows[i]
   GraphNodePlacer graphs_;

@@ -166,6 +166,9 @@ class NsysImporter {
 
   Trace Finish() {
     if (open_ranges_ > 0) trace_.info.counters.emplace_back("nvtx_open_ranges", open_ranges_);
+    if (output_markers_ > 0) {
+      trace_.info.counters.emplace_back("nvtx_output_markers", output_markers_);
+    }
     return std::move(trace_);
   }
 
@@ -474,19 +477,19 @@ class NsysImporter {
       } else {
         text = String(st, 4);
       }
-      const NvtxName name = ParseNvtxName(text);
       out->kind = Event::kRange;
       Range& r = out->range;
       r = Range();
+      if (!NameNvtxRange(text, trace_.strings, r)) {
+        ++output_markers_;
+        return false;
+      }
       r.start_ns = sqlite3_column_int64(st, 0);
       r.dur_ns = sqlite3_column_int64(st, 1) - r.start_ns;
-      r.name = trace_.strings.Intern(name.name);
       r.kind = RangeKind::kNvtx;
       const int64_t gtid = sqlite3_column_int64(st, 5);
       r.process = Pid(gtid);
       r.thread = Tid(gtid);
-      r.flops = name.flops;
-      r.bytes = name.bytes;
       return true;
     });
   }
@@ -540,6 +543,7 @@ class NsysImporter {
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> columns_;
   absl::flat_hash_map<int64_t, std::string> strings_;
   int64_t open_ranges_ = 0;
+  int64_t output_markers_ = 0;
 };
 
 absl::Status SayDamaged(absl::Status status) {

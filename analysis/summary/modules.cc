@@ -35,7 +35,21 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// "model.layers.0.mlp (LlamaMLP)" → "LlamaMLP": a module path and its class, as
+// opmap_torch.annotate names a module (import/nvtx_names.h); nullopt for other names.
+std::optional<std::string_view> ClassOfPath(std::string_view name) {
+  const size_t open = name.rfind(" (");
+  if (open == std::string_view::npos || !name.ends_with(')')) return std::nullopt;
+  const std::string_view inside = name.substr(open + 2, name.size() - open - 3);
+  if (!IsModulePath(name.substr(0, open)) || !IsModulePath(inside) ||
+      inside.find('.') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return inside;
+}
+
 std::string ModuleType(std::string_view name) {
+  if (std::optional<std::string_view> cls = ClassOfPath(name)) return std::string(*cls);
   std::string type;
   size_t begin = 0;
   while (begin <= name.size()) {
@@ -153,11 +167,14 @@ std::optional<ModuleName> ParseModuleName(RangeKind kind, std::string_view range
       name == "record_param_comms" || !RequestKey(name).empty()) {
     return std::nullopt;
   }
-  // A hook range naming its module: "FSDP::pre_forward (blocks.12._checkpoint_wrapped_module)".
   size_t open = name.rfind(" (");
   if (name.ends_with(')') && open != std::string_view::npos) {
-    std::string_view path = name.substr(open + 2, name.size() - open - 3);
-    if (IsModulePath(path)) return ModuleName{std::string(path), ModuleType(path)};
+    std::string_view inside = name.substr(open + 2, name.size() - open - 3);
+    // A module path and its class (opmap_torch.annotate): the name as it is; ModuleType
+    // reads the class.
+    if (ClassOfPath(name)) return ModuleName{std::string(name), ModuleType(name)};
+    // A hook range naming its module: "FSDP::pre_forward (blocks.12._checkpoint_wrapped_module)".
+    if (IsModulePath(inside)) return ModuleName{std::string(inside), ModuleType(inside)};
   }
   if (name.find(':') != std::string_view::npos) return std::nullopt;  // an operator
   return ModuleName{std::string(name), ModuleType(name)};

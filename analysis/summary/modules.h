@@ -7,14 +7,17 @@
 //   - an NVTX range that encloses another operator range on its thread (by time nesting)
 //     and is not itself an operator name: `decoder_layer.3`, or a hook range naming its
 //     module in parentheses, `FSDP::pre_forward (blocks.12._checkpoint_wrapped_module)` →
-//     module `blocks.12._checkpoint_wrapped_module`. Names with `:` outside such
+//     module `blocks.12._checkpoint_wrapped_module`; a module path and its class,
+//     `model.layers.0.mlp (LlamaMLP)` (opmap_torch's ranges, import/nvtx_names.h), is
+//     that module, named so, of type `LlamaMLP`. Names with `:` outside such
 //     parentheses (`aten::linear`, `c10d::allreduce_`, `nccl:all_reduce`) are operators;
 //     names with `#` (`ProfilerStep#3`, `Optimizer.step#SGD.step`) and
 //     `record_param_comms` are the framework's own annotations, not modules. Other
 //     enclosing ranges count (`FlashAttnFunc`, a user's `encoder`). TensorRT layer ranges
 //     (`/layer1/layer1.0/conv1/Conv + ...`) launch their kernels directly, so they are
 //     operators, and a TensorRT engine has modules only where a range encloses them.
-// Module type: the module's kind with instance indices dropped — split the name on `.`,
+// Module type: the class where the name gives one (`model.layers.0.mlp (LlamaMLP)` →
+// `LlamaMLP`); else the module's kind with instance indices dropped — split the name on `.`,
 // drop all-digit components and wrapper attributes (components starting with `_`, e.g.
 // `_checkpoint_wrapped_module`, `_fsdp_wrapped_module`), then drop a trailing `_<digits>`:
 // `Owlv2Attention_3` → `Owlv2Attention`, `blocks.12._checkpoint_wrapped_module` → `blocks`,

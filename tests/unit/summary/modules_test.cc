@@ -191,6 +191,14 @@ TEST(ModuleNames, TypeDropsInstanceIndices) {
   EXPECT_EQ(parse(nvtx, "Optimizer.step#SGD.step"), "-");
   EXPECT_EQ(parse(nvtx, "record_param_comms"), "-");
   EXPECT_EQ(parse(nvtx, "FlashAttnFunc"), "FlashAttnFunc | FlashAttnFunc");
+  // opmap_torch: a module path and its class; the class is the type, wherever the name
+  // is read again (the collector's rollups take ModuleTypeOf of the name).
+  EXPECT_EQ(parse(nvtx, "encoder.layer.3.attention (BertAttention)"),
+            "encoder.layer.3.attention (BertAttention) | BertAttention");
+  EXPECT_EQ(ModuleTypeOf("encoder.layer.3.attention (BertAttention)"), "BertAttention");
+  EXPECT_EQ(parse(nvtx, "BertModel (BertModel)"), "BertModel (BertModel) | BertModel");
+  // vLLM / SGLang layerwise paths (import/nvtx_names.h gives the path).
+  EXPECT_EQ(parse(nvtx, "top.model.layers.0.mlp"), "top.model.layers.0.mlp | top.model.layers.mlp");
 }
 
 }  // namespace
