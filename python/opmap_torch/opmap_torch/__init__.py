@@ -26,11 +26,13 @@ Range names (the grammar opmap reads; python/opmap_torch/README.md):
     MODE    = "DECODE" | "EXTEND" | "MIXED" | "IDLE" ;
     request = "request" ;
 
-e.g. ``opmap.module encoder.layer.0.attention.self (BertSelfAttention) shapes=[[8, 128, 384]]``,
+e.g. ``opmap.module encoder.layer.0.attention.self (BertSelfAttention)
+shapes=[[2, 10, 384], [2, 1, 10, 10]]`` (one line),
 ``opmap.module BertModel (BertModel)``, ``step[DECODE bs=4]``, ``step[EXTEND bs=4 toks=512]``.
 
 Input tensors are those among the forward's positional arguments, then its keyword
-arguments (in call order), looking one level into lists and tuples; other arguments are
+arguments (in call order), looking one level into lists, tuples and mappings (their
+values, in order: sentence-transformers passes a dict of features); other arguments are
 not listed. The step and request names are the forms analysis/serving/step_annotation.h
 and request_key.h recognise: a step range is an iteration of the request-latency subject
 (`step:decode`, `step:prefill`), `request` one request.
@@ -43,6 +45,7 @@ returns).
 
 import contextlib
 import os
+from collections.abc import Mapping
 import threading
 
 __version__ = "0.1.0"
@@ -97,6 +100,9 @@ def _shape_list(args, kwargs):
             shapes.append(list(v.shape))
         elif depth == 0 and isinstance(v, (list, tuple)):
             for item in v:
+                add(item, 1)
+        elif depth == 0 and isinstance(v, Mapping):
+            for item in v.values():
                 add(item, 1)
 
     for a in args:

@@ -6,6 +6,7 @@ recorders, so no GPU and no injection library are needed.
     python -m unittest discover -s python/opmap_torch/tests
 """
 
+import collections
 import os
 import threading
 import unittest
@@ -112,15 +113,20 @@ class AnnotateTest(Base):
     def test_shapes_nested_paths_and_lists(self):
         class Cat(nn.Module):
             def forward(self, xs, n):
-                return torch.cat(xs, dim=1)
+                return xs
 
         outer = nn.Module()
         outer.inner = nn.Module()
         outer.inner.cat = Cat()
         opmap_torch.annotate(outer, shapes=True, force=True)
         outer.inner.cat([torch.zeros(2, 3), torch.zeros(2, 5)], 7)
+        outer.inner.cat(xs={"ids": torch.zeros(1, 9), "mask": torch.zeros(1, 9), "n": 3},
+                        n=[[torch.zeros(2)]])  # deeper than one level: not listed
+        outer.inner.cat(collections.UserDict(a=torch.zeros(3)), None)  # BatchEncoding's base
         self.assertEqual(self.rec.pushed(),
-                         ["opmap.module inner.cat (Cat) shapes=[[2, 3], [2, 5]]"])
+                         ["opmap.module inner.cat (Cat) shapes=[[2, 3], [2, 5]]",
+                          "opmap.module inner.cat (Cat) shapes=[[1, 9], [1, 9]]",
+                          "opmap.module inner.cat (Cat) shapes=[[3]]"])
 
     def test_remove(self):
         model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
