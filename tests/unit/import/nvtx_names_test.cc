@@ -1,6 +1,13 @@
 #include "analysis/import/nvtx_names.h"
 
+#include <string>
+#include <vector>
+
+#include "common/text/text_util.h"
+#include "analysis/roofline/op_args.h"
+#include "analysis/serving/request_key.h"
 #include "gtest/gtest.h"
+#include "tests/testing/shared_data.h"
 
 namespace opmap::analysis {
 namespace {
@@ -118,6 +125,49 @@ TEST(NvtxNames, NamingARangeDropsOutputMarkers) {
   EXPECT_EQ(strings.Get(r.name), "aten::mm");
   EXPECT_EQ(strings.Get(r.input_dims), "[[8, 4], [4, 2]]");
   EXPECT_FALSE(NameNvtxRange("{'Module': 'top.x', 'Outputs': [[1]]}", strings, r));
+}
+
+
+// Every name a real PyTorch run pushed (tests/framework/nvtx_strings.py: torch 2.15.0,
+// emit_nvtx with and without shapes, forward and backward, all-MiniLM-L6-v2, and
+// opmap_torch's module, step and request ranges), captured by libopmap_inject.
+TEST(NvtxNames, RealTorchRunNamesParse) {
+  const std::string text = ::opmap::testing::ReadFileOrDie(
+      std::string(OPMAP_FRAMEWORK_DATA) + "/nvtx_strings_torch2.15.0.txt");
+  int emit = 0, with_sizes = 0, modules = 0, steps = 0;
+  for (std::string_view line : text::Lines(text)) {
+    if (line.empty() || line.starts_with("#")) continue;
+    const NvtxName n = ParseNvtxName(line);
+    SCOPED_TRACE(std::string(line));
+    if (line.starts_with("opmap.module ")) {
+      ++modules;
+      EXPECT_EQ(n.form, NvtxForm::kOpmapModule);
+      EXPECT_TRUE(n.name.ends_with(")")) << n.name;
+      EXPECT_EQ(line.find(" shapes=") != std::string_view::npos, !n.input_dims.empty());
+    } else if (line.find(", op_id = ") != std::string_view::npos) {
+      ++emit;
+      EXPECT_EQ(n.form, NvtxForm::kEmitNvtx);
+      EXPECT_EQ(n.name.find(", "), std::string_view::npos) << n.name;
+      EXPECT_GT(n.op_id, 0);
+      EXPECT_EQ(line.find(", seq = ") != std::string_view::npos, n.seq >= 0);
+      if (line.find(", sizes = ") != std::string_view::npos) {
+        ++with_sizes;
+        // The shapes read as a Kineto trace's Input Dims, one per recorded input.
+        absl::StatusOr<std::vector<OpArg>> args = ParseOpArgs(n.input_dims, "", "", "");
+        ASSERT_TRUE(args.ok()) << args.status();
+        EXPECT_FALSE(args->empty());
+        EXPECT_TRUE(n.input_op_ids.starts_with("[(")) << n.input_op_ids;
+      }
+    } else if (line.starts_with("step[") || line == "request" || line == "iteration") {
+      ++steps;
+      EXPECT_EQ(n.form, NvtxForm::kPlain);
+      EXPECT_FALSE(RequestKey(n.name).empty()) << "a request or step subject";
+    }
+  }
+  EXPECT_GE(emit, 30);
+  EXPECT_GE(with_sizes, 20);
+  EXPECT_GE(modules, 30);
+  EXPECT_GE(steps, 4);
 }
 
 }  // namespace
