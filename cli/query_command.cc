@@ -19,6 +19,7 @@
 #include "common/base/absl_view.h"
 #include "common/text/json_writer.h"
 #include "opmap/v1/query.grpc.pb.h"
+#include "common/text/printable.h"
 
 namespace opmap::cli {
 namespace {
@@ -220,7 +221,7 @@ int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
         v = "(no module)";
       }
       row.push_back(args.format == Format::kTable
-                        ? Shorten(v, keys[k] == "kernel" ? 60 : 40)
+                        ? text::PrintableCell(v, keys[k] == "kernel" ? 60 : 40)
                         : CsvField(v));
     }
     row.push_back(absl::StrCat(r.count()));
@@ -346,7 +347,7 @@ int Kernels(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
   std::vector<std::vector<std::string>> rows;
   for (const auto& k : resp.rows()) {
     bool csv = args.format == Format::kCsv;
-    rows.push_back({csv ? CsvField(k.name()) : Shorten(k.name(), 60),
+    rows.push_back({csv ? CsvField(k.name()) : text::PrintableCell(k.name(), 60),
                     csv ? CsvField(k.layer_type()) : k.layer_type(), absl::StrCat(k.count()),
                     UsFromNs(k.total_ns()),
                     csv ? absl::StrFormat("%.6f", k.share_of_gpu_time())

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/text/printable.h"
 
 namespace opmap::cli::query_internal {
 
@@ -23,11 +24,6 @@ std::string UsFromNs(double ns) {
   return absl::StrFormat("%.3f", ns / 1000.0);
 }
 
-std::string Shorten(const std::string& s, size_t width) {
-  if (s.size() <= width) return s;
-  return s.substr(0, width - 3) + "...";
-}
-
 std::string AccuracyText(double alpha) {
   if (alpha <= 0) return "percentiles exact";
   return absl::StrFormat("percentiles from DDSketch, relative error ≤ %.2f%%", alpha * 100);
@@ -40,7 +36,9 @@ void PrintUnavailable(const google::protobuf::RepeatedPtrField<opmap::v1::Unavai
   if (format == Format::kJson) return;
   std::ostream& out = format == Format::kCsv ? std::cerr : std::cout;
   for (const opmap::v1::Unavailable& u : list) {
-    out << "unavailable: " << (u.what().empty() ? "" : u.what() + ": ") << u.reason() << "\n";
+    // What and why come from agents: shown printable (common/text/printable.h).
+    out << "unavailable: " << (u.what().empty() ? "" : text::Printable(u.what()) + ": ")
+        << text::Printable(u.reason()) << "\n";
   }
 }
 

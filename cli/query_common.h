@@ -42,7 +42,6 @@ using text::CsvField;
 std::string QuantileName(double q);
 std::string UsFromNs(int64_t ns);
 std::string UsFromNs(double ns);
-std::string Shorten(const std::string& s, size_t width);
 std::string AccuracyText(double alpha);
 void PrintUnavailable(const google::protobuf::RepeatedPtrField<opmap::v1::Unavailable>& list,
                       Format format);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/query_common.h"
+#include "common/text/printable.h"
 
 namespace opmap::cli::query_internal {
 namespace {
@@ -103,7 +104,7 @@ int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRa
     for (size_t k = 0; k < keys.size(); ++k) {
       row.push_back(text(k < static_cast<size_t>(r.key_size()) ? r.key(k) : ""));
     }
-    row.push_back(csv ? CsvField(r.name()) : Shorten(r.name(), 40));
+    row.push_back(csv ? CsvField(r.name()) : text::PrintableCell(r.name(), 40));
     row.push_back(text(r.source()));
     row.push_back(absl::StrCat(r.value()));
     row.push_back(r.has_scaled() ? absl::StrFormat("%.1f", r.scaled()) : "unavailable");
@@ -136,7 +137,7 @@ int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRa
       AlignedTable t({"stage", "kind", "reason", "count"}, {false, false, false, true});
       for (const auto& d : resp.drops()) {
         t.Add({std::string(StageName(d.stage())), std::string(KindName(d.kind())),
-               d.reason().empty() ? "-" : d.reason(), absl::StrCat(d.count())});
+               d.reason().empty() ? "-" : text::Printable(d.reason()), absl::StrCat(d.count())});
       }
       std::cout << t.Render();
     }

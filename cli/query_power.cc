@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/query_common.h"
 #include "common/text/power_names.h"
+#include "common/text/printable.h"
 
 namespace opmap::cli::query_internal {
 namespace {
@@ -108,8 +109,8 @@ int Power(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange
     }
     row.push_back(text(r.host()));
     row.push_back(std::string(DomainName(r.domain())));
-    row.push_back(csv ? CsvField(r.device()) : Shorten(r.device(), 24));
-    row.push_back(csv ? CsvField(r.name()) : Shorten(r.name(), 24));
+    row.push_back(csv ? CsvField(r.device()) : text::PrintableCell(r.device(), 24));
+    row.push_back(csv ? CsvField(r.name()) : text::PrintableCell(r.name(), 24));
     row.push_back(absl::StrFormat("%d/%d", r.windows_with_energy(), r.windows()));
     const bool energy = r.windows_with_energy() > 0;
     row.push_back(energy ? absl::StrFormat("%.3f", r.energy_mj() / 1e3) : "unavailable");

@@ -12,6 +12,7 @@
 #include "abi/ring_protocol.h"
 #include "analysis/stats/multiplex.h"
 #include "common/text/aligned_table.h"
+#include "common/text/printable.h"
 
 namespace opmap::agent {
 
@@ -127,10 +128,11 @@ std::string CountersTable(const std::vector<CounterRow>& rows,
     const char* source = s.source == opmap::v1::COUNTER_SOURCE_PAPI ? "papi" : "perf_event";
     const std::optional<double> scaled = analysis::ScaleMultiplexed(s.value, s.enabled, s.running);
     if (!scaled.has_value()) {
-      table.Add({name, source, absl::StrCat(s.value), "unavailable: never scheduled on the PMU", ""});
+      table.Add({text::Printable(name), source, absl::StrCat(s.value),
+                 "unavailable: never scheduled on the PMU", ""});
       continue;
     }
-    table.Add({name, source, absl::StrCat(s.value), absl::StrFormat("%.0f", *scaled),
+    table.Add({text::Printable(name), source, absl::StrCat(s.value), absl::StrFormat("%.0f", *scaled),
                absl::StrFormat("%.1f", *scaled / std::max(1e-9, absl::ToDoubleSeconds(window)))});
   }
   std::string out = table.Render();

@@ -8,13 +8,13 @@
 #include "analysis/bottleneck/evidence_format.h"
 #include "analysis/bottleneck/mapping_sheet.h"
 #include "analysis/report/report_fields.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
 
 using bottleneck_format::Number;
 using bottleneck_format::OptionalDouble;
-using report_fields::Shorten;
 using report_fields::Us;
 
 constexpr size_t kNameWidth = 60;
@@ -202,7 +202,7 @@ DocTable GroupsTable(const MappingSheet& sheet, int top) {
   for (size_t i = 0; i < rows; ++i) {
     const SheetGroup& g = sheet.groups[i];
     const std::string why = g.cost.missing.empty() ? "not derivable" : g.cost.missing;
-    t.rows.push_back({Shorten(g.op, 40), Shorten(g.input_dims, 48), absl::StrCat(g.instances),
+    t.rows.push_back({text::PrintableCell(g.op, 40), text::PrintableCell(g.input_dims, 48), absl::StrCat(g.instances),
                       UsText(g.gpu_time_ns), Percent(g.share), opt(g.cost.flops, 1e-9, why),
                       opt(g.cost.bytes, 1e-6, why), g.cost.bytes_source.empty() ? "-" : g.cost.bytes_source,
                       opt(g.observed.intensity, 1, why), opt(g.achieved_flops_per_s, 1e-12, why),
@@ -254,7 +254,7 @@ DocSection MappingSheetSection(const MappingSheet& sheet, int top_operators) {
   evidence.align_right = {false, false, true, false, false};
   for (size_t i = 0; i < rows; ++i) {
     const SheetOperator& op = sheet.operators[i];
-    const std::string name = Shorten(op.name, kNameWidth);
+    const std::string name = text::PrintableCell(op.name, kNameWidth);
     ops.rows.push_back({name, std::string(LayerTypeName(op.layer_type)),
                         absl::StrCat(op.instances), UsText(op.gpu_time_ns), Percent(op.share),
                         op.flops ? Number(*op.flops) : absl::StrCat("unavailable: ", op.flops_formula),
@@ -262,7 +262,7 @@ DocSection MappingSheetSection(const MappingSheet& sheet, int top_operators) {
                         std::string(BottleneckClassName(op.observed.cls)), op.observed.summary});
     for (const SheetKernel& k : op.kernels) {
       kernels.rows.push_back(
-          {name, Shorten(k.name, kNameWidth), absl::StrCat(k.count), Dim3(k.grid), Dim3(k.block),
+          {name, text::PrintableCell(k.name, kNameWidth), absl::StrCat(k.count), Dim3(k.grid), Dim3(k.block),
            k.registers_per_thread >= 0 ? absl::StrCat(k.registers_per_thread)
                                        : "unavailable: not recorded",
            k.shared_memory_bytes != kNone ? absl::StrCat(k.shared_memory_bytes)
@@ -290,11 +290,11 @@ DocSection MappingSheetSection(const MappingSheet& sheet, int top_operators) {
   fusion.align_right = {true, false, false, true, true, true, false, false};
   for (const FusionCandidate& c : sheet.fusion) {
     std::vector<std::string> short_kernels;
-    for (const std::string& k : c.kernels) short_kernels.push_back(Shorten(k, 40));
+    for (const std::string& k : c.kernels) short_kernels.push_back(text::PrintableCell(k, 40));
     fusion.rows.push_back({absl::StrCat(c.stream), absl::StrJoin(short_kernels, " → "),
                            absl::StrJoin(c.operators, " → "), absl::StrCat(c.occurrences),
                            UsText(c.gpu_time_ns), UsText(c.saving_bound_ns),
-                           Shorten(c.before, 40), Shorten(c.after, 40)});
+                           text::PrintableCell(c.before, 40), text::PrintableCell(c.after, 40)});
   }
   fusion.notes.push_back(
       "saving bound per occurrence = (L − 1) × mean kernel time of the run's L kernels "

@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "analysis/bottleneck/evidence_format.h"
 #include "analysis/report/report_fields.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
@@ -273,7 +274,7 @@ DocSection MitigationsSection(const std::vector<Mitigation>& mitigations) {
                            : absl::StrCat("unavailable: ", m.gain_basis);
     std::vector<std::string> ev;
     for (const Evidence& e : m.evidence) ev.push_back(bottleneck_format::EvidenceLine(e));
-    t.rows.push_back({report_fields::Shorten(m.subject, 60), std::string(BottleneckClassName(m.cls)),
+    t.rows.push_back({text::PrintableCell(m.subject, 60), std::string(BottleneckClassName(m.cls)),
                       m.action, std::string(OwnerRoleName(m.owner)), gain, m.gain_basis,
                       m.validation_scope, m.rollback_boundary, absl::StrJoin(ev, "; ")});
   }

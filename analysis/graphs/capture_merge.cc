@@ -14,6 +14,7 @@
 #include "analysis/graphs/replayed_graphs.h"
 #include "analysis/graphs/transplanter.h"
 #include "analysis/mapping/kernel_mapper.h"
+#include "common/text/printable.h"
 #include "common/text/text_util.h"
 
 namespace opmap::analysis {
@@ -210,9 +211,10 @@ class Matcher {
     }
     std::string_view replayed = replay_.strings.Get(replay_.gpu_events[r.events[best_prefix]].name);
     std::string_view captured = c.nodes[best_prefix].kernel;
+    // Kernel names are the workload's: shown printable (common/text/printable.h).
     return absl::StrFormat("sequence differs at kernel %d of %d: replay `%s`, capture `%s` (%s)",
-                           best_prefix + 1, r.events.size(), replayed.substr(0, 60),
-                           captured.substr(0, 60), where);
+                           best_prefix + 1, r.events.size(), text::PrintableCell(replayed, 60),
+                           text::PrintableCell(captured, 60), where);
   }
 
   const Trace& replay_;

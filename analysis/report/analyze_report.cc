@@ -12,13 +12,13 @@
 #include "analysis/report/stalls_report.h"
 #include "analysis/report/timeline_report.h"
 #include "common/text/csv.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
 
 using report_fields::PercentileFields;
 using report_fields::Rows;
-using report_fields::Shorten;
 using report_fields::Us;
 
 void StreamingJson(text::JsonWriter& w, const StreamingFacts& f) {
@@ -198,7 +198,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
   for (size_t i = 0; i < n_ops; ++i) {
     const OperatorStats& o = s.operators[i];
     absl::StrAppendFormat(&out, "%-40s %-12s %7d %8d %13.3f %10.3f %10.3f %10.3f%s\n",
-                          Shorten(o.name, 40), LayerTypeName(o.layer_type), o.count,
+                          text::PrintableCell(o.name, 40), LayerTypeName(o.layer_type), o.count,
                           o.kernel_count, Us(o.gpu_time_ns), Us(o.instance_gpu_time_ns.p50),
                           Us(o.instance_gpu_time_ns.p95), Us(o.instance_gpu_time_ns.p99),
                           o.instance_gpu_time_ns.sketched ? " ~" : "");
@@ -210,7 +210,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
   for (size_t i = 0; i < n_k; ++i) {
     const KernelStats& k = s.kernels[i];
     absl::StrAppendFormat(&out, "%-60s %-12s %7d %13.3f %10.3f %10.3f %10.3f%s\n",
-                          Shorten(k.name, 60), LayerTypeName(k.layer_type), k.count,
+                          text::PrintableCell(k.name, 60), LayerTypeName(k.layer_type), k.count,
                           Us(k.gpu_time_ns), Us(k.duration_ns.p50), Us(k.duration_ns.p95),
                           Us(k.duration_ns.p99), k.duration_ns.sketched ? " ~" : "");
   }

@@ -7,6 +7,7 @@
 
 #include "analysis/report/report_fields.h"
 #include "common/text/csv.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
@@ -91,7 +92,7 @@ std::string HostRangesTable(const HostRangeSummary& s, int top) {
                         "p99_us");
   for (size_t i = 0; i < n; ++i) {
     const HostRangeStats& r = s.ranges[i];
-    std::string name = r.name.size() <= 40 ? r.name : r.name.substr(0, 37) + "...";
+    const std::string name = text::PrintableCell(r.name, 40);
     absl::StrAppendFormat(&out, "%-40s %-12s %7d %7.2f%% %13.3f %10.3f %10.3f %10.3f\n", name,
                           LayerTypeName(r.layer_type), r.count, 100.0 * r.self_share,
                           Us(r.self_ns), Us(r.duration_ns.p50), Us(r.duration_ns.p95),

@@ -7,13 +7,13 @@
 
 #include "analysis/report/report_fields.h"
 #include "common/text/csv.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
 
 using report_fields::PercentileFields;
 using report_fields::Rows;
-using report_fields::Shorten;
 using report_fields::Us;
 
 double Share(int64_t part, int64_t total) {
@@ -72,7 +72,7 @@ std::string ModulesTable(const ModuleSummary& s, int top) {
                         "count", "gpu_time_us", "p50_us", "p95_us", "p99_us");
   for (const ModuleTypeStats& t : s.module_types) {
     absl::StrAppendFormat(&out, "%-32s %8d %7d %13.3f %10.3f %10.3f %10.3f\n",
-                          Shorten(t.module_type, 32), t.modules, t.count, Us(t.gpu_time_ns),
+                          text::PrintableCell(t.module_type, 32), t.modules, t.count, Us(t.gpu_time_ns),
                           Us(t.instance_gpu_time_ns.p50), Us(t.instance_gpu_time_ns.p95),
                           Us(t.instance_gpu_time_ns.p99));
   }
@@ -83,7 +83,7 @@ std::string ModulesTable(const ModuleSummary& s, int top) {
   for (size_t i = 0; i < n; ++i) {
     const ModuleStats& m = s.modules[i];
     absl::StrAppendFormat(&out, "%-40s %-24s %7d %13.3f %10.3f %10.3f %10.3f\n",
-                          Shorten(m.name, 40), Shorten(m.module_type, 24), m.count,
+                          text::PrintableCell(m.name, 40), text::PrintableCell(m.module_type, 24), m.count,
                           Us(m.gpu_time_ns), Us(m.instance_gpu_time_ns.p50),
                           Us(m.instance_gpu_time_ns.p95), Us(m.instance_gpu_time_ns.p99));
   }

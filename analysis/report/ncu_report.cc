@@ -8,6 +8,7 @@
 #include "common/text/json_writer.h"
 #include "analysis/report/report_fields.h"
 #include "common/text/csv.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
@@ -62,10 +63,6 @@ std::string Frac(std::optional<double> v) {
 // A table cell: the fraction, starred when it rests on a partial reason set.
 std::string Frac(std::optional<double> v, const StallCoverage& c) {
   return Frac(v) + (v && c.status.starts_with("partial") ? "*" : "");
-}
-
-std::string Short(const std::string& s, size_t n) {
-  return s.size() > n ? s.substr(0, n - 3) + "..." : s;
 }
 
 }  // namespace
@@ -171,7 +168,7 @@ std::string RenderNcuTable(const NcuSummary& s, const NcuReportOptions& o) {
   for (size_t i = 0; i < Rows(s.kernels.size(), o.top); ++i) {
     const NcuKernelRow& k = s.kernels[i];
     absl::StrAppendFormat(
-        &out, "%6d %-50s %-12s %12s %8s %8s %14s %12s %8s\n", k.id, Short(k.name, 50),
+        &out, "%6d %-50s %-12s %12s %8s %8s %14s %12s %8s\n", k.id, text::PrintableCell(k.name, 50),
         LayerTypeName(k.layer_type),
         k.duration_ns ? absl::StrFormat("%.3f", *k.duration_ns / 1e3) : "n/a",
         Frac(Memory(k.breakdown, k.stalls), k.stalls), Frac(OnChip(k.breakdown, k.stalls), k.stalls),

@@ -1,5 +1,5 @@
-// Small formatting pieces every report renderer shares: µs from ns, the --top row limit,
-// shortened names for tables, and the p50/p95/p99 JSON fields.
+// Small formatting pieces every report renderer shares: µs from ns, the --top row limit
+// and the p50/p95/p99 JSON fields (names in tables: common/text/printable.h).
 #ifndef OPMAP_ANALYSIS_REPORT_REPORT_FIELDS_H_
 #define OPMAP_ANALYSIS_REPORT_REPORT_FIELDS_H_
 
@@ -18,11 +18,6 @@ inline double Us(double ns) { return ns / 1000.0; }
 // Rows to show of `available` under --top (0 = all).
 inline size_t Rows(size_t available, int top) {
   return top > 0 ? std::min<size_t>(available, static_cast<size_t>(top)) : available;
-}
-
-inline std::string Shorten(std::string_view s, size_t width) {
-  if (s.size() <= width) return std::string(s);
-  return std::string(s.substr(0, width - 3)) + "...";
 }
 
 inline void PercentileFields(text::JsonWriter& w, const stats::Percentiles& p) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/report/svg_plot.h"
 #include "common/text/utf8.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
@@ -155,7 +156,9 @@ void AppendPlot(std::string& out, const DocPlot& p) {
 
 }  // namespace
 
-std::string MarkdownEscape(const std::string& s) {
+std::string MarkdownEscape(const std::string& raw) {
+  // Control, bidi and invalid bytes first (common/text/printable.h), then Markdown's own.
+  const std::string s = text::Printable(raw);
   std::string out;
   out.reserve(s.size() + 8);
   for (size_t i = 0; i < s.size(); ++i) {

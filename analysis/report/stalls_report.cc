@@ -8,6 +8,7 @@
 
 #include "analysis/report/report_fields.h"
 #include "common/text/csv.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
@@ -101,7 +102,7 @@ std::string StallsTable(const StallSummary& s, int top) {
     absl::StrAppendFormat(&out, "%-40s %8s %8s %14s\n", "module", "memory", "on_chip", "stalled");
     for (const ModuleStallStats& m : s.modules) {
       absl::StrAppendFormat(&out, "%-40s %8s %8s %14.1f\n",
-                            m.module.empty() ? "(no module)" : m.module,
+                            m.module.empty() ? "(no module)" : text::PrintableCell(m.module, 40),
                             Fraction(m.breakdown.MemoryFraction()),
                             Fraction(m.breakdown.OnChipFraction()), m.breakdown.stalled());
     }
@@ -112,7 +113,7 @@ std::string StallsTable(const StallSummary& s, int top) {
                         "on_chip", "stalled");
   for (size_t i = 0; i < Rows(s.kernels.size(), top); ++i) {
     const KernelStallStats& k = s.kernels[i];
-    std::string name = k.name.size() > 60 ? k.name.substr(0, 57) + "..." : k.name;
+    const std::string name = text::PrintableCell(k.name, 60);
     absl::StrAppendFormat(&out, "%-60s %-12s %8s %8s %14.1f\n", name,
                           std::string(LayerTypeName(k.layer_type)) + (k.layer_type_inferred ? "*" : ""),
                           Fraction(k.breakdown.MemoryFraction()),

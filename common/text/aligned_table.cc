@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/text/utf8.h"
+
 namespace opmap::text {
 
 AlignedTable::AlignedTable(std::vector<std::string> header, std::vector<bool> numeric)
@@ -18,14 +20,14 @@ void AlignedTable::Add(std::vector<std::string> row) {
 std::string AlignedTable::Render() const {
   std::vector<size_t> width(header_.size());
   for (size_t c = 0; c < header_.size(); ++c) {
-    width[c] = header_[c].size();
-    for (const auto& r : rows_) width[c] = std::max(width[c], r[c].size());
+    width[c] = Utf8CodePoints(header_[c]);
+    for (const auto& r : rows_) width[c] = std::max(width[c], Utf8CodePoints(r[c]));
   }
   std::string out;
   auto line = [&](const std::vector<std::string>& r) {
     for (size_t c = 0; c < r.size(); ++c) {
       if (c) out += "  ";
-      const std::string pad(width[c] - r[c].size(), ' ');
+      const std::string pad(width[c] - Utf8CodePoints(r[c]), ' ');
       if (numeric_[c]) {
         out += pad + r[c];
       } else {

@@ -1,6 +1,7 @@
-// A plain-text table for terminals: every column as wide as its widest cell, two spaces
-// between columns, text left-aligned and numbers right-aligned, no blanks after a last
-// text column.
+// A plain-text table for terminals: every column as wide as its widest cell in code points,
+// two spaces between columns, text left-aligned and numbers right-aligned, no blanks after
+// a last text column. A cell holding a name from elsewhere must come through
+// PrintableCell (printable.h): the table lays cells out, it does not escape them.
 #ifndef OPMAP_COMMON_TEXT_ALIGNED_TABLE_H_
 #define OPMAP_COMMON_TEXT_ALIGNED_TABLE_H_
 

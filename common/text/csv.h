@@ -1,16 +1,20 @@
-// CSV fields (RFC 4180): a field holding a comma, a quote or a line break is quoted, its
-// quotes doubled; any other field is written as it is. Every CSV opmap prints goes
-// through here, so a name that carries a comma cannot shift a column.
+// CSV fields (RFC 4180): a field is first made printable (control characters escaped,
+// printable.h: a line break becomes `\n`), then quoted, its quotes doubled, when it holds
+// a comma or a quote; any other field is written as it is. Every CSV opmap prints goes
+// through here, so a name cannot shift a column, break a row or reach a terminal raw.
 #ifndef OPMAP_COMMON_TEXT_CSV_H_
 #define OPMAP_COMMON_TEXT_CSV_H_
 
 #include <string>
 #include <string_view>
 
+#include "common/text/printable.h"
+
 namespace opmap::text {
 
-inline void AppendCsvField(std::string_view s, std::string* out) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
+inline void AppendCsvField(std::string_view raw, std::string* out) {
+  const std::string s = Printable(raw);
+  if (s.find_first_of(",\"") == std::string::npos) {
     out->append(s);
     return;
   }

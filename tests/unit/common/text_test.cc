@@ -4,6 +4,7 @@
 
 #include "common/text/aligned_table.h"
 #include "common/text/csv.h"
+#include "common/text/printable.h"
 #include "common/text/json_writer.h"
 #include "common/text/key_value.h"
 #include "gtest/gtest.h"
@@ -46,7 +47,28 @@ TEST(Csv, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
   EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  // A line break cannot end a row: it is escaped (printable.h), so no quoting is needed.
+  EXPECT_EQ(CsvField("two\nlines"), "two\\nlines");
+  EXPECT_EQ(CsvField("a,\x1b[2J"), "\"a,\\x1b[2J\"");
+}
+
+// The hostile-input probe's names (issue 39): what reached analysts' terminals raw.
+TEST(Printable, ControlsBidiAndInvalidBytesAreShownNotObeyed) {
+  EXPECT_EQ(Printable("aten::mm"), "aten::mm");
+  EXPECT_EQ(Printable("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");     // OSC: retitle
+  EXPECT_EQ(Printable("\x1b[2J\x1b[31mred"), "\\x1b[2J\\x1b[31mred");  // clear, colour
+  EXPECT_EQ(Printable("row\nfake row\r\t"), "row\\nfake row\\r\\t");
+  EXPECT_EQ(Printable(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(Printable("del\x7f"), "del\\x7f");
+  EXPECT_EQ(Printable("c1\xc2\x9b" "31m"), "c1\\u009b31m");             // C1 CSI
+  EXPECT_EQ(Printable("evil\xe2\x80\xaetxt.exe"), "evil\\u202etxt.exe");  // RLO
+  EXPECT_EQ(Printable("zero\xe2\x80\x8bwidth"), "zero\\u200bwidth");
+  EXPECT_EQ(Printable("bad\xff\xc3"), "bad\\xff\\xc3");                  // invalid UTF-8
+  EXPECT_EQ(Printable("µs → naïve"), "µs → naïve");                       // text stays
+  EXPECT_EQ(Printable("a\\x1b"), "a\\\\x1b");  // a literal backslash cannot forge one
+  EXPECT_EQ(PrintableCell("\x1b[31mabcdefgh", 10), "\\x1b[31...");
+  EXPECT_EQ(PrintableCell("ééééé", 4), "é...");
+  EXPECT_EQ(PrintableCell("short", 40), "short");
 }
 
 TEST(AlignedTable, TextLeftNumbersRightNoTrailingBlanks) {
