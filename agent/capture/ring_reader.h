@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "abi/ring_protocol.h"
+#include "common/base/saturating.h"
 
 namespace opmap::capture {
 
@@ -46,11 +47,7 @@ inline int64_t CounterDelta(uint64_t after, uint64_t before) {
              ? static_cast<int64_t>(after - before)
              : 0;
 }
-// a + b for counts >= 0, stopping at INT64_MAX.
-inline int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t out;
-  return __builtin_add_overflow(a, b, &out) ? INT64_MAX : out;
-}
+using base::SaturatingAdd;  // counts from the ring: common/base/saturating.h
 
 class RingReader {
  public:

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
 #include "common/text/power_names.h"
+#include "common/base/saturating.h"
 
 namespace opmap::collector::query_common {
 namespace {
@@ -23,10 +24,7 @@ void KeepMax(bool has, T value, bool has_now, T now, void (opmap::v1::PowerRow::
   if (has) (row.*set)(has_now ? std::max(now, value) : value);
 }
 
-uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
-                                                      : a + b;
-}
+using base::SaturatingAdd;
 
 }  // namespace
 

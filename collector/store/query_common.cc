@@ -9,6 +9,7 @@
 #include "common/base/status_macros.h"
 #include "analysis/stats/multiplex.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
+#include "common/base/saturating.h"
 
 namespace opmap::collector::query_common {
 namespace {
@@ -36,13 +37,7 @@ const char* SubjectName(analysis::RollupSubject subject) {
   return "?";
 }
 
-void AddSaturating(int64_t& total, int64_t v) {
-  if (v > 0 && total > std::numeric_limits<int64_t>::max() - v) {
-    total = std::numeric_limits<int64_t>::max();
-  } else {
-    total += v;
-  }
-}
+using base::AddSaturating;
 
 }  // namespace
 
@@ -323,12 +318,12 @@ void DeviceTimes::Add(std::string_view host, int64_t device, std::string_view uu
   d.set_host(std::string(host));
   d.set_gpu_uuid(uuid);
   if (d.gpu_name().empty()) d.set_gpu_name(std::string(name));
-  d.set_span_ns(d.span_ns() + span_ns);
-  d.set_busy_ns(d.busy_ns() + busy_ns);
-  d.set_idle_ns(d.idle_ns() + idle_ns);
-  d.set_compute_ns(d.compute_ns() + compute_ns);
-  d.set_non_compute_ns(d.non_compute_ns() + non_compute_ns);
-  d.set_kernel_count(d.kernel_count() + static_cast<uint64_t>(event_count));
+  d.set_span_ns(base::SaturatingAdd(d.span_ns(), span_ns));
+  d.set_busy_ns(base::SaturatingAdd(d.busy_ns(), busy_ns));
+  d.set_idle_ns(base::SaturatingAdd(d.idle_ns(), idle_ns));
+  d.set_compute_ns(base::SaturatingAdd(d.compute_ns(), compute_ns));
+  d.set_non_compute_ns(base::SaturatingAdd(d.non_compute_ns(), non_compute_ns));
+  d.set_kernel_count(base::SaturatingAdd(d.kernel_count(), static_cast<uint64_t>(event_count)));
 }
 
 void DeviceTimes::Finish(opmap::v1::TimeBreakdownResponse& response) {
@@ -383,10 +378,10 @@ void CounterTotals::AddCounter(std::string_view session, std::string_view host,
     g.last_session = std::string(session);
     ++g.sessions;
     if (window_start_ns > 0 && window_end_ns > window_start_ns) {
-      g.window_ns += window_end_ns - window_start_ns;
+      AddSaturating(g.window_ns, window_end_ns - window_start_ns);
     }
   }
-  g.samples += samples;
+  AddSaturating(g.samples, samples);
   AddSaturating(g.value, value);
   AddSaturating(g.enabled, time_enabled_ns);
   AddSaturating(g.running, time_running_ns);

@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "collector/store/sketch_columns.h"
 #include "opmap/v1/query.pb.h"
+#include "common/base/saturating.h"
 
 namespace opmap::collector {
 
@@ -51,8 +52,10 @@ struct ExactStats {
       if (count == 0 || row_min < min_ns) min_ns = row_min;
       if (count == 0 || row_max > max_ns) max_ns = row_max;
     }
-    count += static_cast<uint64_t>(row_count);
-    sum_ns += row_sum;
+    // Sums across sessions saturate (common/base/saturating.h): each row is valid, their
+    // sum need not fit.
+    count = base::SaturatingAdd(count, static_cast<uint64_t>(row_count));
+    sum_ns = base::SaturatingAdd(sum_ns, row_sum);
   }
 };
 

@@ -491,5 +491,74 @@ TEST_F(CollectorHostileTest, DamageFoundWhileRunningStopsIngestAndQueries) {
   EXPECT_THAT(collector_->Log(), HasSubstr("integrity check:"));
 }
 
+
+// Issue 39, finding 6: names a workload chose reached analysts' terminals raw through
+// `opmap query` (table and CSV). A trace whose operator and kernel carry the probe's
+// ESC/OSC sequences, BEL and a line break is imported; every query output shows them
+// escaped and keeps one row per row.
+TEST_F(CollectorHostileTest, WorkloadNamesReachTheAnalystEscaped) {
+  StartCollector();
+  const std::string trace = dir_.File("hostile.json");
+  WriteFileOrDie(trace, R"({"traceEvents": [
+{"ph": "X", "cat": "cpu_op", "name": "\u001b]0;pwned\u0007aten::mm\nfake row", "pid": 1, "tid": 1, "ts": 1, "dur": 100},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 2, "args": {"correlation": 5}},
+{"ph": "X", "cat": "kernel", "name": "\u001b[2J\u001b[31mgemm", "pid": 0, "tid": 7, "ts": 10, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": 5}}]})");
+  RunResult imported = Opmap({"import", trace, "--collector", collector_->address(), "--token",
+                              kAgentToken, "--quiet"},
+                             dir_.path());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  auto raw_controls = [](const std::string& out) {
+    return std::count_if(out.begin(), out.end(), [](char ch) {
+      const unsigned char c = static_cast<unsigned char>(ch);
+      return (c < 0x20 && c != '\n') || c == 0x7f;
+    });
+  };
+  for (const std::vector<std::string>& query :
+       {std::vector<std::string>{"query", "kernels"},
+        std::vector<std::string>{"query", "latency", "--subject", "operator", "--group-by",
+                                 "operator"}}) {
+    for (const char* format : {"table", "csv"}) {
+      std::vector<std::string> args = query;
+      args.insert(args.end(), {"--collector", collector_->address(), "--token", kAnalystToken,
+                               "--format", format});
+      RunResult r = Opmap(args, dir_.path());
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(raw_controls(r.out), 0) << query[1] << " " << format << ":\n" << r.out;
+      EXPECT_THAT(r.out, HasSubstr(query[1] == "kernels" ? R"(\x1b[2J\x1b[31mgemm)"
+                                                         : R"(\x1b]0;pwned\x07aten::mm\nfake row)"))
+          << r.out;
+      EXPECT_THAT(r.out, ::testing::Not(HasSubstr("\nfake row")));
+    }
+  }
+}
+
+
+// Issue 39, finding 4: each session's sum is checked at ingest (≤ 2^62 ns), the sum across
+// sessions was not — three valid sessions of 1,000 kernels of 2^52 ns each gave a total of
+// −4,935,945,191,598,064 µs. Sums across sessions now saturate at 2^63 − 1 ns.
+TEST_F(CollectorHostileTest, SumsAcrossSessionsSaturateInsteadOfWrapping) {
+  StartCollector();
+  Stream s(Channel(), kAgentToken);
+  for (int i = 0; i < 3; ++i) {
+    std::optional<Ack> ack =
+        s.Send(KernelBatch("a", absl::StrCat("big", i), 1, 1000, true, int64_t{1} << 52));
+    ASSERT_TRUE(ack.has_value());
+    ASSERT_EQ(ack->rejected_size(), 0) << ack->rejected(0).message();
+  }
+  EXPECT_TRUE(s.Finish().ok());
+  const std::string saturated_us = "9223372036854775.807";
+  for (const std::vector<std::string>& query :
+       {std::vector<std::string>{"query", "kernels"},
+        std::vector<std::string>{"query", "latency", "--subject", "kernel"}}) {
+    std::vector<std::string> args = query;
+    args.insert(args.end(), {"--collector", collector_->address(), "--token", kAnalystToken,
+                             "--format", "csv"});
+    RunResult r = Opmap(args, dir_.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(saturated_us)) << r.out;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr(",-"))) << "a negative figure: " << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace opmap::testing

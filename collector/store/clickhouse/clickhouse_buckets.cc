@@ -26,6 +26,7 @@
 namespace opmap::collector {
 
 using clickhouse::RowBinaryWriter;
+using clickhouse_internal::SaturatedSum;
 
 namespace {
 
@@ -38,19 +39,26 @@ constexpr char kBucketColumns[] =
 // One group's merged columns, the same layout from either source (ReadAggregate in
 // clickhouse_query.cc reads them). Per-session rows: bin k of a row is index offset + k;
 // 18.16's lambdas can't read other columns, so the offset comes in as a second array.
-constexpr char kSessionAggregates[] =
-    "count(), toInt64(sum(count)), toInt64(sum(sum_ns)), toInt64(minIf(min_ns, count > 0)), "
-    "toInt64(maxIf(max_ns, count > 0)), toInt32(min(sketch_scale)), toInt32(max(sketch_scale)), "
-    "sumMap(arrayMap((i, o) -> toInt64(i) + o - 1, arrayEnumerate(sketch_bins), "
-    "arrayResize(emptyArrayInt64(), length(sketch_bins), toInt64(sketch_offset))), sketch_bins), "
-    "toUInt64(sum(sketch_zero)), toFloat64(sum(sketch_sum)), "
-    "toFloat64(minIf(sketch_min, sketch_count > 0)), toFloat64(maxIf(sketch_max, sketch_count > 0))";
-constexpr char kBucketAggregates[] =
-    "count(), toInt64(sumMerge(count)), toInt64(sumMerge(sum_ns)), toInt64(minMerge(min_ns)), "
-    "toInt64(maxMerge(max_ns)), toInt32(minMerge(sketch_scale_min)), "
-    "toInt32(maxMerge(sketch_scale_max)), sumMapMerge(sketch_bins), "
-    "toUInt64(sumMerge(sketch_zero)), toFloat64(sumMerge(sketch_sum)), "
-    "toFloat64(minMerge(sketch_min)), toFloat64(maxMerge(sketch_max))";
+std::string SessionAggregates() {
+  return absl::StrCat(
+      "count(), toInt64(sum(count)), ", SaturatedSum("sum_ns"),
+      ", toInt64(minIf(min_ns, count > 0)), "
+      "toInt64(maxIf(max_ns, count > 0)), toInt32(min(sketch_scale)), toInt32(max(sketch_scale)), "
+      "sumMap(arrayMap((i, o) -> toInt64(i) + o - 1, arrayEnumerate(sketch_bins), "
+      "arrayResize(emptyArrayInt64(), length(sketch_bins), toInt64(sketch_offset))), sketch_bins), "
+      "toUInt64(sum(sketch_zero)), toFloat64(sum(sketch_sum)), "
+      "toFloat64(minIf(sketch_min, sketch_count > 0)), toFloat64(maxIf(sketch_max, sketch_count > 0))");
+}
+// A bucket's sum state is finalized per row and summed as the session rows' are.
+std::string BucketAggregates() {
+  return absl::StrCat(
+      "count(), toInt64(sumMerge(count)), ", SaturatedSum("finalizeAggregation(sum_ns)"),
+      ", toInt64(minMerge(min_ns)), "
+      "toInt64(maxMerge(max_ns)), toInt32(minMerge(sketch_scale_min)), "
+      "toInt32(maxMerge(sketch_scale_max)), sumMapMerge(sketch_bins), "
+      "toUInt64(sumMerge(sketch_zero)), toFloat64(sumMerge(sketch_sum)), "
+      "toFloat64(minMerge(sketch_min)), toFloat64(maxMerge(sketch_max))");
+}
 
 template <typename T>
 void MinMaxState(RowBinaryWriter& w, bool has, T value) {
@@ -138,7 +146,7 @@ absl::StatusOr<std::vector<std::string>> ClickHouseStore::SelectRollupGroups(
       // (18.16 does not move a GLOBAL IN there itself; reading every row's bins cost
       // 240 ms over 1000 sessions of which none was selected, 26 ms with it).
       Query(absl::StrFormat("SELECT %s%s FROM %s PREWHERE subject = %d AND %s%s FORMAT RowBinary",
-                            select_keys, kSessionAggregates, Table("rollups"),
+                            select_keys, SessionAggregates(), Table("rollups"),
                             static_cast<int>(subject),
                             SessionSelection(range, filter, not_covered), grouping)));
   if (covered.any) {
@@ -148,7 +156,7 @@ absl::StatusOr<std::vector<std::string>> ClickHouseStore::SelectRollupGroups(
     ASSIGN_OR_RETURN(
         bodies.emplace_back(),
         Query(absl::StrFormat("SELECT %s%s FROM %s WHERE subject = %d%s%s%s FORMAT RowBinary",
-                              select_keys, kBucketAggregates, Table("rollup_buckets"),
+                              select_keys, BucketAggregates(), Table("rollup_buckets"),
                               static_cast<int>(subject), buckets,
                               clickhouse_internal::Conditions(opmap::v1::TimeRange(), filter),
                               grouping)));

@@ -42,6 +42,11 @@ int64_t HullStart(int64_t a, int64_t b);
 // still open.
 std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter);
 
+// SQL for the sum of an Int64 expression that saturates at INT64_MAX, as the SQLite engine's
+// sums do (common/base/saturating.h): ClickHouse's Int64 sum wraps silently, so the sum is
+// taken as Decimal128 and clamped.
+std::string SaturatedSum(std::string_view expr);
+
 // session_power's columns after agent and session, and one row of them: optional figures
 // as Int64 with -1 for absent (clickhouse_power.cc).
 inline constexpr char kPowerColumns[] =

@@ -21,9 +21,15 @@
 #include "collector/store/clickhouse/clickhouse_internal.h"
 #include "collector/store/clickhouse/clickhouse_rowbinary.h"
 #include "collector/store/clickhouse/clickhouse_store.h"
+#include "common/base/saturating.h"
 
 namespace opmap::collector {
 namespace clickhouse_internal {
+
+std::string SaturatedSum(std::string_view expr) {
+  return "toInt64(least(sum(toDecimal128(" + std::string(expr) +
+         ", 0)), toDecimal128(9223372036854775807, 0)))";
+}
 
 std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter) {
   using clickhouse::QuoteString;
@@ -52,6 +58,7 @@ std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filte
 namespace {
 
 using clickhouse::RowBinaryReader;
+using clickhouse_internal::SaturatedSum;
 using query_common::Accumulator;
 using query_common::KeyColumn;
 
@@ -245,8 +252,8 @@ absl::StatusOr<opmap::v1::TopKernelsResponse> ClickHouseStore::QueryTopKernels(
       const int64_t sum_ns = k.acc.exact.sum_ns - before;
       const analysis::LayerType type =
           analysis::ParseLayerType(layer).value_or(analysis::LayerType::kOther);
-      k.layer_time[static_cast<int>(type)] += sum_ns;
-      total_ns += sum_ns;
+      base::AddSaturating(k.layer_time[static_cast<int>(type)], sum_ns);
+      base::AddSaturating(total_ns, sum_ns);
     }
   }
   opmap::v1::TopKernelsResponse response;
@@ -260,10 +267,12 @@ absl::StatusOr<opmap::v1::TimeBreakdownResponse> ClickHouseStore::QueryTimeBreak
   ASSIGN_OR_RETURN(
       const std::string body,
       Query(absl::StrFormat(
-          "SELECT host, device, gpu_uuid, gpu_name, toInt64(sum(span_ns)), toInt64(sum(busy_ns)), "
-          "toInt64(sum(idle_ns)), toInt64(sum(compute_ns)), toInt64(sum(non_compute_ns)), "
-          "toInt64(sum(event_count)) FROM %s WHERE %s GROUP BY host, device, gpu_uuid, gpu_name "
+          // Saturating sums (clickhouse_buckets.cc): Decimal128, clamped.
+          "SELECT host, device, gpu_uuid, gpu_name, %s, %s, %s, %s, %s, %s FROM %s WHERE %s "
+          "GROUP BY host, device, gpu_uuid, gpu_name "
           "ORDER BY host, device, gpu_uuid, gpu_name FORMAT RowBinary",
+          SaturatedSum("span_ns"), SaturatedSum("busy_ns"), SaturatedSum("idle_ns"),
+          SaturatedSum("compute_ns"), SaturatedSum("non_compute_ns"), SaturatedSum("event_count"),
           Table("device_times"), SessionSelection(request.range(), request.filter()))));
   query_common::DeviceTimes devices;
   RowBinaryReader r(body);

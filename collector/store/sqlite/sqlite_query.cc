@@ -31,6 +31,7 @@
 #include "collector/store/sqlite/sqlite_conditions.h"
 #include "collector/store/sqlite/sqlite_query_internal.h"
 #include "collector/store/sqlite/sqlite_store.h"
+#include "common/base/saturating.h"
 
 namespace opmap::collector {
 namespace {
@@ -172,8 +173,8 @@ absl::StatusOr<opmap::v1::TopKernelsResponse> SqliteStore::QueryTopKernels(
           query_common::KernelGroup& k = kernels[it->second];
           const analysis::LayerType type =
               analysis::ParseLayerType(v.layer_type).value_or(analysis::LayerType::kOther);
-          k.layer_time[static_cast<int>(type)] += v.sum_ns;
-          total_ns += v.sum_ns;
+          base::AddSaturating(k.layer_time[static_cast<int>(type)], v.sum_ns);
+          base::AddSaturating(total_ns, v.sum_ns);
           return AddRow(k.acc, v);
         });
   }));

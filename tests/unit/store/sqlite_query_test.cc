@@ -5,10 +5,12 @@
 // of the engines are in store_engines_query_test.cc.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "collector/store/store.h"
 #include "gtest/gtest.h"
 #include "tests/unit/store/query_fixture.h"
@@ -326,6 +328,31 @@ TEST_P(QueryTest, ForEachBatchVisitsSelectedSessionsInOrder) {
 }
 
 OPMAP_INSTANTIATE_ENGINES(QueryTest);
+
+
+// Issue 39, finding 4: sums across sessions of valid rows (each session's ≤ 2^62 ns, as
+// ingest checks) saturate at INT64_MAX on both engines, never wrap negative.
+TEST_P(QueryTest, SumsOfExtremeValidValuesSaturate) {
+  const std::vector<int64_t> extreme(1000, int64_t{1} << 52);  // 2^62 ns a session
+  for (int i = 0; i < 3; ++i) {
+    AddSession(absl::StrCat("x", i), "host-x", "r9", {}, 7000 + 1000 * i, 7500 + 1000 * i,
+               {Row(kKernel, "matmul", "aten::mm", "huge", extreme)}, {});
+  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  opmap::v1::TopKernelsRequest q;
+  q.mutable_filter()->set_host("host-x");
+  opmap::v1::TopKernelsResponse k = store_->QueryTopKernels(q).value();
+  ASSERT_EQ(k.rows_size(), 1);
+  EXPECT_EQ(k.rows(0).count(), 3000u);
+  EXPECT_EQ(k.rows(0).total_ns(), kMax);
+  opmap::v1::LatencyRequest l;
+  l.mutable_filter()->set_host("host-x");
+  l.add_group_by(opmap::v1::GROUP_BY_KERNEL);
+  opmap::v1::LatencyResponse r = store_->QueryLatency(l).value();
+  ASSERT_EQ(r.rows_size(), 1);
+  EXPECT_EQ(r.rows(0).sum_ns(), kMax);
+  EXPECT_EQ(r.rows(0).max_ns(), int64_t{1} << 52);
+}
 
 }  // namespace
 }  // namespace opmap::collector
