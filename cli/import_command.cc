@@ -70,8 +70,9 @@ options:
 
 constexpr char kImportExitCodes[] = R"(
 exit codes: 0 every batch stored; 2 bad usage, bad input, refused by the collector
-(UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT) or a batch rejected (each rejection
-is printed with the field it names); 1 the collector stayed unreachable for --retry-for,
+(UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT), a batch over the collector's
+message limit (at once, not retried) or a batch rejected (each rejection is printed with
+the field it names); 1 the collector stayed unreachable for --retry-for,
 or an internal error.
 )";
 
@@ -336,6 +337,13 @@ int ImportOne(const std::string& path, const ImportArgs& args, CollectorChannel*
                 << " (the file changed while it was imported; the session is incomplete)\n";
       return 2;
     }
+  }
+  if (client::IsMessageTooLarge(result.status)) {
+    // Bad input for this collector, not an outage: said at once, exit 2, no retry.
+    std::cerr << "opmap import: " << path << ": " << StatusLine(result.status)
+              << " (a batch is over the collector's --max-message-bytes; import with a "
+                 "smaller --batch-records)\n";
+    return 2;
   }
   if (!result.status.ok()) {
     std::cerr << "opmap import: " << path << ": " << StatusLine(result.status)

@@ -39,6 +39,17 @@ struct Pending {
   bool written = false;  // written on some stream before (a rewrite is a resend)
 };
 
+}  // namespace
+
+bool IsMessageTooLarge(const grpc::Status& status) {
+  // gRPC's own refusal of a message over the receiver's limit ("Received message larger
+  // than max (N vs. M)"): the same batch would be refused again on every retry.
+  return status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         status.error_message().find("larger than max") != std::string::npos;
+}
+
+namespace {
+
 // What the reader thread shares with the writer.
 struct AckState {
   std::mutex mu;
@@ -49,11 +60,12 @@ struct AckState {
   bool stream_done = false;  // the current stream's Read returned false
 };
 
-bool IsFatal(grpc::StatusCode code) {
+bool IsFatal(const grpc::Status& status) {
+  const grpc::StatusCode code = status.error_code();
   return code == grpc::StatusCode::UNAUTHENTICATED ||
          code == grpc::StatusCode::PERMISSION_DENIED ||
          code == grpc::StatusCode::INVALID_ARGUMENT ||
-         code == grpc::StatusCode::UNIMPLEMENTED;
+         code == grpc::StatusCode::UNIMPLEMENTED || IsMessageTooLarge(status);
 }
 
 // One Run(): the state of a run as members and its steps as methods. Absorb takes the
@@ -273,7 +285,7 @@ SenderResult IngestStream::Run() {
       return result_;
     }
     grpc::Status status = end.status;
-    if (IsFatal(status.error_code())) {
+    if (IsFatal(status)) {
       Report(true);
       result_.status = status;
       return result_;

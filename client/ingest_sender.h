@@ -63,6 +63,10 @@ struct SenderOptions {
   std::function<void(const std::string&)> log;
 };
 
+// A refusal because a batch is over the collector's message limit (--max-message-bytes):
+// never retried, since the same batch would be refused again.
+bool IsMessageTooLarge(const grpc::Status& status);
+
 struct SenderResult {
   grpc::Status status;  // OK when every pulled batch is settled
   SenderProgress progress;

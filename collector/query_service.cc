@@ -15,7 +15,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/base/status_macros.h"
+#include "analysis/bottleneck/mitigations.h"
 #include "analysis/report/chrome_trace.h"
+#include "common/text/printable.h"
 #include "analysis/wire/batch_codec.h"
 #include "collector/auth_first.h"
 
@@ -368,6 +370,15 @@ absl::Status ValidateSignoff(const opmap::v1::Signoff& s) {
   }
   RETURN_IF_ERROR(CheckName("owner", s.owner(), true));
   RETURN_IF_ERROR(CheckName("role", s.role(), true));
+  // One of the three owner roles, by its name (the CLI sends it so): any other text would
+  // sign a report for a role nobody owns.
+  if (std::optional<analysis::OwnerRole> role = analysis::ParseOwnerRole(s.role());
+      !role || analysis::OwnerRoleName(*role) != s.role()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "role: '%s' (expected ML compiler engineer, runtime systems engineer or performance "
+        "modeling owner)",
+        text::Printable(s.role())));
+  }
   RETURN_IF_ERROR(CheckName("baseline", s.baseline(), s.kind() == "release"));
   RETURN_IF_ERROR(CheckName("candidate", s.candidate(), true));
   return CheckName("verdict", s.verdict(), false);

@@ -560,5 +560,55 @@ TEST_F(CollectorHostileTest, SumsAcrossSessionsSaturateInsteadOfWrapping) {
   }
 }
 
+
+// Issue 39, finding 9: a batch over the collector's message limit was retried for all of
+// --retry-for, then the import exited 1. It can never fit: exit 2 at once, saying why.
+TEST_F(CollectorHostileTest, ImportOfABatchThatCannotFitExitsTwoAtOnce) {
+  StartCollector({"--max-message-bytes", "65536"});
+  const std::string trace = dir_.File("big-name.json");
+  const std::string name(100000, 'k');  // one kernel name: the batch is over 64 KiB
+  WriteFileOrDie(trace, absl::StrCat(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": ")",
+                                     name, R"(", "pid": 0, "tid": 7, "ts": 10, "dur": 2, )",
+                                     R"("args": {"device": 0, "stream": 7, "correlation": 5}}]})"));
+  const absl::Time start = absl::Now();
+  RunResult r = Opmap({"import", trace, "--collector", collector_->address(), "--token",
+                       kAgentToken, "--quiet", "--retry-for", "60s"},
+                      dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30)) << "retried instead of stopping";
+  EXPECT_THAT(r.err, HasSubstr("RESOURCE_EXHAUSTED"));
+  EXPECT_THAT(r.err, HasSubstr("--max-message-bytes"));
+  WellBehavedSessionIsStored("after-too-large");
+}
+
+
+// Issue 39, finding 9: RecordSignoff accepted any printable role (only the CLI checked
+// the three). The collector refuses another role, INVALID_ARGUMENT naming the field, and
+// records the real one.
+TEST_F(CollectorHostileTest, SignoffWithARoleNobodyOwnsIsRefused) {
+  StartCollector();
+  auto sign = [&](const std::string& role) {
+    auto stub = opmap::v1::Query::NewStub(Channel());
+    grpc::ClientContext ctx;
+    ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAnalystToken));
+    opmap::v1::Signoff s;
+    s.set_report_sha256(std::string(64, 'a'));
+    s.set_kind("release");
+    s.set_owner("mallory");
+    s.set_role(role);
+    s.set_baseline("base");
+    s.set_candidate("cand");
+    s.set_verdict("ship");
+    opmap::v1::RecordSignoffResponse resp;
+    return stub->RecordSignoff(&ctx, s, &resp);
+  };
+  grpc::Status forged = sign("chief approver of everything");
+  EXPECT_EQ(forged.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(forged.error_message(), HasSubstr("role: 'chief approver of everything'"));
+  EXPECT_EQ(sign("compiler").error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << "aliases are the CLI's; the wire carries the role's name";
+  EXPECT_TRUE(sign("ML compiler engineer").ok());
+}
+
 }  // namespace
 }  // namespace opmap::testing
