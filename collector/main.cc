@@ -46,15 +46,8 @@ constexpr int kExitUsage = 2;
 void Log(const std::string& line) { std::fprintf(stderr, "opmap-collector: %s\n", line.c_str()); }
 
 // Lines a peer can cause once per message (a refused batch, a message protobuf will not
-// parse): at most a burst of 100, then 60 a minute, with the count of what was left out.
-void PeerLog(const std::string& line) {
-  static log::RateLimitedLog* const limited = new log::RateLimitedLog(Log, log::RateLimit{}, [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  });
-  limited->Write(line);
-}
+// parse): rate-limited (common/log), with the count of what was left out.
+void PeerLog(const std::string& line) { log::PeerLog("opmap-collector", line); }
 
 // Protobuf logs one line per string field that is not UTF-8 in a message it refuses.
 void ProtobufLog(google::protobuf::LogLevel level, const char*, int, const std::string& message) {

@@ -48,7 +48,9 @@ absl::StatusOr<int> ListenUnix(const std::string& path) {
     return s;
   }
   chmod(path.c_str(), 0666);  // anyone may connect; SO_PEERCRED decides who is served
-  if (listen(fd, 64) != 0) {
+  // The kernel caps the backlog at net.core.somaxconn: a flood of foreign connections
+  // queued ahead of a workload is drained fast (Registry::Accept), not refused at connect.
+  if (listen(fd, SOMAXCONN) != 0) {
     absl::Status s = Errno("listen");
     close(fd);
     unlink(path.c_str());

@@ -85,6 +85,8 @@ std::string Agent::StatusText(bool json) {
     w.EndObject();
     w.Field("counter_rows_dropped", counters_->dropped_rows());
     w.Field("registrations_refused_busy", registry_ != nullptr ? registry_->refused_busy() : 0);
+    w.Field("registrations_refused_foreign",
+            registry_ != nullptr ? registry_->refused_foreign() : 0);
     w.Key("processes").BeginArray();
     for (const auto& [pid, p] : processes_) {
       w.BeginObject();

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "agent/capture/unix_socket.h"
 #include "agent/daemon/control_protocol.h"
+#include "common/log/rate_limited_log.h"
 
 namespace opmap::agent {
 namespace {
@@ -89,14 +90,14 @@ ControlServer::~ControlServer() {
 void ControlServer::Accept() {
   absl::StatusOr<capture::Peer> peer = capture::AcceptPeer(fd_, absl::Now());
   if (!peer.ok()) {
-    std::fprintf(stderr, "opmap-agent: control connection refused: %s\n",
-                 std::string(peer.status().message()).c_str());
+    log::PeerLog("opmap-agent", absl::StrCat("control connection refused: ", peer.status().message()));
     return;
   }
   const int fd = peer->fd;
   if (!requests_.TryStart([this, fd] { Serve(fd); })) {
-    std::fprintf(stderr, "opmap-agent: control connection from pid %d refused: %d requests "
-                 "already in progress\n", static_cast<int>(peer->cred.pid), kMaxRequests);
+    log::PeerLog("opmap-agent", absl::StrFormat("control connection from pid %d refused: %d "
+                                                "requests already in progress",
+                                                static_cast<int>(peer->cred.pid), kMaxRequests));
     close(fd);
   }
 }

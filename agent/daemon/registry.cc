@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "agent/capture/unix_socket.h"
 #include "agent/daemon/registered_process.h"
+#include "common/log/rate_limited_log.h"
 
 namespace opmap::agent {
 
@@ -30,16 +31,22 @@ Registry::~Registry() {
 }
 
 void Registry::Accept() {
-  // Bounded: a burst of registrations is accepted over a few ticks, not in one.
-  for (int i = 0; i < 8; ++i) {
+  // Bounded: a burst of registrations is handed to handshakes over a few ticks, not in
+  // one. Peers refused on their uid cost an accept and a close each and do not count:
+  // the queue is drained of them, so a local flood of foreign connections cannot keep a
+  // served workload waiting behind it (bounded per tick all the same).
+  int handshakes = 0;
+  for (int attempts = 0; handshakes < kHandshakesPerTick && attempts < kAcceptsPerTick;
+       ++attempts) {
     pollfd pfd{fd_, POLLIN, 0};
     if (poll(&pfd, 1, 0) <= 0) return;
     absl::StatusOr<capture::Peer> peer = capture::AcceptPeer(fd_, absl::Now());
     if (!peer.ok()) {
-      std::fprintf(stderr, "opmap-agent: registration refused: %s\n",
-                   std::string(peer.status().message()).c_str());
+      if (peer.status().code() == absl::StatusCode::kPermissionDenied) ++refused_foreign_;
+      log::PeerLog("opmap-agent", absl::StrCat("registration refused: ", peer.status().message()));
       continue;
     }
+    ++handshakes;
     const int fd = peer->fd;
     const ucred cred = peer->cred;
     const bool started = handshakes_.TryStart([this, fd, cred] {
@@ -50,10 +57,10 @@ void Registry::Accept() {
     });
     if (!started) {
       ++refused_busy_;
-      std::fprintf(stderr,
-                   "opmap-agent: registration from pid %d refused: %d registrations already in "
-                   "progress (the library retries)\n",
-                   static_cast<int>(cred.pid), kMaxHandshakes);
+      log::PeerLog("opmap-agent",
+                   absl::StrFormat("registration from pid %d refused: %d registrations already "
+                                   "in progress (the library retries)",
+                                   static_cast<int>(cred.pid), kMaxHandshakes));
       close(fd);
     }
   }
@@ -71,8 +78,9 @@ std::unique_ptr<RegisteredProcess> Registry::Handshake(int fd, ucred cred) const
   absl::StatusOr<std::unique_ptr<capture::ControlChannel>> channel =
       capture::ControlChannel::FromAcceptedPeer(fd, cred, absl::Seconds(1));
   if (!channel.ok()) {
-    std::fprintf(stderr, "opmap-agent: registration from pid %d refused: %s\n",
-                 static_cast<int>(cred.pid), std::string(channel.status().message()).c_str());
+    log::PeerLog("opmap-agent", absl::StrFormat("registration from pid %d refused: %s",
+                                                static_cast<int>(cred.pid),
+                                                channel.status().message()));
     return nullptr;
   }
   auto p = std::make_unique<RegisteredProcess>();

@@ -42,6 +42,8 @@ class Registry {
   std::vector<std::unique_ptr<RegisteredProcess>> TakeReady(bool wait);
 
   int64_t refused_busy() const { return refused_busy_.load(); }
+  // Connections refused because their uid is neither root nor the agent's.
+  int64_t refused_foreign() const { return refused_foreign_.load(); }
 
  private:
   Registry(int fd, std::string socket_path, std::string host);
@@ -53,6 +55,9 @@ class Registry {
   const std::string socket_path_;
   const std::string host_;
   std::atomic<int64_t> refused_busy_{0};
+  std::atomic<int64_t> refused_foreign_{0};
+  static constexpr int kHandshakesPerTick = 8;
+  static constexpr int kAcceptsPerTick = 4096;  // refusals included
   std::mutex ready_mu_;
   std::vector<std::unique_ptr<RegisteredProcess>> ready_;  // guarded by ready_mu_
   PeerThreads handshakes_{kMaxHandshakes};  // last: joined first, while the rest is alive

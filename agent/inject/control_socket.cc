@@ -54,19 +54,33 @@ int ConnectUnix(const std::string& path, int timeout_ms) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
   // Non-blocking connect: a Unix socket whose backlog is full would otherwise block us.
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int err = errno;
-    if (err == EAGAIN || err == EINPROGRESS) {
+  // A full backlog answers EAGAIN at once (nothing is in progress): tried again every
+  // 5 ms within the timeout, since a local flood of other users' connections can fill
+  // the agent's queue for moments at a time, and a registration must still get in.
+  int err = 0;
+  for (int waited_ms = 0;; waited_ms += 5) {
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+      err = 0;
+      break;
+    }
+    err = errno;
+    if (err == EAGAIN && waited_ms < timeout_ms) {
+      Poll(-1, 0, 5);  // a 5 ms sleep that needs no other call
+      continue;
+    }
+    if (err == EINPROGRESS) {
       socklen_t len = sizeof(err);
       if (!WaitFor(fd, POLLOUT, timeout_ms) ||
           getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
         err = ETIMEDOUT;
       }
     }
-    if (err != 0) {
-      close(fd);
-      return -1;
-    }
+    if (err == EAGAIN) err = ETIMEDOUT;
+    break;
+  }
+  if (err != 0) {
+    close(fd);
+    return -1;
   }
   const int flags = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);

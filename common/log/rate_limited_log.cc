@@ -1,6 +1,8 @@
 #include "common/log/rate_limited_log.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -42,6 +44,18 @@ void RateLimitedLog::Write(const std::string& line) {
 int64_t RateLimitedLog::suppressed_total() const {
   absl::MutexLock lock(&mu_);
   return suppressed_total_;
+}
+
+void PeerLog(const char* program, const std::string& line) {
+  static const std::string* const name = new std::string(program);
+  static RateLimitedLog* const limited = new RateLimitedLog(
+      [](const std::string& l) { std::fprintf(stderr, "%s: %s\n", name->c_str(), l.c_str()); },
+      RateLimit{}, [] {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+      });
+  limited->Write(line);
 }
 
 }  // namespace opmap::log

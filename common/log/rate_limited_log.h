@@ -41,6 +41,11 @@ class RateLimitedLog {
   int64_t suppressed_total_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// The process's one sink for lines a peer can cause: "<program>: <line>" on stderr, at
+// most a burst of 100 then 60 a minute (RateLimit's defaults), on the steady clock.
+// `program` is the first caller's; every daemon names itself once, at start.
+void PeerLog(const char* program, const std::string& line);
+
 }  // namespace opmap::log
 
 #endif  // OPMAP_COMMON_LOG_RATE_LIMITED_LOG_H_

@@ -293,5 +293,66 @@ TEST_F(AgentHostileTest, SpoolOnAFullFilesystemDropsReachTheCollector) {
                                      "spool write error");
 }
 
+
+// Issue 39, finding 3: the agent's socket is 0666 and it refuses other uids, but it logged
+// every refusal (six uid-65534 flooders: 428,834 lines in 30 s) and served its accept queue
+// a few connections a tick, so a real workload could not register for a minute. Now the
+// queue is drained of refusals each tick, the lines are rate-limited and counted, and the
+// workload registers while the flood runs.
+TEST_F(AgentHostileTest, ALocalFloodOfForeignConnectionsDoesNotShutOutTheWorkload) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to run the flooders as uid 65534";
+  AgentProcess agent(dir_.path(), {"--capture-every", "1s", "--capture-window", "500ms",
+                                   "--capture-jitter", "0"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  // The flooders connect through the agent's directory: let uid 65534 in, as a 0666
+  // socket in a world-readable /run/opmap would.
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  std::vector<std::unique_ptr<Child>> flooders;
+  for (int i = 0; i < 6; ++i) {
+    auto c = std::make_unique<Child>();
+    ASSERT_TRUE(c->Start({HostileBin(), agent.socket(), "foreign", "8"},
+                         dir_.File(absl::StrCat("foreign", i, ".out")),
+                         dir_.File(absl::StrCat("foreign", i, ".err")))
+                    .ok());
+    flooders.push_back(std::move(c));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the flood is on
+  Child demo;
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(StartDemo(&demo, agent, "6", "50"));
+  const bool registered = agent.WaitForProcess(demo.pid(), 0, absl::Seconds(5));
+  const int64_t registered_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - t0)
+                                    .count();
+  const std::string status = agent.StatusJson();
+  for (auto& c : flooders) EXPECT_TRUE(c->Wait(absl::Seconds(20)).has_value());
+  EXPECT_TRUE(registered) << "the workload did not register during the flood\n"
+                          << status << "\n" << ReadFileOrEmpty(dir_.File("demo.err"));
+  const std::string flood = ReadFileOrEmpty(dir_.File("foreign0.out"));
+  ASSERT_TRUE(flood.starts_with("foreign connections")) << flood
+      << ReadFileOrEmpty(dir_.File("foreign0.err"));
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(status).get(doc), simdjson::SUCCESS) << status;
+  int64_t refused = 0;
+  ASSERT_EQ(doc["registrations_refused_foreign"].get_int64().get(refused), simdjson::SUCCESS);
+  EXPECT_GT(refused, 1000) << "the flood reached the agent: " << status;
+  // Refusal lines: a burst of 100, then 60 a minute, plus the lines saying how many were
+  // left out; the agent's own lines besides.
+  const std::string log = agent.Log();
+  const int64_t refusal_lines = [&] {
+    int64_t n = 0;
+    for (size_t at = log.find("registration refused"); at != std::string::npos;
+         at = log.find("registration refused", at + 1)) {
+      ++n;
+    }
+    return n;
+  }();
+  EXPECT_LT(refusal_lines, 200) << refused << " refusals";
+  std::printf("foreign flood: %lld refusals, %lld logged; workload registered after %lld ms\n",
+              static_cast<long long>(refused), static_cast<long long>(refusal_lines),
+              static_cast<long long>(registered_ms));
+}
+
 }  // namespace
 }  // namespace opmap::testing

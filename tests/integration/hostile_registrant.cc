@@ -13,10 +13,13 @@
 //   garbage   random bytes over the ring's records and positions (poisons the reader)
 //   deaf      shuts its socket's read side after the welcome: the agent's next command
 //             fails to send (EPIPE) while reads still see a live peer
+//   foreign   as uid 65534 (needs root; exit 3 otherwise), connects and closes as fast as
+//             it can: the agent refuses every connection (a local user's flood)
 // Prints "registered" once the agent welcomed it; answers the agent's window commands.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -81,6 +84,25 @@ int main(int argc, char** argv) {
   const std::string mode = argv[2];
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(std::atoi(argv[3]));
   std::mt19937_64 rng(std::random_device{}());
+
+  if (mode == "foreign") {
+    if (getuid() != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+      std::fprintf(stderr, "foreign: cannot become uid 65534 (needs root)\n");
+      return 3;
+    }
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+    int64_t connections = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) continue;
+      if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) ++connections;
+      close(fd);
+    }
+    std::printf("foreign connections %lld\n", static_cast<long long>(connections));
+    return 0;
+  }
 
   inject::RingMemory ring;
   std::atomic<bool> stop{false};
