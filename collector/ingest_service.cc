@@ -215,11 +215,20 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   const bool was_loaded = s.loaded;
   RETURN_IF_ERROR(EnsureLoaded(s, batch));
   const uint64_t seq = batch.seq();
-  // A gap may mean another collector replica (same store) stored the batches between:
-  // re-read the session from the store once before holding this batch back.
+  // A gap may mean another collector replica (same store) stored the batches between.
+  // Ask the store for the session's last seq (one row) and rebuild only when it moved:
+  // a peer alternating gaps must not make every message a rebuild of the session.
   if (was_loaded && seq > s.last_seq + 1) {
-    Reset(s);
-    RETURN_IF_ERROR(EnsureLoaded(s, batch));
+    absl::StatusOr<SessionState> stored = store_->GetSession(batch.agent_id(), batch.session_id());
+    if (!stored.ok()) {
+      return absl::UnavailableError(
+          absl::StrFormat("store: reading session %s/%s: %s", batch.agent_id(),
+                          batch.session_id(), stored.status().message()));
+    }
+    if (stored->last_seq != s.last_seq || stored->complete != s.complete) {
+      Reset(s);
+      RETURN_IF_ERROR(EnsureLoaded(s, batch));
+    }
   }
   if (seq == 0) {
     return reject(s.last_seq, opmap::v1::REJECTION_CODE_MISSING_IDENTITY, "seq",

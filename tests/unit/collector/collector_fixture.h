@@ -45,11 +45,13 @@ analysis::Trace SmallTrace();
 std::vector<Batch> SessionBatches(const std::string& session);
 int64_t RecordsOf(const Batch& b);
 
-// Delegates to a real store; CommitBatch fails while `fail_commits` is set.
+// Delegates to a real store; CommitBatch fails while `fail_commits` is set. Counts the
+// session rebuilds it serves (LoadSessionPayloads).
 class FlakyStore final : public Store {
  public:
   explicit FlakyStore(Store* inner) : inner_(inner) {}
   std::atomic<bool> fail_commits{false};
+  std::atomic<int64_t> payload_loads{0};
 
   absl::StatusOr<SessionState> GetSession(std::string_view a, std::string_view s) override {
     return inner_->GetSession(a, s);
@@ -60,6 +62,7 @@ class FlakyStore final : public Store {
   }
   absl::StatusOr<std::vector<std::string>> LoadSessionPayloads(std::string_view a,
                                                                std::string_view s) override {
+    ++payload_loads;
     return inner_->LoadSessionPayloads(a, s);
   }
   absl::StatusOr<opmap::v1::LatencyResponse> QueryLatency(
