@@ -1,5 +1,6 @@
 #include "agent/counters/process_counters.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -40,14 +41,27 @@ bool ReadStat(pid_t pid, char* state, unsigned long long* start_time) {
 
 }  // namespace
 
+ProcessIdentity TakeProcessIdentity(pid_t pid) {
+  ProcessIdentity id;
+  if (pid <= 0) return id;
+  id.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  char state = 0;
+  if (!ReadStat(pid, &state, &id.start_time)) id.start_time = 0;
+  return id;
+}
+
 absl::StatusOr<std::unique_ptr<ProcessCounters>> ProcessCounters::Open(
     pid_t pid, const CounterOptions& options) {
   if (pid <= 0) return absl::InvalidArgumentError(absl::StrCat("pid ", pid, " is not a process"));
   std::unique_ptr<ProcessCounters> counters(new ProcessCounters(pid));
   // Hold the process before opening anything, so every later check is about this
   // process and not a successor that reused its pid.
-  counters->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (counters->pidfd_ < 0) {
+  counters->pidfd_ = options.pidfd >= 0
+                         ? fcntl(options.pidfd, F_DUPFD_CLOEXEC, 0)
+                         : static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (counters->pidfd_ < 0 && options.start_time != 0) {
+    counters->start_time_ = options.start_time;
+  } else if (counters->pidfd_ < 0) {
     if (errno == ESRCH) return absl::NotFoundError(absl::StrCat("pid ", pid, ": no such process"));
     char state = 0;
     if (!ReadStat(pid, &state, &counters->start_time_)) {

@@ -46,7 +46,22 @@ struct CounterOptions {
   // Threads opened per process (fds = 5 x threads). Threads beyond are uncounted and
   // the shortfall is listed in unavailable().
   int max_threads = 64;
+  // The process's identity as the caller took it while it knew it (at registration,
+  // through the connected socket's peer): a pidfd, duplicated here, and the start time.
+  // With them a pid reused by another process (another user's) is never counted: Open
+  // and Read answer NotFound. -1 / 0: taken at Open, by pid.
+  int pidfd = -1;
+  unsigned long long start_time = 0;
 };
+
+// A process's identity now: a pidfd (-1 where pidfd_open is missing; the caller closes
+// it) and its start time from /proc/<pid>/stat (0 when unreadable). Taken while the
+// caller knows `pid` is the process it means (a connected socket's peer).
+struct ProcessIdentity {
+  int pidfd = -1;
+  unsigned long long start_time = 0;
+};
+ProcessIdentity TakeProcessIdentity(pid_t pid);
 
 class ProcessCounters {
  public:

@@ -146,7 +146,7 @@ void Agent::InstallRegistrations(bool wait) {
     p->next_window = schedule_enabled_
                          ? policy_.FirstWindow(p->registered_at, absl::Uniform(rng_, 0.0, 1.0))
                          : absl::InfiniteFuture();
-    counters_->Track(p->pid);
+    counters_->Track(p->pid, p->pidfd.get(), p->start_time);
     std::lock_guard<std::mutex> lock(mu_);
     processes_[p->pid] = std::move(p);
   }

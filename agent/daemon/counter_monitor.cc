@@ -40,9 +40,12 @@ CounterMonitor::~CounterMonitor() {
   thread_.join();
 }
 
-void CounterMonitor::Track(pid_t pid) {
+void CounterMonitor::Track(pid_t pid, int pidfd, unsigned long long start_time) {
   auto t = std::make_shared<Tracked>();
-  absl::StatusOr<std::unique_ptr<ProcessCounters>> opened = ProcessCounters::Open(pid, {});
+  CounterOptions options;
+  options.pidfd = pidfd;
+  options.start_time = start_time;
+  absl::StatusOr<std::unique_ptr<ProcessCounters>> opened = ProcessCounters::Open(pid, options);
   if (opened.ok()) {
     t->counters = std::move(*opened);
     for (const CounterUnavailable& u : t->counters->unavailable()) {

@@ -31,7 +31,10 @@ class CounterMonitor {
   CounterMonitor(const CounterMonitor&) = delete;
   CounterMonitor& operator=(const CounterMonitor&) = delete;
 
-  void Track(pid_t pid);
+  // `pidfd` and `start_time`: the process's identity from its registration
+  // (ProcessIdentity; the pidfd is duplicated, the caller keeps its own): counters are
+  // never opened or read on another process that reused the pid.
+  void Track(pid_t pid, int pidfd = -1, unsigned long long start_time = 0);
   void Untrack(pid_t pid);
 
   // Rows sampled since the previous Take for `pid`.

@@ -16,6 +16,7 @@
 #include "agent/capture/ring_reader.h"
 #include "agent/daemon/power_monitor.h"
 #include "agent/daemon/process_resource.h"
+#include "agent/spool/scoped_fd.h"
 #include "agent/daemon/window_session.h"
 #include "opmap/v1/telemetry.pb.h"
 
@@ -23,6 +24,10 @@ namespace opmap::agent {
 
 struct RegisteredProcess {
   pid_t pid = 0;
+  // Who `pid` was at registration (counters/process_counters.h): a pid reused after this
+  // process exits is never read as this one.
+  ScopedFd pidfd;
+  unsigned long long start_time = 0;
   std::unique_ptr<capture::ControlChannel> channel;
   std::unique_ptr<capture::RingReader> ring;
   ProcFacts facts;

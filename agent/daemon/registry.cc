@@ -11,6 +11,7 @@
 #include "agent/capture/unix_socket.h"
 #include "agent/daemon/registered_process.h"
 #include "common/log/rate_limited_log.h"
+#include "agent/counters/process_counters.h"
 
 namespace opmap::agent {
 
@@ -75,6 +76,9 @@ std::vector<std::unique_ptr<RegisteredProcess>> Registry::TakeReady(bool wait) {
 }
 
 std::unique_ptr<RegisteredProcess> Registry::Handshake(int fd, ucred cred) const {
+  // The peer is connected: its pid is this process. Held now, before anything is read.
+  const ProcessIdentity identity = TakeProcessIdentity(cred.pid);
+  ScopedFd held(identity.pidfd);
   absl::StatusOr<std::unique_ptr<capture::ControlChannel>> channel =
       capture::ControlChannel::FromAcceptedPeer(fd, cred, absl::Seconds(1));
   if (!channel.ok()) {
@@ -85,6 +89,8 @@ std::unique_ptr<RegisteredProcess> Registry::Handshake(int fd, ucred cred) const
   }
   auto p = std::make_unique<RegisteredProcess>();
   p->pid = (*channel)->hello().peer_pid;
+  p->pidfd = std::move(held);
+  p->start_time = identity.start_time;
   absl::StatusOr<std::unique_ptr<capture::RingReader>> ring =
       capture::RingReader::AttachFd((*channel)->TakeRingFd());
   if (!ring.ok()) {

@@ -261,4 +261,31 @@ TEST(ProcessCountersTest, MaxThreadsShortfallIsListed) {
 }
 
 }  // namespace
+
+// Issue 39, finding 8: after a registered process exited and its pid was reused by a
+// process of another uid, the agent opened counters on that process. Counters opened
+// with the identity taken at registration refuse a pid whose process is not that one.
+// A reused pid is stood in for by this test process: the identity is a child's that has
+// exited, the pid asked for is alive.
+TEST(ProcessCountersTest, AHeldIdentityRefusesAnotherProcessUnderThePid) {
+  Work work;
+  Child child(work);
+  ASSERT_TRUE(child.WaitFor('r'));
+  const ProcessIdentity id = TakeProcessIdentity(child.pid());
+  ASSERT_GE(id.pidfd, 0) << "pidfd_open";
+  EXPECT_GT(id.start_time, 0u);
+  ASSERT_TRUE(child.Send());
+  ASSERT_TRUE(child.WaitFor('d'));
+  ASSERT_TRUE(child.Send());  // exit
+  ASSERT_TRUE(child.WaitExited());
+  EXPECT_EQ(child.Reap(), 0);
+  CounterOptions options;
+  options.pidfd = id.pidfd;
+  options.start_time = id.start_time;
+  auto successor = ProcessCounters::Open(getpid(), options);
+  ASSERT_FALSE(successor.ok()) << "counters opened on another process under the pid";
+  EXPECT_EQ(successor.status().code(), absl::StatusCode::kNotFound);
+  ::close(id.pidfd);
+}
+
 }  // namespace opmap::agent
