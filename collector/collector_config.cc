@@ -44,6 +44,14 @@ const std::vector<Key>& Keys() {
        "records all incomplete sessions together may hold in memory (default 20000000; "
        "over it batches are refused RESOURCE_EXHAUSTED and agents resend later)",
        config::ParsedSetter(&CollectorConfig::max_held_records, &config::ParsePositive)},
+      {"max-session-bytes", false, "N",
+       "batch bytes (strings included) one session may hold until its rollup (default "
+       "268435456; over it a batch is rejected TOO_LARGE)",
+       config::ParsedSetter(&CollectorConfig::max_session_bytes, &config::ParsePositive)},
+      {"max-held-bytes", false, "N",
+       "batch bytes all incomplete sessions together may hold in memory (default 536870912; "
+       "over it batches are refused RESOURCE_EXHAUSTED and agents resend later)",
+       config::ParsedSetter(&CollectorConfig::max_held_bytes, &config::ParsePositive)},
       {"max-streams", false, "N", "open Ingest streams in all (default 256)",
        config::ParsedSetter(&CollectorConfig::max_streams, &config::ParsePositive)},
       {"max-streams-per-token", false, "N", "open Ingest streams per token (default 64)",

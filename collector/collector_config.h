@@ -27,6 +27,8 @@ struct CollectorConfig {
   int64_t max_session_records = 20'000'000;       // per session held for its rollup
   int64_t max_message_bytes = 64 << 20;           // largest Batch accepted
   int64_t max_held_records = 20'000'000;          // all incomplete sessions together
+  int64_t max_session_bytes = 256 << 20;          // batch bytes one session may hold
+  int64_t max_held_bytes = 512 << 20;             // ... all incomplete sessions together
   int64_t max_streams = 256;                      // open Ingest streams in all
   int64_t max_streams_per_token = 64;             // ... and per token
   absl::Duration integrity_check_every = absl::Hours(1);  // PRAGMA quick_check period

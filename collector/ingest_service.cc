@@ -30,6 +30,7 @@ struct IngestService::Session {
   std::unique_ptr<analysis::SessionAssembler> assembler;  // null until needed
   TelemetryAccumulator telemetry;  // counters and drops of the batches the assembler took
   int64_t held = 0;                // records counted in held_records_ for the assembler
+  int64_t held_bytes = 0;          // ... and bytes in held_bytes_
   // Hull of the capture windows of the batches the assembler took (0 = unset).
   int64_t window_start_ns = 0;
   int64_t window_end_ns = 0;
@@ -80,15 +81,45 @@ std::shared_ptr<IngestService::Session> IngestService::GetSession(const std::str
   return entry;
 }
 
-void IngestService::Hold(Session& s, int64_t records) {
+void IngestService::Hold(Session& s, int64_t records, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(held_mu_);
   s.held += records;
+  s.held_bytes += bytes;
   held_records_.fetch_add(records);
+  held_bytes_.fetch_add(bytes);
 }
 
-void IngestService::Release(Session& s) {
-  held_records_.fetch_sub(s.held);
-  s.held = 0;
+absl::Status IngestService::TryHold(Session& s, int64_t records, int64_t bytes,
+                                    const Batch& batch) {
+  std::lock_guard<std::mutex> lock(held_mu_);
+  const bool over_records = held_records_.load() + records > options_.max_held_records;
+  if (over_records || held_bytes_.load() + bytes > options_.max_held_bytes) {
+    metrics_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the collector holds %d %s of incomplete sessions (limit %d, %s): batch %s/%s seq %d "
+        "is refused for now; resend it later",
+        over_records ? held_records_.load() : held_bytes_.load(),
+        over_records ? "records" : "bytes",
+        over_records ? options_.max_held_records : options_.max_held_bytes,
+        over_records ? "--max-held-records" : "--max-held-bytes", batch.agent_id(),
+        batch.session_id(), batch.seq()));
+  }
+  s.held += records;
+  s.held_bytes += bytes;
+  held_records_.fetch_add(records);
+  held_bytes_.fetch_add(bytes);
+  return absl::OkStatus();
 }
+
+void IngestService::Unhold(Session& s, int64_t records, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(held_mu_);
+  s.held -= records;
+  s.held_bytes -= bytes;
+  held_records_.fetch_sub(records);
+  held_bytes_.fetch_sub(bytes);
+}
+
+void IngestService::Release(Session& s) { Unhold(s, s.held, s.held_bytes); }
 
 void IngestService::PeerLog(const std::string& line) const {
   if (options_.peer_log) {
@@ -137,6 +168,7 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
   auto assembler = std::make_unique<analysis::SessionAssembler>();
   s.telemetry = TelemetryAccumulator();
   s.window_start_ns = s.window_end_ns = 0;
+  int64_t rebuilt_bytes = 0;
   if (s.last_seq > 0) {
     // Rebuild from what the store holds (after a restart or an eviction). Stored batches
     // passed validation when they came; replay them without today's size limits.
@@ -153,6 +185,7 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
     unlimited.max_string_bytes = SIZE_MAX;
     Batch stored;
     for (size_t i = 0; i < payloads->size(); ++i) {
+      rebuilt_bytes += static_cast<int64_t>((*payloads)[i].size());
       if (!stored.ParseFromString((*payloads)[i])) {
         return absl::DataLossError(absl::StrFormat(
             "store: stored batch %d of session %s/%s does not parse", i + 1,
@@ -167,7 +200,7 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
       WidenWindow(stored, s.window_start_ns, s.window_end_ns);
     }
   }
-  Hold(s, assembler->record_count());
+  Hold(s, assembler->record_count(), rebuilt_bytes);
   s.assembler = std::move(assembler);
   return absl::OkStatus();
 }
@@ -254,20 +287,25 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   RETURN_IF_ERROR(EnsureAssembler(s, batch));
 
   const int64_t records = RecordsIn(batch);
-  if (held_records_.load() + records > options_.max_held_records) {
-    metrics_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "the collector holds %d records of incomplete sessions (limit %d, "
-        "--max-held-records): batch %s/%s seq %d is refused for now; resend it later",
-        held_records_.load(), options_.max_held_records, batch.agent_id(), batch.session_id(),
-        seq));
+  const int64_t bytes =
+      received != nullptr ? static_cast<int64_t>(received->size())
+                          : static_cast<int64_t>(batch.ByteSizeLong());
+  if (s.held_bytes + bytes > options_.max_session_bytes) {
+    return reject(s.last_seq, opmap::v1::REJECTION_CODE_TOO_LARGE, "",
+                  absl::StrFormat("the session would hold %d bytes, over the collector's limit "
+                                  "of %d per session (--max-session-bytes)",
+                                  s.held_bytes + bytes, options_.max_session_bytes));
   }
+  // Admitted before it is decoded: what the batch takes is held from here on (Reset and
+  // Release give it back), so concurrent batches cannot pass the limits together.
+  RETURN_IF_ERROR(TryHold(s, records, bytes, batch));
   std::optional<Rejection> rejection = Append(s, batch, records);
   if (!rejection.has_value()) return Commit(s, batch, batch, received, std::nullopt, std::move(ack));
   rejection->set_seq(seq);
   std::optional<Batch> remainder = AppendRejectedRemainder(batch, *s.assembler, options_.limits);
   if (!remainder.has_value()) {
     // Nothing of it can be stored; the session stays where it was.
+    Unhold(s, records, bytes);
     metrics_->AddRejected(rejection->code());
     *ack.add_rejected() = *std::move(rejection);
     ack.set_durable_seq(s.last_seq);
@@ -358,7 +396,6 @@ absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const 
   s.last_seq = seq;
   s.window_start_ns = window_start;
   s.window_end_ns = window_end;
-  Hold(s, commit.record_count);
   metrics_->batches.fetch_add(1, std::memory_order_relaxed);
   metrics_->records.fetch_add(commit.record_count, std::memory_order_relaxed);
   if (rejection.has_value()) {

@@ -59,6 +59,11 @@ struct IngestOptions {
   // Records all incomplete sessions together may hold in memory (~130 B each); a batch
   // that would pass it ends its stream RESOURCE_EXHAUSTED and the agent resends later.
   int64_t max_held_records = 20'000'000;
+  // Bytes (the batches as they came, strings included) one session and all incomplete
+  // sessions together may hold: records alone let a peer hold gigabytes in few records
+  // of long strings. Over the session's: TOO_LARGE; over all: RESOURCE_EXHAUSTED.
+  int64_t max_session_bytes = 256 << 20;
+  int64_t max_held_bytes = 512 << 20;
   // Open Ingest streams, in all and per principal (token); more are refused
   // RESOURCE_EXHAUSTED.
   int max_streams = 256;
@@ -124,7 +129,12 @@ class IngestService final : public opmap::v1::Ingest::Service {
                                         std::optional<opmap::v1::Rejection> rejection,
                                         opmap::v1::Ack ack);
   void Reset(Session& s);
-  void Hold(Session& s, int64_t records);
+  // Admits a batch's records and bytes into `s` and the collector's totals at once, or
+  // refuses (RESOURCE_EXHAUSTED naming the limit): concurrent batches cannot pass a limit
+  // together. Release gives back all `s` holds; Unhold part of it.
+  absl::Status TryHold(Session& s, int64_t records, int64_t bytes, const opmap::v1::Batch& batch);
+  void Hold(Session& s, int64_t records, int64_t bytes);
+  void Unhold(Session& s, int64_t records, int64_t bytes);
   void Release(Session& s);
   grpc::Status OpenStream(grpc::ServerContext* context, const std::string& principal);
   void CloseStream(grpc::ServerContext* context, const std::string& principal);
@@ -136,7 +146,9 @@ class IngestService final : public opmap::v1::Ingest::Service {
   CollectorMetrics* metrics_;
   IngestOptions options_;
 
+  std::mutex held_mu_;  // admission: held_records_ and held_bytes_ checked and added at once
   std::atomic<int64_t> held_records_{0};  // records in every session's assembler
+  std::atomic<int64_t> held_bytes_{0};    // their batches' bytes
 
   std::mutex mu_;  // guards sessions_, contexts_, streams_by_principal_, shutting_down_
   absl::flat_hash_map<Key, std::shared_ptr<Session>> sessions_;

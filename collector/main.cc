@@ -156,6 +156,8 @@ int Run(const CollectorConfig& config) {
   ingest_options.health = &health;
   ingest_options.max_session_records = config.max_session_records;
   ingest_options.max_held_records = config.max_held_records;
+  ingest_options.max_session_bytes = config.max_session_bytes;
+  ingest_options.max_held_bytes = config.max_held_bytes;
   ingest_options.max_streams = static_cast<int>(config.max_streams);
   ingest_options.max_streams_per_principal = static_cast<int>(config.max_streams_per_token);
   ingest_options.log = Log;

@@ -610,5 +610,54 @@ TEST_F(CollectorHostileTest, SignoffWithARoleNobodyOwnsIsRefused) {
   EXPECT_TRUE(sign("ML compiler engineer").ok());
 }
 
+
+// Issue 39, finding 1: the held-records limit counted records, not bytes: one agent token
+// held 6 GB with one-record batches carrying ~57 MiB of strings each. Bytes are now held
+// to --max-session-bytes per session (TOO_LARGE) and --max-held-bytes in all
+// (RESOURCE_EXHAUSTED), and the collector's memory stays near the bound.
+TEST_F(CollectorHostileTest, StringBytesAreBoundedNotJustRecords) {
+  StartCollector({"--max-held-bytes", "40000000", "--max-session-bytes", "20000000"});
+  // One kernel and 128 strings of 60,000 bytes: ~7.7 MB a batch.
+  auto fat = [](const std::string& session, uint64_t seq) {
+    Batch b = KernelBatch("a", session, seq, 1, false);
+    if (seq > 1) b.mutable_strings()->set_base_index(2 + 128 * (seq - 1));  // after ours
+    for (int i = 0; i < 128; ++i) b.mutable_strings()->add_strings(std::string(60000, 'a' + i % 26));
+    return b;
+  };
+  {
+    Stream s(Channel(), kAgentToken);
+    std::optional<Ack> ack = s.Send(fat("s1", 1));
+    ASSERT_TRUE(ack.has_value());
+    ASSERT_EQ(ack->rejected_size(), 0);
+    ack = s.Send(fat("s1", 2));
+    ASSERT_TRUE(ack.has_value());
+    ASSERT_EQ(ack->rejected_size(), 0);
+    ack = s.Send(fat("s1", 3));  // 23 MB in one session: over --max-session-bytes
+    ASSERT_TRUE(ack.has_value());
+    ASSERT_EQ(ack->rejected_size(), 1);
+    EXPECT_EQ(ack->rejected(0).code(), opmap::v1::REJECTION_CODE_TOO_LARGE);
+    EXPECT_THAT(ack->rejected(0).message(), HasSubstr("--max-session-bytes"));
+    EXPECT_TRUE(s.Finish().ok());
+  }
+  // More sessions, each under its own limit: all together pass --max-held-bytes.
+  int refused = 0;
+  for (int i = 0; i < 10; ++i) {
+    Stream s(Channel(), kAgentToken);
+    if (!s.Send(fat(absl::StrCat("more", i), 1))) {
+      grpc::Status st = s.Finish();
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+      EXPECT_THAT(st.error_message(), HasSubstr("--max-held-bytes"));
+      ++refused;
+      continue;
+    }
+    EXPECT_TRUE(s.Finish().ok());
+  }
+  EXPECT_GE(refused, 7) << "40 MB hold five batches of 7.7 MB at most";
+  const double rss = PeakRssMiB(collector_->pid());
+  EXPECT_LT(rss, 400) << "collector peak RSS " << rss << " MiB for a 40 MB budget";
+  std::printf("held bytes: %d of 10 sessions refused; collector peak RSS %.0f MiB\n", refused, rss);
+  WellBehavedSessionIsStored("after-the-bytes");
+}
+
 }  // namespace
 }  // namespace opmap::testing
