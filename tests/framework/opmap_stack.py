@@ -17,7 +17,7 @@ import subprocess
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("OPMAP_BUILD_DIR", os.path.join(REPO, "build"))
+BUILD = os.path.abspath(os.environ.get("OPMAP_BUILD_DIR", os.path.join(REPO, "build")))
 BIN = os.path.join(BUILD, "bin")
 LIB = os.path.join(BUILD, "lib", "libopmap_inject.so")
 OPMAP = os.path.join(BIN, "opmap")
