@@ -10,7 +10,10 @@
 #      build-fuzz-O0/ (clang, ASan + UBSan, libFuzzer, -O0: 233 core-s against 336 at
 #      -O2; the short runs here need coverage, not speed) built niced beside it; the tests
 #      labelled needs_idle_cpu run last, alone;
-#   4. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
+#   4. tests/framework/run.sh: real PyTorch workloads under the library with a real agent
+#      and collector (about 70 s); skipped with "framework tests: skipped: <why>" where the
+#      venv scripts/setup_frameworks.sh makes is absent (CI);
+#   5. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
 #      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 10), two at a time, from the
 #      committed seeds plus, where ../shared is present, seeds cut from the real data.
 #      OPMAP_NO_FUZZ=1 skips the fuzz build and this stage.
@@ -88,6 +91,10 @@ if [[ -n "${CH_DIR:-}" ]]; then
   scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null; rm -rf "$CH_DIR"; CH_DIR=""
 fi
 (( ctest_rc == 0 )) || exit "$ctest_rc"
+
+# Alone, like the needs_idle_cpu tests: its workloads serve at fixed rates on both cores.
+OPMAP_BUILD_DIR="$BUILD_DIR" tests/framework/run.sh
+stage framework
 
 if (( fuzz )); then
   # Nothing else runs now: two targets at once, no nice. A finding fails the run; its
