@@ -53,6 +53,14 @@ std::string VersionFrom(const char* library, const char* function) {
   return ok ? std::to_string(v) : std::string();
 }
 
+// Whether `library` is already loaded, without loading it or calling into it.
+bool Mapped(const char* library) {
+  void* h = dlopen(library, RTLD_LAZY | RTLD_NOLOAD);
+  if (h == nullptr) return false;
+  dlclose(h);
+  return true;
+}
+
 }  // namespace
 
 std::string BuildMetadata(const InjectConfig& config, uint32_t loaded_by) {
@@ -81,8 +89,10 @@ std::string BuildMetadata(const InjectConfig& config, uint32_t loaded_by) {
   if (m.find("cuda_runtime=") == std::string::npos) {
     Add(&m, "cuda_runtime", VersionFrom("libcudart.so.12", "cudaRuntimeGetVersion"));
   }
-  // cuptiGetVersion takes a uint32_t*; same ABI as int* for this purpose.
-  Add(&m, "cupti", VersionFrom("libcupti.so.13", "cuptiGetVersion"));
+  // CUPTI by the soname mapped, never by calling into it: cuptiGetVersion from this
+  // thread, in a process whose CUPTI has no driver under it (torch's CUDA 13.2 wheel on a
+  // CPU host), recursed until the stack overflowed and killed the workload.
+  Add(&m, "cupti", Mapped("libcupti.so.13") ? "13" : "");
   if (m.size() > ring::kMaxControlBody - sizeof(ring::HelloBody)) {
     m.resize(ring::kMaxControlBody - sizeof(ring::HelloBody));
     const size_t last = m.rfind('\n');

@@ -1,5 +1,7 @@
 #include "analysis/import/capture_import.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <string>
 #include <utility>
@@ -66,8 +68,22 @@ absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes) {
 analysis::Trace FinishCaptureTrace(CaptureResult r) {
   analysis::Trace trace = std::move(r.trace);
   analysis::TraceInfo& info = trace.info;
+  // The latest status of each component is the one that holds: a window opened before the
+  // first NVTX call says "no NVTX call has attached the library yet", then "attached" a
+  // moment later, and its ranges are there.
+  std::vector<const CaptureStatus*> latest;
   for (const CaptureStatus& s : r.statuses) {
-    if (s.code != ring::kStatusOk) info.unavailable.emplace_back(ComponentName(s.component), s.message);
+    auto same = std::find_if(latest.begin(), latest.end(), [&](const CaptureStatus* l) {
+      return l->component == s.component;
+    });
+    if (same == latest.end()) {
+      latest.push_back(&s);
+    } else {
+      *same = &s;
+    }
+  }
+  for (const CaptureStatus* s : latest) {
+    if (s->code != ring::kStatusOk) info.unavailable.emplace_back(ComponentName(s->component), s->message);
   }
   for (const CaptureWindow& w : r.windows) {
     if (w.begin_ns != 0 && (info.window_start_ns == analysis::kNone || w.begin_ns < info.window_start_ns)) {

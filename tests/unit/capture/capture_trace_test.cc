@@ -279,5 +279,29 @@ TEST(CaptureImport, FileBecomesATraceWithUnavailableAndDropCounters) {
   EXPECT_FALSE(ImportCaptureFile(bytes.substr(0, 10)).ok());
 }
 
+
+// A window opened before the first NVTX call says NVTX has not attached, then that it has:
+// the latest status of a component holds (a file full of ranges is not "nvtx unavailable");
+// a component still unavailable at the end is reported.
+TEST(CaptureTrace, TheLatestStatusOfAComponentHolds) {
+  CaptureTraceBuilder b(7);
+  StatusRecord st{};
+  st.component = kComponentNvtx;
+  st.code = kStatusUnavailable;
+  st.message_len = 19;
+  b.Add(Record(kStatus, st, "no NVTX call so far"));
+  st.code = kStatusOk;
+  st.message_len = 8;
+  b.Add(Record(kStatus, st, "attached"));
+  st.component = kComponentCupti;
+  st.code = kStatusUnavailable;
+  st.message_len = 14;
+  b.Add(Record(kStatus, st, "no CUDA driver"));
+  const analysis::Trace t = FinishCaptureTrace(std::move(b).Finish());
+  ASSERT_EQ(t.info.unavailable.size(), 1u);
+  EXPECT_EQ(t.info.unavailable[0].first, "cupti");
+  EXPECT_EQ(t.info.unavailable[0].second, "no CUDA driver");
+}
+
 }  // namespace
 }  // namespace opmap::capture
