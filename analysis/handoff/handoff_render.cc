@@ -364,6 +364,26 @@ std::string HandoffJson(const HandoffReport& r, const HandoffOptions& o) {
   w.Key("mitigations");
   WriteMitigationsJson(r.mitigations, w);
   w.Field("gain_total_ns", r.total_ns).Field("gain_total_basis", r.total_basis);
+  // Host time by operator shape and module type: what a capture without GPU events
+  // still says (summary/host_tables.h); the top rows of each.
+  w.Key("host").BeginObject();
+  w.Key("operators").BeginArray();
+  for (size_t i = 0; i < r.host.operators.size() && i < static_cast<size_t>(o.top); ++i) {
+    const HostOperatorShape& op = r.host.operators[i];
+    w.BeginObject().Field("name", op.name).Field("input_dims", op.input_dims)
+        .Field("count", op.count).Field("host_time_ns", op.total_ns).EndObject();
+  }
+  w.EndArray();
+  w.Field("operator_shapes", static_cast<int64_t>(r.host.operators.size()));
+  w.Key("module_types").BeginArray();
+  for (size_t i = 0; i < r.host.module_types.size() && i < static_cast<size_t>(o.top); ++i) {
+    const HostModuleType& t = r.host.module_types[i];
+    w.BeginObject().Field("module_type", t.module_type).Field("modules", t.modules)
+        .Field("count", t.count).Field("host_time_ns", t.total_ns).EndObject();
+  }
+  w.EndArray();
+  w.Field("module_type_count", static_cast<int64_t>(r.host.module_types.size()));
+  w.EndObject();
   w.EndObject();
   return w.Take();
 }

@@ -136,6 +136,7 @@ HandoffReport BuildHandoff(const Trace& trace, const MappingResult& mapping,
   sheet.envelope = options.envelope;
   r.sheet = BuildMappingSheet(trace, mapping, sheet);
   r.layer_types = LayerTypes(r.sheet, r.stalls, options.envelope);
+  r.host = SummarizeHostTables(trace);
 
   // Gain fractions are of the wall time the requests took when the trace has them (a
   // host-bound trace's GPU time understates what a host fix saves), else of GPU time.

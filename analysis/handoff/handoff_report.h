@@ -21,6 +21,7 @@
 #include "analysis/profile/workload_profile.h"
 #include "analysis/report/document.h"
 #include "analysis/summary/trace_summary.h"
+#include "analysis/summary/host_tables.h"
 
 namespace opmap::analysis {
 
@@ -61,6 +62,7 @@ struct HandoffReport {
   std::vector<Mitigation> mitigations;
   int64_t total_ns = 0;                // the denominator of gain fractions, and its basis
   std::string total_basis;
+  HostTables host;                     // host time by operator shape and module type
 };
 
 HandoffReport BuildHandoff(const Trace& trace, const MappingResult& mapping,
