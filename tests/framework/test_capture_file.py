@@ -24,12 +24,11 @@ emit_nvtx's torch.cuda.synchronize() calls are replaced by no-ops (they raise "F
 NVIDIA driver"); the NVTX ranges need no GPU.
 
 Also checked: `opmap analyze --format json` counts the module ranges (one per module
-forward, counted by a hook); `opmap analyze --report json` (the handoff packet) exits 0
-and names the requests. Known failures (opmap C++, reported, marked expectedFailure):
-`--report json` of a capture without GPU events lists no operator, no shape and no
-module; and the file says `unavailable: nvtx: no NVTX call has attached the library yet`
-although it holds NVTX ranges (the file-mode window opens at load, before the first NVTX
-call, and the status is never revised).
+forward, counted by a hook); `opmap analyze --report json` (the handoff packet) names the
+requests, and its `host` section lists per operator x Input Dims the same counts as the
+profiler's per op x recorded shapes, and per module type the module forwards; the file
+does not call NVTX unavailable. (Both were known failures when this test was written,
+fixed in 8e9c5bd and ed78861.)
 
 Run with the venv's python (scripts/setup_frameworks.sh), from tests/framework/run.sh.
 """
@@ -49,6 +48,16 @@ sys.path.insert(0, HERE)
 import opmap_stack  # noqa: E402
 
 REQUESTS = 6
+
+
+def optional_tensor_list(op):
+    """Whether an overload of `op` takes a Tensor?[] (List[Optional[Tensor]])."""
+    import torch
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(op)
+    except RuntimeError:
+        return False
+    return any(str(a.type) == "List[Optional[Tensor]]" for s in schemas for a in s.arguments)
 
 
 def child(out_dir):
@@ -74,11 +83,31 @@ def child(out_dir):
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
             a = run()
         ops = collections.Counter()
+        shapes = collections.Counter()
+        unshaped, unshaped_known = set(), {}
         for e in prof.profiler.kineto_results.events():
             if e.is_python_function() or e.is_user_annotation():
                 continue
             ops[e.name()] += 1
+            # emit_nvtx writes a TensorList argument's tensors one by one into `sizes`;
+            # the profiler's structured shapes nest them: flattened here to compare.
+            # A list of optional tensors (aten::index's indices) the profiler records
+            # with no type and no shapes: such ops are compared by count only.
+            if e.name() not in unshaped_known:
+                unshaped_known[e.name()] = optional_tensor_list(e.name())
+            if unshaped_known[e.name()]:
+                unshaped.add(e.name())
+            flat = []
+            for arg in e.structured_input_shapes():
+                if arg and isinstance(arg[0], list):
+                    flat.extend(arg)
+                else:
+                    flat.append(arg)
+            shapes[e.name() + " " + json.dumps(flat)] += 1
         result["profiler_ops"] = ops
+        result["profiler_op_shapes"] = {k: v for k, v in shapes.items()
+                                        if k.split(" ", 1)[0] not in unshaped}
+        result["profiler_unshaped_ops"] = sorted(unshaped)
 
         # Both at once, each order: PyTorch refuses.
         refusals = []
@@ -153,8 +182,8 @@ class CaptureFileTest(unittest.TestCase):
                             "--quiet"], capture_output=True, text=True, timeout=120)
         cls.analyze_rc, cls.analyze_err = a.returncode, a.stderr
         cls.analysis = json.loads(a.stdout) if a.returncode == 0 else None
-        rep = subprocess.run([opmap_stack.OPMAP, "analyze", cls.cap, "--report", "json"],
-                             capture_output=True, text=True, timeout=120)
+        rep = subprocess.run([opmap_stack.OPMAP, "analyze", cls.cap, "--report", "json",
+                              "--top", "1000000"], capture_output=True, text=True, timeout=120)
         cls.report_rc, cls.report_err = rep.returncode, rep.stderr
         cls.report = json.loads(rep.stdout) if rep.returncode == 0 else None
 
@@ -212,35 +241,49 @@ class CaptureFileTest(unittest.TestCase):
         print("--report json: %d requests, keys %s" % (len(reqs), sorted(self.report)))
         self.assertEqual(len(reqs), REQUESTS)
 
-    @unittest.expectedFailure
     def test_report_json_lists_operators_shapes_modules(self):
-        """KNOWN FAILURE (opmap C++, reported): for a capture without GPU events the
-        handoff packet's operator tables (mapping_sheet.operators, mapping_sheet.groups
-        with Input Dims, mfu.operators) are empty and it has no module section; `--format
-        json`'s modules[] and module_types[] are empty too (module_attribution counts the
-        module ranges). They are all built from GPU events."""
+        """The handoff packet's `host` section (analysis/summary/host_tables.h): per
+        operator x Input Dims the same count as the profiler's per op x recorded shapes
+        (TensorList arguments flattened, as emit_nvtx writes them; ops taking a Tensor?[],
+        aten::index's indices, which the profiler records without type or shapes, are left
+        to the per-name count test),
+        per module type the same count as the module forwards (under emit_nvtx every
+        module range encloses an op, so even Linear is a module)."""
         self.assertEqual(self.report_rc, 0, self.report_err)
-        sheet = self.report["mapping_sheet"]
-        print("--report json: mapping_sheet.operators %d, groups %d, mfu.operators %d; "
-              "analyze modules %d, module_types %d" % (
-                  len(sheet["operators"]), len(sheet["groups"]),
-                  len(self.report["mfu"]["operators"]), len(self.analysis["modules"]),
-                  len(self.analysis["module_types"])))
-        self.assertTrue(sheet["operators"], "no operators")
-        self.assertTrue(any("Input Dims" in json.dumps(g) or "input_dims" in json.dumps(g)
-                            for g in sheet["groups"]), "no shapes")
-        self.assertTrue(self.analysis["modules"], "no modules")
+        host = self.report.get("host")
+        self.assertIsNotNone(host, "no host section in --report json")
+        self.assertEqual(host["operator_shapes"], len(host["operators"]), "rows cut")
+        self.assertEqual(host["module_type_count"], len(host["module_types"]), "rows cut")
+        got = collections.Counter()
+        unshaped = set(self.result["profiler_unshaped_ops"])
+        for o in host["operators"]:
+            if o["name"] not in unshaped:
+                got[o["name"] + " " + o["input_dims"]] += o["count"]
+        want = collections.Counter(self.result["profiler_op_shapes"])
+        print("--report json host: %d operator x Input Dims rows; compared: %d rows, %d ops "
+              "(profiler: %d op x shapes, %d ops; by count only: %s); %d module types" % (
+                  len(host["operators"]), len(got), sum(got.values()), len(want),
+                  sum(want.values()), ", ".join(sorted(unshaped)) or "none",
+                  len(host["module_types"])))
+        for o in host["operators"][:3]:
+            print("  %s %s: %d, profiler %d" % (o["name"], o["input_dims"], o["count"],
+                                                want[o["name"] + " " + o["input_dims"]]))
+        diff = sorted(k for k in set(got) | set(want) if got[k] != want[k])
+        for k in diff[:20]:
+            print("  differs: %s: opmap %d, profiler %d" % (k, got[k], want[k]))
+        self.assertEqual(diff, [], "%d operator x shape rows differ" % len(diff))
+        types = {t["module_type"]: t["count"] for t in host["module_types"]}
+        print("  module types: %s" % ", ".join("%s %d" % kv for kv in sorted(types.items())))
+        self.assertEqual(types, self.result["module_calls"])
 
-    @unittest.expectedFailure
-    def test_capture_file_does_not_call_nvtx_unavailable(self):
-        """KNOWN FAILURE (opmap C++, reported): the file-mode window opens when the library
-        loads (LD_PRELOAD: before main), before any NVTX call has attached it, so
-        WindowController::Begin reports `unavailable: no NVTX call has attached the library
-        yet ...` and nothing revises it when NVTX attaches a moment later: a file full of
-        NVTX ranges says NVTX was unavailable."""
+    def test_capture_file_says_nvtx_available(self):
+        """Fixed in ed78861 (a capture's latest status per component holds): the file-mode
+        window opens when the library loads, before any NVTX call has attached it, and
+        used to keep `unavailable: nvtx: no NVTX call has attached the library yet`
+        although the file held NVTX ranges."""
         unavailable = [u for u in self.analysis["unavailable"] if u["what"] == "nvtx"]
-        print("ranges %d; unavailable: %s" % (self.analysis["host_ranges"]["range_count"],
-                                                unavailable))
+        print("ranges %d; nvtx unavailable: %s" % (
+            self.analysis["host_ranges"]["range_count"], unavailable))
         self.assertGreater(self.analysis["host_ranges"]["range_count"], 0)
         self.assertEqual(unavailable, [])
 
