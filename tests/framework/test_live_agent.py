@@ -43,9 +43,9 @@ Checks (numbers printed):
   - attach captured the process mid-run; embed and decoder exit 0; the DataLoader
     workers (fork) ran and never registered; 2 intra-op threads; every output tensor
     byte-identical to the reference run's;
-  - KNOWN FAILURE (expectedFailure, an opmap bug): after the agent restart the workload
-    registers again, is captured, exits 0 with outputs identical to the reference. It
-    dies of SIGSEGV instead (the test method's docstring says why).
+  - after the agent restart the workload registers again, is captured again (a complete
+    session after the restart), exits 0 with outputs identical to the reference (it died
+    of SIGSEGV until ed78861: the test method's docstring says why).
 
 Window spans. `opmap query --group-by session` prints no window start or end (the gRPC
 LatencyRow has them; the CLI drops them), and what the collector stores as a session's
@@ -84,7 +84,6 @@ OPMAP_FRAMEWORK_KEEP=1 keeps the temp dir (logs, profiles, exports, the SQLite s
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -92,7 +91,6 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import opmap_stack  # noqa: E402
 from opmap_stack import Child, Stack, wait_for  # noqa: E402
 
 EMBED_MODEL, EMBED_REV = "all-MiniLM-L6-v2", "gt-0.1.0"
@@ -500,16 +498,13 @@ class LiveAgentTest(unittest.TestCase):
         self.assertGreater(report["host_ranges"]["range_count"], 0)
         self.assertTrue(any(n.endswith("(BertLayer)") for n in names), names[:20])
 
-    @unittest.expectedFailure
     def test_agent_restart_workload_survives_reregisters_and_is_unchanged(self):
-        """KNOWN FAILURE (opmap C++, reported): on re-registration the library's Hello
-        metadata (agent/inject/metadata.cc, BuildMetadata -> VersionFrom("libcupti.so.13",
-        "cuptiGetVersion")) calls cuptiGetVersion of the libcupti.so.13 torch has mapped by
-        then; without a CUDA driver that CUPTI (torch 2.15.0's wheel, CUDA 13.2) recurses
-        until the stack overflows: SIGSEGV in the "opmap-inject" thread, the workload dies
-        (exit -11) and the agent logs "registration from pid N refused: control socket:
-        message timed out". The first registration escapes it only because LD_PRELOAD
-        registers before torch is imported."""
+        """Was a known failure, fixed in ed78861: on re-registration the library's hello
+        metadata called cuptiGetVersion of the libcupti.so.13 torch had mapped by then;
+        without a CUDA driver that CUPTI (torch 2.15.0's wheel, CUDA 13.2) recursed until
+        the stack overflowed: SIGSEGV in the "opmap-inject" thread, the workload died (exit
+        -11) and the agent logged "registration from pid N refused: control socket:
+        message timed out"."""
         rc = self.rcs["restarted"]
         print("restart check: %s; workload exit %s; restarted agent's log: %s" % (
             self.restart_outcome, rc, self.rstack.agent.err().strip()[-300:]))
