@@ -21,7 +21,9 @@ workload logs four clocks (time.time_ns(), CLOCK_REALTIME, the clock libopmap_in
 stamps NVTX ranges with): outer_start/outer_end just outside the `with request()` block
 and inner_start/inner_end as its first and last statements, so the request range lies
 between the inner and the outer interval; steps likewise. The model is under
-opmap_torch.annotate(model, shapes=True) (module ranges) unless --no-annotate, and with
+opmap_torch.annotate(model, shapes=True) (module ranges; shapes=False with
+--no-module-shapes) unless --no-annotate (--force-ranges: opmap_torch's force=True,
+ranges pushed even without the library), and with
 --emit-nvtx also under torch.autograd.profiler.emit_nvtx(record_shapes=True) (one range
 per ATen op).
 
@@ -137,7 +139,7 @@ class Clock:
         self.steps = []
 
 
-def generate(model, ids, tokens, batch, clock=None, step_ranges=True):
+def generate(model, ids, tokens, batch, clock=None, step_ranges=True, force=False):
     """Greedy decoding with the KV cache: one prefill and tokens - 1 decode steps. Returns
     (generated ids (B, tokens) int64, last logits (B, vocab) float32)."""
     import contextlib
@@ -149,7 +151,8 @@ def generate(model, ids, tokens, batch, clock=None, step_ranges=True):
     logits = None
     for s in range(tokens):
         kind = "prefill" if s == 0 else "decode"
-        rng = (opmap_torch.step(kind, batch=batch, tokens=int(nxt.numel()) if s == 0 else None)
+        rng = (opmap_torch.step(kind, batch=batch, tokens=int(nxt.numel()) if s == 0 else None,
+                                force=force)
                if step_ranges else contextlib.nullcontext())
         o0 = time.time_ns()
         with rng:
@@ -173,6 +176,8 @@ def serve(args):
         torch.cuda.synchronize = lambda *a, **k: None
     torch.set_num_threads(args.threads)
     log = {"workload": args.workload, "pid": os.getpid(), "threads": torch.get_num_threads(),
+           "annotate": not args.no_annotate, "module_shapes": not args.no_module_shapes,
+           "emit_nvtx": args.emit_nvtx,
            "torch": torch.__version__, "rate": args.rate, "batch": args.batch,
            "injection_loaded": opmap_torch.injection_loaded()}
     if args.workload == "embed":
@@ -190,7 +195,8 @@ def serve(args):
         ids = decoder_prompt(i if i >= 0 else 1_000_000 - i, args.batch)
         return list(generate(model, ids, args.tokens, args.batch,
                              clock=clock if i >= 0 else None,
-                             step_ranges=i >= 0 and not args.no_step_ranges))
+                             step_ranges=i >= 0 and not args.no_step_ranges,
+                             force=args.force_ranges))
 
     items = None
     worker_pids = set()
@@ -224,7 +230,9 @@ def serve(args):
                 markers.append(("opmap_test_marker_start", a, time.time_ns()))
             span_start = time.time_ns()
             print("%s: serving" % (args.name or args.workload), flush=True)
-            handle = opmap_torch.annotate(model, shapes=True) if not args.no_annotate else None
+            handle = (opmap_torch.annotate(model, shapes=not args.no_module_shapes,
+                                           force=args.force_ranges)
+                      if not args.no_annotate else None)
             cpu0 = _cpu_seconds()
             start = time.monotonic()
             served = 0
@@ -244,7 +252,7 @@ def serve(args):
                         item["i"], i)
                     worker_pids.add(item["pid"])
                 o0 = time.time_ns()
-                with opmap_torch.request():
+                with opmap_torch.request(force=args.force_ranges):
                     i0 = time.time_ns()
                     out = one(i, item)
                     i1 = time.time_ns()
@@ -337,6 +345,10 @@ def main(argv=None):
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--emit-nvtx", action="store_true")
     ap.add_argument("--no-annotate", action="store_true")
+    ap.add_argument("--no-module-shapes", action="store_true",
+                    help="annotate(model, shapes=False)")
+    ap.add_argument("--force-ranges", action="store_true",
+                    help="opmap_torch's force=True: push the ranges without the library too")
     ap.add_argument("--no-step-ranges", action="store_true")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
