@@ -49,10 +49,16 @@ std::string SessionAggregates() {
       "toUInt64(sum(sketch_zero)), toFloat64(sum(sketch_sum)), "
       "toFloat64(minIf(sketch_min, sketch_count > 0)), toFloat64(maxIf(sketch_max, sketch_count > 0))");
 }
-// A bucket's sum state is finalized per row and summed as the session rows' are.
+// A bucket's sum state is finalized per row and summed as the session rows' are. The
+// state itself is an Int64 sum that ClickHouse's background merges may have wrapped past
+// 2^63 (sessions of one bucket are each ≤ 2^62 ns): a negative one is taken as saturated.
+// (Past 2^64 in one bucket row, five or more such sessions, it wraps to a positive value
+// no query can tell from a true one.)
 std::string BucketAggregates() {
   return absl::StrCat(
-      "count(), toInt64(sumMerge(count)), ", SaturatedSum("finalizeAggregation(sum_ns)"),
+      "count(), toInt64(sumMerge(count)), ",
+      SaturatedSum("if(finalizeAggregation(sum_ns) < 0, toInt64(9223372036854775807), "
+                   "finalizeAggregation(sum_ns))"),
       ", toInt64(minMerge(min_ns)), "
       "toInt64(maxMerge(max_ns)), toInt32(minMerge(sketch_scale_min)), "
       "toInt32(maxMerge(sketch_scale_max)), sumMapMerge(sketch_bins), "
