@@ -55,7 +55,8 @@ options:
   --of S                latency: the same as --subject (operator = operator-gpu)
   --group-by LIST       latency: comma-separated keys, in order, from operator,
                         layer_type, kernel, host, revision, module, module_type, request,
-                        session (one row per capture window, "agent/session")
+                        session (one row per capture window, "agent/session", with
+                        its window_start_ns and window_end_ns)
                         (default: one row for everything selected); counters: from host,
                         revision, pid (rows are always per counter name and source);
                         power: from host, revision, session (rows are always per device).
@@ -159,6 +160,8 @@ int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
   double alpha = resp.rows().empty() ? 0 : resp.rows(0).relative_accuracy();
   for (const auto& r : resp.rows()) alpha = std::max(alpha, r.relative_accuracy());
   std::vector<std::string> keys = args.group_names;
+  // One row per capture window: its span too (the collector sends it with each row).
+  const bool by_session = std::find(keys.begin(), keys.end(), "session") != keys.end();
 
   double all_ns = 0;  // the rows' summed time, for each row's share
   for (const auto& r : resp.rows()) all_ns += static_cast<double>(r.sum_ns());
@@ -180,6 +183,9 @@ int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
       w.BeginObject();
       for (size_t k = 0; k < keys.size(); ++k) {
         w.Field(keys[k], k < static_cast<size_t>(r.key_size()) ? r.key(k) : "");
+      }
+      if (by_session) {
+        w.Field("window_start_ns", r.window_start_ns()).Field("window_end_ns", r.window_end_ns());
       }
       w.Field("count", static_cast<int64_t>(r.count()))
           .Field("total_us", r.sum_ns() / 1000.0)
@@ -206,6 +212,11 @@ int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
   // children's; the footer says so.
   std::vector<std::string> header = keys;
   std::vector<bool> numeric(keys.size(), false);
+  if (by_session) {
+    for (const char* h : {"window_start_ns", "window_end_ns"}) {
+      header.push_back(h), numeric.push_back(true);
+    }
+  }
   for (const char* h : {"count", "total_us", "share", "min_us"}) {
     header.push_back(h), numeric.push_back(true);
   }
@@ -223,6 +234,10 @@ int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
       row.push_back(args.format == Format::kTable
                         ? text::PrintableCell(v, keys[k] == "kernel" ? 60 : 40)
                         : CsvField(v));
+    }
+    if (by_session) {
+      row.push_back(absl::StrCat(r.window_start_ns()));
+      row.push_back(absl::StrCat(r.window_end_ns()));
     }
     row.push_back(absl::StrCat(r.count()));
     row.push_back(UsFromNs(r.sum_ns()));

@@ -47,8 +47,8 @@ Checks (numbers printed):
     session after the restart), exits 0 with outputs identical to the reference (it died
     of SIGSEGV until ed78861: the test method's docstring says why).
 
-Window spans. `opmap query --group-by session` prints no window start or end (the gRPC
-LatencyRow has them; the CLI drops them), and what the collector stores as a session's
+Window spans. `opmap query --group-by session` prints each window's stored span
+(window_start_ns / window_end_ns), but what the collector stores as a session's
 window is the hull of its records (analysis/wire/batch_codec.cc, Window()), not the
 library's window begin/end marks. The hull is what the test can read, from `opmap export
 --session` (ranges with ns timestamps). With the hull H of a window:

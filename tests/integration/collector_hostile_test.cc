@@ -558,6 +558,14 @@ TEST_F(CollectorHostileTest, SumsAcrossSessionsSaturateInsteadOfWrapping) {
     EXPECT_THAT(r.out, HasSubstr(saturated_us)) << r.out;
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr(",-"))) << "a negative figure: " << r.out;
   }
+  // One row per window, with the window's span.
+  RunResult w = Opmap({"query", "latency", "--subject", "kernel", "--group-by", "session",
+                       "--collector", collector_->address(), "--token", kAnalystToken,
+                       "--format", "csv"},
+                      dir_.path());
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_THAT(w.out, HasSubstr("session,window_start_ns,window_end_ns,count,")) << w.out;
+  EXPECT_THAT(w.out, HasSubstr("a/big0,1700000000")) << w.out;
 }
 
 
