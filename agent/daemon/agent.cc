@@ -289,7 +289,8 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
   std::vector<std::pair<std::string, std::string>> unavailable = p.unavailable;
   for (auto& u : counters_->Unavailable(p.pid)) unavailable.push_back(std::move(u));
   std::unique_ptr<WindowSession> window = std::move(p.window);
-  const double seconds = absl::ToDoubleSeconds(now - window->started());
+  const absl::Time started = window->started();
+  const double seconds = absl::ToDoubleSeconds(now - started);
   WindowPower power = power_->Window(absl::ToUnixNanos(window->started()),
                                      absl::ToUnixNanos(now), p.gpus);
   for (auto& u : power.unavailable) unavailable.push_back(std::move(u));
@@ -305,7 +306,9 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
   windows_total_ += 1;
   records_total_ += t.records;
   drops_total_ = capture::SaturatingAdd(drops_total_, t.drops);
-  ScheduleNext(p, now);
+  // --capture-every is start to start ("one window per process this often"); a next
+  // start already past begins at the next tick.
+  ScheduleNext(p, started);
   // A window's conversion frees its chunks; give the pages back rather than keep the
   // high-water mark of the busiest window for the agent's lifetime.
   malloc_trim(0);
