@@ -132,10 +132,8 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       analysis::Range p;
       p.start_ns = r.start_ns;
       p.thread = r.tid;  // where it started, as Nsight Systems shows it
-      if (!analysis::NameNvtxRange(name, t.strings, p)) {
-        ++result_.output_markers;
-        return;
-      }
+      // An output marker is held too (named nothing), so its end is not an unmatched one.
+      if (!analysis::NameNvtxRange(name, t.strings, p)) p.name = kOutputMarker;
       starts_[r.range_id] = p;
       return;
     }
@@ -148,6 +146,10 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       }
       analysis::Range range = it->second;
       starts_.erase(it);
+      if (range.name == kOutputMarker) {
+        ++result_.output_markers;
+        return;
+      }
       if (!ValidSpan(range.start_ns, r.end_ns)) {
         Bad(absl::StrFormat("record %d: NVTX range %d ends before it starts", result_.records,
                             r.range_id));

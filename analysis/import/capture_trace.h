@@ -100,6 +100,8 @@ class CaptureTraceBuilder {
   int64_t pid_;
   CaptureResult result_;
   absl::flat_hash_map<uint64_t, analysis::Range> starts_;  // start/end ranges still open
+  // The name of a held start whose range is a layerwise output marker (dropped at its end).
+  static constexpr analysis::StringId kOutputMarker = UINT32_MAX;
   absl::flat_hash_map<uint64_t, int64_t> external_ids_;  // correlation → external id
   absl::flat_hash_map<uint64_t, size_t> window_index_;   // window id → result_.windows[i]
   GraphNodePlacer graphs_;

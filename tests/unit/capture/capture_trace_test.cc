@@ -130,6 +130,35 @@ TEST(CaptureTrace, StartEndRangesPairAcrossThreads) {
   EXPECT_EQ(r.open_ranges, 1);
 }
 
+// A layerwise output marker (import/nvtx_names.h) as a start/end range: dropped and counted
+// at its end, not an unmatched end; a push/pop one the same.
+TEST(CaptureTrace, OutputMarkersAreDroppedAndCounted) {
+  CaptureTraceBuilder b(1);
+  const std::string marker = "{'Module': 'top.norm', 'Outputs': [[8, 64]]}";
+  RangeStartRecord s{};
+  s.range_id = 5;
+  s.start_ns = 100;
+  s.tid = 10;
+  s.name_len = static_cast<uint32_t>(marker.size());
+  b.Add(Record(kRangeStart, s, marker));
+  RangeEndRecord e{};
+  e.range_id = 5;
+  e.end_ns = 101;
+  e.tid = 10;
+  b.Add(Record(kRangeEnd, e));
+  RangeRecord pushed{};
+  pushed.start_ns = 200;
+  pushed.end_ns = 201;
+  pushed.tid = 10;
+  pushed.name_len = static_cast<uint32_t>(marker.size());
+  b.Add(Record(kRange, pushed, marker));
+  CaptureResult r = std::move(b).Finish();
+  EXPECT_TRUE(r.trace.ranges.empty());
+  EXPECT_EQ(r.output_markers, 2);
+  EXPECT_EQ(r.unmatched_ends, 0);
+  EXPECT_EQ(r.open_ranges, 0);
+}
+
 TEST(CaptureTrace, MemoryOpsStatusStallsAndWindows) {
   CaptureTraceBuilder b(1);
   MemcpyRecord c{};
