@@ -38,42 +38,46 @@ Uploader::~Uploader() {
   if (outbox_ != nullptr) (void)outbox_->Close();
 }
 
-void Uploader::AttachUnreportedDrops(opmap::v1::Batch& batch, DropTotals* totals) {
+DropReport::Counts Uploader::AttachUnreportedDrops(opmap::v1::Batch& batch) {
   const OutboxStats stats = outbox_->stats();
+  DropReport::Counts totals{};
+  std::copy(std::begin(stats.dropped_by_cause), std::end(stats.dropped_by_cause),
+            totals.begin());
+  const DropReport::Counts counts = drop_report_.Take(
+      totals, [this](const OutboxKey& key) { return outbox_->Holds(key); });
   for (int c = 0; c < kDropCauseCount; ++c) {
-    (*totals)[c] = stats.dropped_by_cause[c];
-    const uint64_t n = stats.dropped_by_cause[c] - reported_drops_[c];
-    if (n == 0) continue;
+    if (counts[c] == 0) continue;
     const auto cause = static_cast<DropCause>(c);
     opmap::v1::DropCount* d = batch.mutable_drops()->add_counts();
     d->set_stage(cause == DropCause::kQueueFull ? opmap::v1::DROP_STAGE_QUEUE
                                                 : opmap::v1::DROP_STAGE_SPOOL);
     d->set_kind(opmap::v1::EVENT_KIND_BATCH);
-    d->set_count(n);
+    d->set_count(counts[c]);
     d->set_reason(absl::StrCat("agent outbox: ", DropCauseName(cause),
                                " (batches of earlier windows)"));
   }
+  return counts;
 }
 
 void Uploader::Push(std::vector<opmap::v1::Batch> batches) {
-  // The drop counts ride on the first batch the outbox takes: a carrier that is itself
-  // dropped (a full spool) would lose them, so they count as reported only once one is
-  // taken, and the next batch carries them, its predecessor's drop included.
-  bool reported = false;
+  // The drop counts ride on the first batch the outbox takes; DropReport hands them to a
+  // later carrier if this one is refused now or dropped later, before the collector has it.
+  bool carried = false;
   for (opmap::v1::Batch& b : batches) {
-    DropTotals totals{};
-    if (!reported) AttachUnreportedDrops(b, &totals);
+    DropReport::Counts counts{};
+    if (!carried) counts = AttachUnreportedDrops(b);
     OutboxKey key{b.session_id(), b.seq()};
-    if (absl::Status s = outbox_->Push(std::move(key), b.SerializeAsString()); !s.ok()) {
+    if (absl::Status s = outbox_->Push(key, b.SerializeAsString()); !s.ok()) {
       // Counted by the outbox (dropped_batches); the message says why.
       push_errors_.fetch_add(1);
+      if (!carried) drop_report_.Untake(counts);
       std::fprintf(stderr, "opmap-agent: batch %s#%llu: %s\n", b.session_id().c_str(),
                    static_cast<unsigned long long>(b.seq()), std::string(s.message()).c_str());
       continue;
     }
-    if (!reported) {
-      std::copy(totals.begin(), totals.end(), reported_drops_);
-      reported = true;
+    if (!carried) {
+      drop_report_.Carried(std::move(key), counts);
+      carried = true;
     }
   }
 }
@@ -114,6 +118,7 @@ void Uploader::Loop() {
   options.retry_for = absl::Seconds(10);
   options.max_backoff = absl::Seconds(5);
   options.on_settled = [this](const std::string&, const std::string& session, uint64_t seq) {
+    drop_report_.Settled(session, seq);  // first: see DropReport
     (void)outbox_->Ack(session, seq);
   };
   // The stream broke: what waits in memory goes to disk now, so an agent killed while

@@ -7,7 +7,6 @@
 #ifndef OPMAP_AGENT_DAEMON_UPLOADER_H_
 #define OPMAP_AGENT_DAEMON_UPLOADER_H_
 
-#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -19,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/agent_config.h"
+#include "agent/daemon/drop_report.h"
 #include "agent/spool/outbox_types.h"
 #include "opmap/v1/telemetry.pb.h"
 
@@ -38,14 +38,9 @@ class Uploader {
  private:
   Uploader() = default;
   void Loop();
-  // Adds the outbox's drops not yet reported to `batch` as DropCount records
-  // (DROP_STAGE_SPOOL or _QUEUE, EVENT_KIND_BATCH): a dropped batch cannot carry its
-  // own drop, so the next batch that goes out does.
-  // The outbox's drops per cause since the last report, as drop records on `batch`;
-  // `*totals` gets the counts they bring the report up to (Push commits them once the
-  // outbox has taken the batch).
-  using DropTotals = std::array<uint64_t, kDropCauseCount>;
-  void AttachUnreportedDrops(opmap::v1::Batch& batch, DropTotals* totals);
+  // The outbox's drops not yet reported (DropReport), as DropCount records on `batch`
+  // (DROP_STAGE_SPOOL or _QUEUE, EVENT_KIND_BATCH).
+  DropReport::Counts AttachUnreportedDrops(opmap::v1::Batch& batch);
 
   AgentConfig config_;
   std::unique_ptr<Outbox> outbox_;
@@ -54,7 +49,7 @@ class Uploader {
   std::string state_ = "none configured";  // guarded by mu_
   std::atomic<int64_t> sent_{0};
   std::atomic<int64_t> push_errors_{0};
-  uint64_t reported_drops_[kDropCauseCount] = {};  // by DropCause, already attached to a batch (supervisor)
+  DropReport drop_report_;
   std::thread thread_;
 };
 

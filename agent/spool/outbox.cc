@@ -184,6 +184,16 @@ absl::Status Outbox::DropOldestSegmentLocked() {
   return status;
 }
 
+bool Outbox::Holds(const OutboxKey& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = sessions_.find(key.session_id);
+  if (it == sessions_.end()) return false;
+  for (uint64_t ord : it->second.live) {
+    if (entries_[ord - base_].seq == key.seq) return true;
+  }
+  return false;
+}
+
 void Outbox::CountDropLocked(DropCause cause, uint64_t bytes) {
   ++stats_.dropped_batches;
   stats_.dropped_bytes += bytes;

@@ -88,6 +88,8 @@ class Outbox {
   absl::Status Close();
 
   OutboxStats stats() const;
+  // Whether batch `key` is still here, unacked and not dropped.
+  bool Holds(const OutboxKey& key) const;
 
  private:
   struct Session {
