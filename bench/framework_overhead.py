@@ -18,17 +18,18 @@ within the run):
   dormant               LD_PRELOAD=libopmap_inject.so, registered with an opmap-agent
                         whose only window (1 s after registration, 1 s long) ends during
                         the imports (--capture-every 1h): annotate(model, shapes=True)
-                        module ranges, step and request ranges reach the library's dormant
-                        hooks (the bench checks that no window opened while it served)
+                        installs only the root module's hooks, which ask the library once
+                        per forward whether a window wants ranges (no; the bench checks
+                        that no window opened while it served)
   dormant, modules without shapes   the same with annotate(model, shapes=False)
   ranges forced, not loaded   no library, opmap_torch with force=True (shapes=True): the
                         same Python hooks and torch.cuda.nvtx calls, into NVTX's own no-op;
                         against "dormant", what the library's dormant hooks add
+  duty 1/30, modules    the agent's default duty cycle (a 2 s window every 60 s) time-
+                        compressed to 0.2 s every 6 s, annotate(shapes=True): what the
+                        workload pays on average in a fleet at the default cadence
   capturing, modules    one agent window over the whole run (from 1 s after registration,
-                        during the imports, to the exit; windows back to back cannot be
-                        had: the agent counts --capture-every from a window's end and it
-                        must exceed --capture-window, so the duty cycle stays under 50%),
-                        annotate(shapes=True)
+                        during the imports, to the exit), annotate(shapes=True)
   capturing, modules without shapes   the same with annotate(shapes=False)
   capturing, emit_nvtx  "capturing, modules" plus
                         torch.autograd.profiler.emit_nvtx(record_shapes=True): one range
@@ -126,6 +127,7 @@ CONFIGS = [
     ("dormant", "dormant", []),
     ("dormant, modules without shapes", "dormant", ["--no-module-shapes"]),
     ("ranges forced, not loaded", None, ["--force-ranges"]),
+    ("duty 1/30, modules", "duty", []),
     ("capturing, modules", "capturing", []),
     ("capturing, modules without shapes", "capturing", ["--no-module-shapes"]),
     ("capturing, emit_nvtx", "capturing", ["--emit-nvtx"]),
@@ -136,9 +138,11 @@ AGENT_FLAGS = {
     # The only window opens 1 s after registration and lasts 1 s: during the imports.
     "dormant": ["--capture-window", "1s", "--capture-every", "1h", "--capture-jitter", "0",
                 "--cpu-budget", "0.9"],
-    # One window from 1 s after registration to the exit. Back-to-back windows are not
-    # possible: the agent counts --capture-every from the end of a window (agent.cc,
-    # FinishWindow -> ScheduleNext(now)), and it must exceed --capture-window.
+    # The default's duty cycle (2 s every 60 s), time-compressed: 0.2 s every 6 s.
+    "duty": ["--capture-window", "200ms", "--capture-every", "6s", "--capture-jitter", "0",
+             "--cpu-budget", "0.9"],
+    # One window from 1 s after registration to the exit (--capture-every must exceed
+    # --capture-window).
     "capturing": ["--capture-window", "600s", "--capture-every", "601s",
                   "--capture-jitter", "0", "--cpu-budget", "0.9", "--memory-queue", "64MiB"],
 }

@@ -43,6 +43,14 @@ echo "framework tests: $("$PY" -c 'import torch, transformers; print("torch", to
 
 rc=0
 known=()
+# opmap_torch's own tests (hooks, names, the window gate against the built library).
+t0=$SECONDS
+if "$PY" -m unittest discover -s python/opmap_torch/tests 2>&1 | tail -3; then
+  echo "framework tests: opmap_torch unit tests passed in $(( SECONDS - t0 )) s"
+else
+  echo "framework tests: opmap_torch unit tests FAILED" >&2
+  rc=1
+fi
 for t in test_capture_file.py test_live_agent.py; do
   t0=$SECONDS
   log=$(mktemp "${TMPDIR:-/tmp}/opmap-framework-log.XXXXXX")

@@ -47,6 +47,7 @@ import contextlib
 import os
 from collections.abc import Mapping
 import threading
+import time
 
 __version__ = "0.1.0"
 
@@ -122,18 +123,79 @@ def module_range_name(path, module, shapes=None):
     return name
 
 
+class _Gate:
+    """Whether a window wants NVTX ranges now: libopmap_inject's exported
+    ``int opmap_nvtx_ranges_wanted(void)`` (1 while a window capturing NVTX is open, or
+    graph-node stacks are kept), found through this process's maps. Until it is found --
+    under NVTX_INJECTION64_PATH the library loads at the first NVTX call; a library older
+    than the symbol never has it -- ranges are always wanted (looked for again each second
+    while not found)."""
+
+    _RETRY_S = 1.0
+
+    def __init__(self):
+        self._fn = None
+        self._next_try = 0.0
+        self.resolved = False  # the library's function is in use
+
+    def __call__(self):
+        fn = self._fn
+        if fn is not None:
+            return fn() != 0
+        now = time.monotonic()
+        if now < self._next_try:
+            return True
+        self._next_try = now + self._RETRY_S
+        fn = _find_wanted()
+        if fn is None:
+            return True
+        self._fn, self.resolved = fn, True
+        return fn() != 0
+
+
+def _find_wanted():
+    """libopmap_inject's opmap_nvtx_ranges_wanted, or None (not mapped, or too old)."""
+    import ctypes
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            maps = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in maps.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) == 6 and _LIB in parts[5] and not parts[5].endswith("(deleted)"):
+            try:
+                # RTLD_NOLOAD: the copy already in the process, or nothing.
+                lib = ctypes.CDLL(parts[5], mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+                fn = lib.opmap_nvtx_ranges_wanted
+            except (OSError, AttributeError):
+                return None
+            fn.restype = ctypes.c_int
+            fn.argtypes = []
+            return fn
+    return None
+
+
+_GATE = _Gate()
+
+
+def _always():
+    return True
+
+
 class Handle:
     """What annotate() returns: remove() takes every hook off (idempotent). ``active`` is
-    False when annotate() installed nothing (no injection library, not forced)."""
+    False when annotate() installed nothing (no injection library, not forced);
+    len() is the number of hooks installed now."""
 
-    def __init__(self, hooks):
-        self._hooks = hooks
-        self.active = bool(hooks)
+    def __init__(self, annotator=None):
+        self._annotator = annotator
+        self.active = annotator is not None
 
     def remove(self):
-        hooks, self._hooks = self._hooks, []
-        for h in hooks:
-            h.remove()
+        annotator, self._annotator = self._annotator, None
+        if annotator is not None:
+            annotator.remove()
         self.active = False
 
     def __enter__(self):
@@ -144,41 +206,132 @@ class Handle:
         return False
 
     def __len__(self):
-        return len(self._hooks)
+        return 0 if self._annotator is None else self._annotator.hook_count()
+
+
+def _register_pair(module, pre, post, with_kwargs):
+    hooks = [module.register_forward_pre_hook(pre, with_kwargs=True) if with_kwargs
+             else module.register_forward_pre_hook(pre)]
+    try:
+        hooks.append(module.register_forward_hook(post, always_call=True))
+    except TypeError:  # torch < 2.1: no always_call
+        hooks.append(module.register_forward_hook(post))
+    return hooks
+
+
+class _Annotator:
+    """The hooks of one annotate() call. The root module's pair is always installed; the
+    other modules' only while the gate says a window wants ranges, decided in the root's
+    pre-hook when no other forward of the model is in flight (so every range a forward
+    pushes is popped by the same hooks). A dormant process pays two hook calls and one
+    gate call per model forward."""
+
+    def __init__(self, model, shapes, gate):
+        self._shapes = shapes
+        self._gate = gate
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._tls = threading.local()
+        self._children = []  # (path, module) below the root
+        self._child_hooks = []  # installed while the gate is open
+        self._root_path = ""
+        root = None
+        for path, module in model.named_modules():
+            if root is None:
+                root, self._root_path = module, path
+            else:
+                self._children.append((path, module))
+        self._root_name = module_range_name(self._root_path, root)
+        self._root_hooks = _register_pair(root, self._root_pre, self._root_post, True)
+        if gate is _always:
+            self._install_children()
+
+    def hook_count(self):
+        return len(self._root_hooks) + len(self._child_hooks)
+
+    def remove(self):
+        with self._lock:
+            hooks = self._root_hooks + self._child_hooks
+            self._root_hooks, self._child_hooks = [], []
+        for h in hooks:
+            h.remove()
+
+    def _install_children(self):
+        hooks = []
+        try:
+            for path, module in self._children:
+                if self._shapes:
+                    def pre(mod, args, kwargs, _path=path):
+                        _nvtx().range_push(
+                            module_range_name(_path, mod, _shape_list(args, kwargs)))
+                else:
+                    def pre(mod, args, _name=module_range_name(path, module)):
+                        _nvtx().range_push(_name)
+
+                def post(mod, args, output):
+                    _nvtx().range_pop()
+                hooks += _register_pair(module, pre, post, self._shapes)
+        except BaseException:
+            for h in hooks:
+                h.remove()
+            raise
+        self._child_hooks = hooks
+
+    def _remove_children(self):
+        hooks, self._child_hooks = self._child_hooks, []
+        for h in hooks:
+            h.remove()
+
+    def _root_pre(self, mod, args, kwargs):
+        with self._lock:
+            if not self._root_hooks:
+                return  # removed while this forward started
+            self._in_flight += 1
+            if self._in_flight == 1:
+                wanted = bool(self._gate())
+                if wanted and not self._child_hooks and self._children:
+                    self._install_children()
+                elif not wanted and self._child_hooks:
+                    self._remove_children()
+                on = wanted
+            else:
+                on = bool(self._child_hooks) or not self._children and bool(self._gate())
+        stack = getattr(self._tls, "stack", None)
+        if stack is None:
+            stack = self._tls.stack = []
+        stack.append(on)
+        if on:
+            name = self._root_name
+            if self._shapes:
+                name = module_range_name(self._root_path, mod, _shape_list(args, kwargs))
+            _nvtx().range_push(name)
+
+    def _root_post(self, mod, args, output):
+        stack = getattr(self._tls, "stack", None)
+        if not stack:
+            return
+        on = stack.pop()
+        with self._lock:
+            self._in_flight -= 1
+        if on:
+            _nvtx().range_pop()
 
 
 def annotate(model, shapes=False, force=False):
     """Push one NVTX range per forward of every nn.Module in ``model`` (the model itself
     included), named as the module docstring says; with ``shapes=True`` the names also list
     the forward's input tensor shapes (one name built per call). Returns a Handle; a no-op
-    handle when the injection library is not loaded and ``force`` is False."""
+    handle when the injection library is not loaded and ``force`` is False.
+
+    With the library loaded, the per-module hooks are installed only while one of its
+    windows wants NVTX ranges (decided at the start of each forward of ``model``), so a
+    dormant process pays one check per forward; ``force=True`` keeps them on always. A
+    window that opens during a forward gets that forward's module ranges from the next
+    one. Modules called outside ``model``'s forward get ranges only while the hooks are
+    installed."""
     if not (force or injection_loaded()):
-        return Handle([])
-    hooks = []
-    try:
-        for path, module in model.named_modules():
-            fixed = module_range_name(path, module)
-
-            if shapes:
-                def pre(mod, args, kwargs, _path=path):
-                    _nvtx().range_push(module_range_name(_path, mod, _shape_list(args, kwargs)))
-                hooks.append(module.register_forward_pre_hook(pre, with_kwargs=True))
-            else:
-                def pre(mod, args, _name=fixed):
-                    _nvtx().range_push(_name)
-                hooks.append(module.register_forward_pre_hook(pre))
-
-            def post(mod, args, output):
-                _nvtx().range_pop()
-            try:
-                hooks.append(module.register_forward_hook(post, always_call=True))
-            except TypeError:  # torch < 2.1: no always_call
-                hooks.append(module.register_forward_hook(post))
-    except BaseException:
-        for h in hooks:
-            h.remove()
-        raise
-    return Handle(hooks)
+        return Handle()
+    return Handle(_Annotator(model, shapes, _always if force else _GATE))
 
 
 _MODES = {"decode": "DECODE", "prefill": "EXTEND", "extend": "EXTEND", "mixed": "MIXED",
@@ -211,7 +364,7 @@ class _Range(contextlib.ContextDecorator):
         self._pushed = threading.local()
 
     def __enter__(self):
-        if self._force or injection_loaded():
+        if self._force or (injection_loaded() and _GATE()):
             _nvtx().range_push(self.name)
             self._pushed.n = getattr(self._pushed, "n", 0) + 1
             return self.name

@@ -8,6 +8,9 @@ recorders, so no GPU and no injection library are needed.
 
 import collections
 import os
+import subprocess
+import sys
+import tempfile
 import threading
 import unittest
 from unittest import mock
@@ -194,6 +197,96 @@ class AnnotateTest(Base):
         data = b"7f00-7f01 r-xp 0 08:01 1 /usr/lib/libc.so.6\n"
         with mock.patch("builtins.open", mock.mock_open(read_data=data)):
             self.assertFalse(opmap_torch.injection_loaded(refresh=True))
+
+
+class GateTest(Base):
+    """With the library loaded, module hooks follow opmap_nvtx_ranges_wanted (here a
+    switch in place of the library's function)."""
+
+    def setUp(self):
+        super().setUp()
+        self.wanted = False
+        gate = mock.patch.object(opmap_torch, "_GATE", lambda: self.wanted)
+        gate.start()
+        self.addCleanup(gate.stop)
+        env = mock.patch.dict(os.environ, {"LD_PRELOAD": "/usr/lib/opmap/libopmap_inject.so"})
+        env.start()
+        self.addCleanup(env.stop)
+
+    def test_hooks_follow_the_window(self):
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        h = opmap_torch.annotate(model)
+        self.assertEqual(len(h), 2)  # the root's pair only
+        model(torch.zeros(1, 4))
+        self.assertEqual(self.rec.events, [])  # dormant: nothing pushed
+        self.wanted = True
+        model(torch.zeros(1, 4))
+        self.assertEqual(len(h), 6)
+        self.assertEqual(self.rec.pushed(), ["opmap.module Sequential (Sequential)",
+                                             "opmap.module 0 (Linear)",
+                                             "opmap.module 1 (ReLU)"])
+        self.assertEqual(self.rec.stack, [])
+        self.wanted = False
+        n = len(self.rec.events)
+        model(torch.zeros(1, 4))
+        self.assertEqual(len(h), 2)
+        self.assertEqual(len(self.rec.events), n)
+        for m in list(model.modules())[1:]:
+            self.assertEqual(len(m._forward_pre_hooks), 0)
+        h.remove()
+        self.assertEqual(len(h), 0)
+
+    def test_a_window_opening_mid_forward_waits_for_the_next(self):
+        outer = self
+
+        class Flip(nn.Module):
+            def forward(self, x):
+                outer.wanted = not outer.wanted
+                return x
+
+        model = nn.Sequential(Flip(), nn.ReLU())
+        opmap_torch.annotate(model)
+        model(torch.zeros(1))  # opens during the forward: nothing, and balanced
+        self.assertEqual(self.rec.events, [])
+        model(torch.zeros(1))  # open at the start; closes during: all its ranges, balanced
+        self.assertEqual(len(self.rec.pushed()), 3)
+        self.assertEqual(self.rec.stack, [])
+
+    def test_steps_follow_the_window(self):
+        with opmap_torch.step("decode", batch=2) as name:
+            self.assertIsNone(name)
+        self.wanted = True
+        with opmap_torch.request() as name:
+            self.assertEqual(name, "request")
+        self.assertEqual(self.rec.pushed(), ["request"])
+
+
+class RealLibraryGateTest(unittest.TestCase):
+    """The gate finds the real libopmap_inject.so's opmap_nvtx_ranges_wanted: 0 with no
+    window (no agent), 1 inside a capture file's window. Needs the build
+    ($OPMAP_BUILD_DIR, default build/ at the repository root)."""
+
+    def run_child(self, env):
+        root = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../.."))
+        lib = os.path.join(root, os.environ.get("OPMAP_BUILD_DIR", "build"),
+                           "lib/libopmap_inject.so")
+        if not os.path.exists(lib):
+            self.skipTest("unavailable: %s is not built" % lib)
+        code = "import opmap_torch; g = opmap_torch._GATE; print(g(), g.resolved)"
+        env = dict(os.environ, LD_PRELOAD=os.path.abspath(lib), **env)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout.strip()
+
+    def test_dormant_without_a_window(self):
+        self.assertEqual(self.run_child({"OPMAP_AGENT_SOCKET": "/nonexistent/opmap.sock"}),
+                         "False True")
+
+    def test_wanted_in_a_capture_files_window(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(self.run_child({"OPMAP_CAPTURE_FILE": os.path.join(d, "c.opcap"),
+                                             "OPMAP_CAPTURE_SECONDS": "30"}), "True True")
 
 
 class StepTest(Base):
