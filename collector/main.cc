@@ -141,6 +141,9 @@ int Run(const CollectorConfig& config) {
     Log(absl::StrFormat("--store %s: %s", config.store, store.status().message()));
     return kExitRuntime;
   }
+  for (const std::string& note : (*store)->OpenNotes()) {
+    Log(absl::StrFormat("warning: --store %s: %s", config.store, note));
+  }
 
   for (const std::string& name : auth.UnboundWriters()) {
     Log(absl::StrFormat("warning: token '%s' has no agents= binding: it may write any agent's "

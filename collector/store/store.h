@@ -152,6 +152,10 @@ class Store {
   // connection, so ingest goes on meanwhile). DataLoss naming what is damaged; OK where
   // the engine checks itself (ClickHouse verifies its parts' checksums on read).
   virtual absl::Status CheckIntegrity() { return absl::OkStatus(); }
+
+  // What opening the store found and repaired on its own, one line each, for the log
+  // (SQLite: a damaged write-ahead log recovered, and where the log as found was kept).
+  virtual std::vector<std::string> OpenNotes() const { return {}; }
 };
 
 // "sqlite:PATH" (PATH created if missing) or

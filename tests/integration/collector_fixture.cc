@@ -169,9 +169,10 @@ absl::Status CollectorProcess::Restart() {
 absl::Status CollectorProcess::StartWith(const std::string& listen) {
   ++starts_;
   std::string out = absl::StrCat(options_.dir, "/collector", starts_, ".out");
-  std::vector<std::string> argv = {
+  std::vector<std::string> argv = options_.wrapper;
+  argv.insert(argv.end(), {
       CollectorBin(), "--listen", listen, "--store",
-      options_.store.empty() ? "sqlite:" + options_.db : options_.store, "--tokens", tokens_file()};
+      options_.store.empty() ? "sqlite:" + options_.db : options_.store, "--tokens", tokens_file()});
   // Always on an ephemeral port: the default (9464) would collide between tests.
   argv.push_back("--metrics-listen");
   argv.push_back("127.0.0.1:0");

@@ -85,6 +85,9 @@ class CollectorProcess {
     std::string listen = "127.0.0.1:0";
     std::vector<std::string> extra;   // e.g. --tls-cert ...
     std::string store;                // a full --store URL instead (e.g. clickhouse://...)
+    // Runs the collector as the last arguments of `wrapper`, which must exec them (so the
+    // collector keeps the child's pid), e.g. {"nsenter", "-t", PID, "-m", "--"}.
+    std::vector<std::string> wrapper;
   };
 
   explicit CollectorProcess(Options options);

@@ -46,8 +46,26 @@ std::string LabelsJson(const opmap::v1::Resource& resource) {
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                                const SqliteStoreOptions& options) {
-  // Before SQLite reads the log (and would silently cut it at a damaged frame).
-  if (path != ":memory:") RETURN_IF_ERROR(CheckWalFile(path));
+  // Before SQLite reads the log (and would silently cut it at a damaged frame). What it
+  // would ignore of a damaged log is copied aside first (SQLite's next write goes over
+  // it); it then reads the valid prefix, and the commit mark below decides: every
+  // acknowledged commit still there is a recovery, else a refusal.
+  uint64_t damaged_from = 0;
+  const absl::Status wal =
+      path == ":memory:" ? absl::OkStatus() : CheckWalFile(path, &damaged_from);
+  if (!wal.ok() && !absl::IsDataLoss(wal)) return wal;
+  std::string kept;
+  if (!wal.ok()) {
+    absl::StatusOr<std::string> tail = KeepWalTail(path, damaged_from);
+    if (!tail.ok()) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "%s; SQLite would silently drop the log from there on, and that part cannot be kept "
+          "aside to recover from (%s): free space and start again (docs/operations.md, \"A "
+          "damaged store\")",
+          wal.message(), tail.status().message()));
+    }
+    kept = *std::move(tail);
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Database> db, sqlite::Database::Open(path));
   ASSIGN_OR_RETURN(const int64_t bucket_ns, SetUpSchema(*db, options));
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(db), bucket_ns));
@@ -66,8 +84,26 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
       return absl::DataLossError(absl::StrFormat(
           "%s: the database holds %d batch commits but %d were acknowledged (%s): "
           "acknowledged data was lost, most likely with a damaged write-ahead log; it is not "
-          "opened (docs/operations.md, \"A damaged store\")",
-          path, store->commits_, store->mark_->acknowledged(), store->mark_->path()));
+          "opened (docs/operations.md, \"A damaged store\")%s",
+          path, store->commits_, store->mark_->acknowledged(), store->mark_->path(),
+          wal.ok() ? "" : absl::StrCat("; the write-ahead log is damaged (", wal.message(),
+                                       "): its bytes from the damage on are kept at ", kept)));
+    }
+    if (!wal.ok()) {
+      // Every acknowledged commit is in the log's valid prefix: copy it into the database
+      // and empty the log, so the damaged tail can never be read or appended after.
+      ASSIGN_OR_RETURN(std::string busy, store->db_->PragmaValue("PRAGMA wal_checkpoint(TRUNCATE)"));
+      if (busy != "0") {
+        return absl::UnavailableError(absl::StrFormat(
+            "%s: recovering the write-ahead log: the checkpoint was blocked (busy %s); what "
+            "follows the damage is kept at %s",
+            path, busy, kept));
+      }
+      store->open_notes_.push_back(absl::StrFormat(
+          "recovered a damaged write-ahead log (%s): SQLite read it up to the damage, and the "
+          "database holds all %d acknowledged batch commits (%d in all); the log's bytes from "
+          "the damage on (never acknowledged) are kept at %s",
+          wal.message(), store->mark_->acknowledged(), store->commits_, kept));
     }
   }
 

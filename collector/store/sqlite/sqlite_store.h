@@ -123,6 +123,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<opmap::v1::Signoff>> ListSignoffs(
       const opmap::v1::ListSignoffsRequest& request) override;
   StoreStats Stats() override;
+  std::vector<std::string> OpenNotes() const override { return open_notes_; }
   absl::Status CheckIntegrity() override;
 
   ~SqliteStore() override;
@@ -173,6 +174,7 @@ class SqliteStore final : public Store {
   // null mark for ":memory:".
   int64_t commits_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<CommitMark> mark_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> open_notes_;  // set by Open only
 };
 
 }  // namespace opmap::collector

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -48,16 +49,21 @@ bool ReadAt(int fd, uint8_t* out, size_t bytes, off_t offset) {
   return true;
 }
 
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) close(fd);
+  }
+};
+
 absl::Status Damaged(const std::string& wal, const std::string& what) {
-  return absl::DataLossError(absl::StrFormat(
-      "%s: %s; SQLite would silently drop the commits from there on, so the store is not "
-      "opened (docs/operations.md, \"A damaged store\")",
-      wal, what));
+  return absl::DataLossError(absl::StrFormat("%s: %s", wal, what));
 }
 
 }  // namespace
 
-absl::Status CheckWalFile(const std::string& db_path) {
+absl::Status CheckWalFile(const std::string& db_path, uint64_t* damaged_from) {
+  if (damaged_from != nullptr) *damaged_from = 0;
   const std::string wal = db_path + "-wal";
   const int fd = open(wal.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -65,10 +71,7 @@ absl::Status CheckWalFile(const std::string& db_path) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s: cannot read: %s", wal, std::strerror(errno)));
   }
-  struct Closer {
-    int fd;
-    ~Closer() { close(fd); }
-  } closer{fd};
+  FdCloser closer{fd};
   struct stat st{};
   if (fstat(fd, &st) != 0) {
     return absl::FailedPreconditionError(
@@ -101,6 +104,7 @@ absl::Status CheckWalFile(const std::string& db_path) {
   for (uint64_t offset = kHeaderBytes; offset + frame_bytes <= size; offset += frame_bytes) {
     ++index;
     if (!ReadAt(fd, frame.data(), frame_bytes, static_cast<off_t>(offset))) {
+      if (damaged_from != nullptr) *damaged_from = offset;
       return Damaged(wal, absl::StrFormat("frame %d (offset %d) cannot be read", index, offset));
     }
     const bool current = BigEndian32(frame.data() + 8) == salt1 &&
@@ -120,6 +124,7 @@ absl::Status CheckWalFile(const std::string& db_path) {
         uint8_t h[kFrameHeaderBytes];
         if (!ReadAt(fd, h, kFrameHeaderBytes, static_cast<off_t>(later))) break;
         if (BigEndian32(h + 8) == salt1 && BigEndian32(h + 12) == salt2) {
+          if (damaged_from != nullptr) *damaged_from = offset;
           return Damaged(wal, absl::StrFormat("frame %d (offset %d, page %d) fails its "
                                               "checksum and the log continues after it",
                                               index, offset, BigEndian32(frame.data())));
@@ -131,6 +136,69 @@ absl::Status CheckWalFile(const std::string& db_path) {
     sum[1] = next[1];
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> KeepWalTail(const std::string& db_path, uint64_t from) {
+  const std::string wal = db_path + "-wal";
+  const int in = open(wal.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: cannot read: %s", wal, std::strerror(errno)));
+  }
+  FdCloser in_closer{in};
+  struct stat st{};
+  if (fstat(in, &st) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: cannot stat: %s", wal, std::strerror(errno)));
+  }
+  // Named by the log's modification time: a collector restarted again and again on the
+  // same damaged log (a service manager's restarts) keeps one copy, not one per start.
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  from = std::min(from, size);
+  const std::string copy = absl::StrFormat("%s.damaged-%d.%09d-from-%d", wal,
+                                           static_cast<int64_t>(st.st_mtim.tv_sec),
+                                           static_cast<int64_t>(st.st_mtim.tv_nsec), from);
+  const int out = open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (out < 0 && errno == EEXIST) {
+    struct stat kept{};
+    if (stat(copy.c_str(), &kept) == 0 && static_cast<uint64_t>(kept.st_size) == size - from) {
+      return copy;
+    }
+  }
+  if (out < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: cannot create a copy of %s: %s", copy, wal, std::strerror(errno)));
+  }
+  FdCloser out_closer{out};
+  std::vector<uint8_t> buf(1 << 20);
+  for (uint64_t at = from;;) {
+    const ssize_t n = pread(in, buf.data(), buf.size(), static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("%s: cannot read: %s", wal, std::strerror(errno)));
+    }
+    if (n == 0) break;
+    at += static_cast<uint64_t>(n);
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = write(out, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        const int err = errno;
+        unlink(copy.c_str());
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "%s: cannot write a copy of %s: %s", copy, wal, std::strerror(err)));
+      }
+      done += w;
+    }
+  }
+  if (fsync(out) != 0) {
+    const int err = errno;
+    unlink(copy.c_str());
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("%s: cannot sync a copy of %s: %s", copy, wal, std::strerror(err)));
+  }
+  return copy;
 }
 
 }  // namespace opmap::collector
