@@ -56,6 +56,28 @@ const std::vector<Key>& Keys() {
        config::ParsedSetter(&CollectorConfig::max_streams, &config::ParsePositive)},
       {"max-streams-per-token", false, "N", "open Ingest streams per token (default 64)",
        config::ParsedSetter(&CollectorConfig::max_streams_per_token, &config::ParsePositive)},
+      {"max-queries", false, "N",
+       "Query calls (exports included) in progress in all (default 32; more are refused "
+       "RESOURCE_EXHAUSTED)",
+       config::ParsedSetter(&CollectorConfig::max_queries, &config::ParsePositive)},
+      {"max-queries-per-token", false, "N", "Query calls in progress per token (default 8)",
+       config::ParsedSetter(&CollectorConfig::max_queries_per_token, &config::ParsePositive)},
+      {"max-exports", false, "N", "ExportTrace calls in progress in all (default 4)",
+       config::ParsedSetter(&CollectorConfig::max_exports, &config::ParsePositive)},
+      {"max-exports-per-token", false, "N", "ExportTrace calls in progress per token (default 2)",
+       config::ParsedSetter(&CollectorConfig::max_exports_per_token, &config::ParsePositive)},
+      {"request-body-timeout", false, "DURATION",
+       "a call whose request message has not arrived this long after it began is cancelled "
+       "(default 10s)",
+       config::ParsedSetter(&CollectorConfig::request_body_timeout, &config::ParseDuration)},
+      {"stream-idle-timeout", false, "DURATION",
+       "an Ingest stream that brings no batch for this long is cancelled (default 60s; agents "
+       "reconnect for their next windows)",
+       config::ParsedSetter(&CollectorConfig::stream_idle_timeout, &config::ParseDuration)},
+      {"write-timeout", false, "DURATION",
+       "a peer that does not take an export chunk or an ack for this long is cancelled "
+       "(default 30s)",
+       config::ParsedSetter(&CollectorConfig::write_timeout, &config::ParseDuration)},
       {"integrity-check-every", false, "DURATION",
        "how often the store's integrity is checked while running (default 1h; also at start)",
        config::ParsedSetter(&CollectorConfig::integrity_check_every, &config::ParseDuration)},
@@ -102,6 +124,13 @@ absl::Status ValidateConfig(const CollectorConfig& c) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--max-streams-per-token (%d) must not exceed --max-streams (%d), itself at most 100000",
         c.max_streams_per_token, c.max_streams));
+  }
+  if (c.max_queries > 10'000 || c.max_queries_per_token > c.max_queries ||
+      c.max_exports > c.max_queries || c.max_exports_per_token > c.max_exports) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--max-queries-per-token (%d) and --max-exports (%d) must not exceed --max-queries "
+        "(%d), itself at most 10000, nor --max-exports-per-token (%d) --max-exports",
+        c.max_queries_per_token, c.max_exports, c.max_queries, c.max_exports_per_token));
   }
   if (c.tls_cert.empty() != c.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");

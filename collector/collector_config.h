@@ -31,6 +31,13 @@ struct CollectorConfig {
   int64_t max_held_bytes = 512 << 20;             // ... all incomplete sessions together
   int64_t max_streams = 256;                      // open Ingest streams in all
   int64_t max_streams_per_token = 64;             // ... and per token
+  int64_t max_queries = 32;                       // Query calls in progress in all
+  int64_t max_queries_per_token = 8;              // ... and per token
+  int64_t max_exports = 4;                        // ExportTrace calls in progress in all
+  int64_t max_exports_per_token = 2;              // ... and per token
+  absl::Duration request_body_timeout = absl::Seconds(10);  // a call's request, once begun
+  absl::Duration stream_idle_timeout = absl::Seconds(60);   // an Ingest stream with no batch
+  absl::Duration write_timeout = absl::Seconds(30);         // a peer that does not read
   absl::Duration integrity_check_every = absl::Hours(1);  // PRAGMA quick_check period
   std::string config_file;                        // --config, "" = none
 };

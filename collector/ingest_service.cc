@@ -58,7 +58,12 @@ int64_t RecordsIn(const Batch& b) {
 
 IngestService::IngestService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
                              IngestOptions options)
-    : store_(store), auth_(auth), metrics_(metrics), options_(options) {
+    : store_(store),
+      auth_(auth),
+      metrics_(metrics),
+      options_(options),
+      streams_("Ingest streams", "--max-streams", options.max_streams, "--max-streams-per-token",
+               options.max_streams_per_principal) {
   // Method 0 is Ingest; the same method and wire format, read as ReceivedBatch.
   MarkMethodStreamed(0, new grpc::internal::BidiStreamingHandler<IngestService, ReceivedBatch, Ack>(
                             [](IngestService* self, grpc::ServerContext* context,
@@ -412,35 +417,17 @@ absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const 
   return ack;
 }
 
-grpc::Status IngestService::OpenStream(grpc::ServerContext* context,
-                                       const std::string& principal) {
+absl::StatusOr<CallAdmission::Ticket> IngestService::OpenStream(grpc::ServerContext* context,
+                                                               const std::string& principal) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (shutting_down_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down");
-  if (static_cast<int>(contexts_.size()) >= options_.max_streams) {
+  if (shutting_down_) return absl::UnavailableError("collector is shutting down");
+  absl::StatusOr<CallAdmission::Ticket> ticket = streams_.Admit(principal);
+  if (!ticket.ok()) {
     metrics_->streams_refused.fetch_add(1, std::memory_order_relaxed);
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        absl::StrFormat("the collector has %d ingest streams open, its limit; "
-                                        "retry later",
-                                        contexts_.size()));
+    return ticket.status();
   }
-  int& mine = streams_by_principal_[principal];
-  if (mine >= options_.max_streams_per_principal) {
-    metrics_->streams_refused.fetch_add(1, std::memory_order_relaxed);
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        absl::StrFormat("token '%s' has %d ingest streams open, the limit per "
-                                        "token; retry later",
-                                        principal, mine));
-  }
-  ++mine;
   contexts_.insert(context);
-  return grpc::Status::OK;
-}
-
-void IngestService::CloseStream(grpc::ServerContext* context, const std::string& principal) {
-  // Under mu_ (the caller holds it).
-  contexts_.erase(context);
-  auto it = streams_by_principal_.find(principal);
-  if (it != streams_by_principal_.end() && --it->second <= 0) streams_by_principal_.erase(it);
+  return ticket;
 }
 
 grpc::Status IngestService::IngestReceived(grpc::ServerContext* context,
@@ -452,12 +439,23 @@ grpc::Status IngestService::IngestReceived(grpc::ServerContext* context,
     metrics_->auth_failures.fetch_add(1, std::memory_order_relaxed);
     return auth;
   }
-  if (grpc::Status opened = OpenStream(context, principal.name); !opened.ok()) return opened;
+  absl::StatusOr<CallAdmission::Ticket> opened = OpenStream(context, principal.name);
+  if (!opened.ok()) {
+    return grpc::Status(static_cast<grpc::StatusCode>(opened.status().code()),
+                        std::string(opened.status().message()));
+  }
   metrics_->ingest_streams.fetch_add(1, std::memory_order_relaxed);
   grpc::Status result = grpc::Status::OK;
   ReceivedBatch received;
   int64_t message = 0;
-  while (stream->Read(&received)) {
+  for (;;) {
+    {
+      std::optional<CallWatchdog::Arm> idle;
+      if (options_.watchdog != nullptr) {
+        idle.emplace(options_.watchdog->Watch(context, options_.stream_idle_timeout));
+      }
+      if (!stream->Read(&received)) break;
+    }
     ++message;
     if (!received.parsed) {
       metrics_->malformed_messages.fetch_add(1, std::memory_order_relaxed);
@@ -479,11 +477,15 @@ grpc::Status IngestService::IngestReceived(grpc::ServerContext* context,
                             std::string(ack.status().message()));
       break;
     }
+    std::optional<CallWatchdog::Arm> slow;
+    if (options_.watchdog != nullptr) {
+      slow.emplace(options_.watchdog->Watch(context, options_.write_timeout));
+    }
     if (!stream->Write(*ack)) break;
   }
   metrics_->ingest_streams.fetch_sub(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
-  CloseStream(context, principal.name);
+  contexts_.erase(context);
   if (result.ok() && shutting_down_) {
     result = grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down");
   }

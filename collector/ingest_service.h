@@ -42,6 +42,8 @@
 #include "absl/time/time.h"
 #include "analysis/wire/batch_codec.h"
 #include "collector/auth.h"
+#include "collector/call_admission.h"
+#include "collector/call_watchdog.h"
 #include "collector/metrics.h"
 #include "collector/received_batch.h"
 #include "collector/session_telemetry.h"
@@ -68,6 +70,12 @@ struct IngestOptions {
   // RESOURCE_EXHAUSTED.
   int max_streams = 256;
   int max_streams_per_principal = 64;
+  // A stream with no batch for stream_idle_timeout, or whose agent does not take an ack
+  // within write_timeout, is cancelled (call_watchdog.h; null watchdog: never). Agents
+  // open a stream per burst of windows and close it when all is acked.
+  CallWatchdog* watchdog = nullptr;
+  absl::Duration stream_idle_timeout = absl::Seconds(60);
+  absl::Duration write_timeout = absl::Seconds(30);
   // Shared with the queries and the integrity checks; null: never damaged.
   StoreHealth* health = nullptr;
   // Where refusals worth an operator's attention are logged (stderr when unset).
@@ -136,8 +144,10 @@ class IngestService final : public opmap::v1::Ingest::Service {
   void Hold(Session& s, int64_t records, int64_t bytes);
   void Unhold(Session& s, int64_t records, int64_t bytes);
   void Release(Session& s);
-  grpc::Status OpenStream(grpc::ServerContext* context, const std::string& principal);
-  void CloseStream(grpc::ServerContext* context, const std::string& principal);
+  // A slot under --max-streams and the token's share, and `context` registered for
+  // BeginShutdown; the caller erases it from contexts_ (under mu_) when the stream ends.
+  absl::StatusOr<CallAdmission::Ticket> OpenStream(grpc::ServerContext* context,
+                                                   const std::string& principal);
   void Log(const std::string& line) const;
   void PeerLog(const std::string& line) const;
 
@@ -150,10 +160,10 @@ class IngestService final : public opmap::v1::Ingest::Service {
   std::atomic<int64_t> held_records_{0};  // records in every session's assembler
   std::atomic<int64_t> held_bytes_{0};    // their batches' bytes
 
-  std::mutex mu_;  // guards sessions_, contexts_, streams_by_principal_, shutting_down_
+  std::mutex mu_;  // guards sessions_, contexts_, shutting_down_
   absl::flat_hash_map<Key, std::shared_ptr<Session>> sessions_;
   absl::flat_hash_set<grpc::ServerContext*> contexts_;
-  absl::flat_hash_map<std::string, int> streams_by_principal_;
+  CallAdmission streams_;  // open streams, in all and per token
   bool shutting_down_ = false;
 };
 

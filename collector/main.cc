@@ -27,6 +27,7 @@
 #include "common/text/text_util.h"
 #include "collector/auth.h"
 #include "collector/collector_config.h"
+#include "collector/call_watchdog.h"
 #include "collector/ingest_service.h"
 #include "collector/metrics.h"
 #include "collector/metrics_server.h"
@@ -155,8 +156,13 @@ int Run(const CollectorConfig& config) {
   StoreHealth health;
   metrics.health = &health;
   google::protobuf::SetLogHandler(ProtobufLog);
+  // Cuts off calls that wait on their peer past a deadline (call_watchdog.h).
+  CallWatchdog watchdog(&metrics.calls_timed_out);
   IngestOptions ingest_options;
   ingest_options.health = &health;
+  ingest_options.watchdog = &watchdog;
+  ingest_options.stream_idle_timeout = config.stream_idle_timeout;
+  ingest_options.write_timeout = config.write_timeout;
   ingest_options.max_session_records = config.max_session_records;
   ingest_options.max_held_records = config.max_held_records;
   ingest_options.max_session_bytes = config.max_session_bytes;
@@ -168,6 +174,13 @@ int Run(const CollectorConfig& config) {
   IngestService ingest(store->get(), &auth, &metrics, ingest_options);
   QueryOptions query_options;
   query_options.health = &health;
+  query_options.max_queries = config.max_queries;
+  query_options.max_queries_per_token = config.max_queries_per_token;
+  query_options.max_exports = config.max_exports;
+  query_options.max_exports_per_token = config.max_exports_per_token;
+  query_options.watchdog = &watchdog;
+  query_options.request_body_timeout = config.request_body_timeout;
+  query_options.write_timeout = config.write_timeout;
   QueryService query(store->get(), &auth, &metrics, query_options);
 
   std::unique_ptr<MetricsServer> metrics_server;
@@ -189,10 +202,12 @@ int Run(const CollectorConfig& config) {
   builder.RegisterService(&query);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes));
   // Threads are bounded too (the synchronous server has one per call in progress): the
-  // ingest stream limit plus room for queries and health checks. Past it gRPC answers
-  // RESOURCE_EXHAUSTED instead of starting a thread.
+  // ingest stream limit, the query limit, and room for health checks and the calls being
+  // refused. Past it gRPC answers RESOURCE_EXHAUSTED instead of starting a thread. Since
+  // every kind of call is admitted against its own limit (and a token against its share),
+  // ingest keeps its threads whatever queries do, and the reverse.
   grpc::ResourceQuota quota("opmap-collector");
-  quota.SetMaxThreads(static_cast<int>(config.max_streams) + 64);
+  quota.SetMaxThreads(static_cast<int>(config.max_streams + config.max_queries) + 64);
   builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {

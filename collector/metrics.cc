@@ -62,6 +62,13 @@ std::string CollectorMetrics::RenderPrometheus() const {
          "Batches refused because their token may not write their agent id.", permission_denied);
   metric("opmap_collector_streams_refused_total", "counter",
          "Ingest streams refused over the overall or per-token stream limit.", streams_refused);
+  metric("opmap_collector_calls_refused_total", "counter",
+         "Query calls (exports included) refused over the overall or per-token call limit.",
+         calls_refused);
+  metric("opmap_collector_calls_timed_out_total", "counter",
+         "Calls cancelled waiting on their peer: a request body, an export reader, an idle "
+         "Ingest stream.",
+         calls_timed_out);
   metric("opmap_collector_budget_refusals_total", "counter",
          "Batches refused because incomplete sessions held the memory budget.", budget_refusals);
   metric("opmap_collector_malformed_messages_total", "counter",

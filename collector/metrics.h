@@ -29,6 +29,8 @@ class CollectorMetrics {
   std::atomic<int64_t> store_errors{0};       // failed commits (streams ended UNAVAILABLE)
   std::atomic<int64_t> permission_denied{0};  // batches for an agent id the token may not write
   std::atomic<int64_t> streams_refused{0};    // streams over the overall or per-token limit
+  std::atomic<int64_t> calls_refused{0};      // Query calls over their overall or per-token limit
+  std::atomic<int64_t> calls_timed_out{0};    // calls cut off waiting on their peer (watchdog)
   std::atomic<int64_t> budget_refusals{0};    // batches refused: incomplete-session budget spent
   std::atomic<int64_t> malformed_messages{0}; // stream messages that do not parse as a Batch
   std::atomic<int64_t> ingest_streams{0};     // open Ingest streams (gauge)

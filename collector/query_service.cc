@@ -210,23 +210,52 @@ absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest
 
 QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
                            QueryOptions options)
-    : store_(store), auth_(auth), metrics_(metrics), options_(options) {
-  // Every method checks the token before its request is read (auth_first.h); the
-  // methods check again, so that they stay safe when called directly.
+    : store_(store),
+      auth_(auth),
+      metrics_(metrics),
+      options_(options),
+      queries_("Query calls", "--max-queries", options.max_queries, "--max-queries-per-token",
+               options.max_queries_per_token),
+      exports_("trace exports", "--max-exports", options.max_exports,
+               "--max-exports-per-token", options.max_exports_per_token) {
+  // Every method checks the token and takes its admission before its request is read
+  // (auth_first.h); the methods check the token again, so that they stay safe when
+  // called directly.
   using namespace opmap::v1;  // NOLINT: the request and response types
-  auto authorize = [this](grpc::ServerContext* context) {
-    grpc::Status status = Authorize(context);
+  auto admit = [this](grpc::ServerContext* context, std::vector<CallAdmission::Ticket>* held,
+                      bool is_export) {
+    Principal principal;
+    grpc::Status status = Authorize(context, &principal);
     if (status.ok() && options_.health != nullptr) {
       status = ToGrpcStatus(options_.health->Check(
           absl::StatusCode::kDataLoss, "queries are refused rather than answered from it"));
     }
-    return status;
+    if (!status.ok()) return status;
+    for (CallAdmission* kind : {&queries_, is_export ? &exports_ : nullptr}) {
+      if (kind == nullptr) continue;
+      absl::StatusOr<CallAdmission::Ticket> ticket = kind->Admit(principal.name);
+      if (!ticket.ok()) {
+        metrics_->calls_refused.fetch_add(1, std::memory_order_relaxed);
+        return ToGrpcStatus(ticket.status());
+      }
+      held->push_back(*std::move(ticket));
+    }
+    return grpc::Status::OK;
+  };
+  auto gate = [&](bool is_export) {
+    CallGate g;
+    g.admit = [admit, is_export](grpc::ServerContext* c, std::vector<CallAdmission::Ticket>* h) {
+      return admit(c, h, is_export);
+    };
+    g.watchdog = options_.watchdog;
+    g.body_timeout = options_.request_body_timeout;
+    return g;
   };
   auto unary = [&](int index, auto method) {
     using Traits = MethodTraits<decltype(method)>;
     MarkMethodStreamed(index, AuthorizeThenServeUnary<typename Traits::Request,
                                                       typename Traits::Response>(
-                                  authorize, [this, method](auto* c, auto* q, auto* r) {
+                                  gate(false), [this, method](auto* c, auto* q, auto* r) {
                                     return (this->*method)(c, q, r);
                                   }));
   };
@@ -236,9 +265,14 @@ QueryService::QueryService(Store* store, const Authenticator* auth, CollectorMet
   unary(3, &QueryService::Counters);
   MarkMethodStreamed(
       4, AuthorizeThenServeStream<ExportTraceRequest, TraceChunk>(
-             authorize, [this](grpc::ServerContext* c, const ExportTraceRequest* q,
-                               const std::function<bool(const TraceChunk&)>& write) {
+             gate(true), [this](grpc::ServerContext* c, const ExportTraceRequest* q,
+                                const std::function<bool(const TraceChunk&)>& write) {
                return Reply(ExportTraceChunks(*store_, *q, options_, [&](const TraceChunk& chunk) {
+                 // A reader that stops reading is cut off, not buffered for.
+                 std::optional<CallWatchdog::Arm> arm;
+                 if (options_.watchdog != nullptr) {
+                   arm.emplace(options_.watchdog->Watch(c, options_.write_timeout));
+                 }
                  return !c->IsCancelled() && write(chunk);
                }));
              }));

@@ -9,7 +9,10 @@
 #include <functional>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "collector/auth.h"
+#include "collector/call_admission.h"
+#include "collector/call_watchdog.h"
 #include "collector/metrics.h"
 #include "collector/store/store.h"
 #include "collector/store_health.h"
@@ -22,6 +25,17 @@ struct QueryOptions {
   uint64_t max_events_limit = 50'000'000;   // larger requests are refused
   size_t chunk_bytes = 1 << 20;             // TraceChunk.data at most
   StoreHealth* health = nullptr;            // damaged: every query answers DATA_LOSS
+  // Calls in progress (ExportTrace counts as a query and as an export), in all and per
+  // token; more are refused RESOURCE_EXHAUSTED at once (call_admission.h).
+  int64_t max_queries = 32;
+  int64_t max_queries_per_token = 8;
+  int64_t max_exports = 4;
+  int64_t max_exports_per_token = 2;
+  // Cancels a call whose request does not arrive within request_body_timeout, or whose
+  // export reader does not take a chunk within write_timeout. Null: no deadlines.
+  CallWatchdog* watchdog = nullptr;
+  absl::Duration request_body_timeout = absl::Seconds(10);
+  absl::Duration write_timeout = absl::Seconds(30);
 };
 
 // Checks a request's time range: unset (0/0) means everything; otherwise end > start.
@@ -66,6 +80,8 @@ class QueryService final : public opmap::v1::Query::Service {
   const Authenticator* auth_;
   CollectorMetrics* metrics_;
   QueryOptions options_;
+  CallAdmission queries_;
+  CallAdmission exports_;
 };
 
 }  // namespace opmap::collector

@@ -328,14 +328,15 @@ TEST_F(CollectorHostileTest, StreamsOverTheLimitsAreRefused) {
   grpc::Status st = third.Finish();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(st.error_message(),
-            "token 'importer' has 2 ingest streams open, the limit per token; retry later");
+            "token 'importer' has 2 Ingest streams in progress, the limit per token "
+            "(--max-streams-per-token 2); retry later");
   open.push_back(std::make_unique<Stream>(Channel(), kAdminToken));
   ASSERT_TRUE(open.back()->Send(KernelBatch("a", "s3", 1, 1, false)));
   Stream fourth(Channel(), kAdminToken);
   EXPECT_FALSE(fourth.Send(KernelBatch("a", "s4", 1, 1, false)));
   st = fourth.Finish();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(st.error_message(), HasSubstr("3 ingest streams open, its limit"));
+  EXPECT_THAT(st.error_message(), HasSubstr("has 3 Ingest streams in progress, its limit (--max-streams 3)"));
   EXPECT_EQ(collector_->Metric("opmap_collector_streams_refused_total"), 2);
   // The open ones still work.
   std::optional<Ack> ack = open[0]->Send(KernelBatch("a", "s0", 2, 1, true));
