@@ -36,12 +36,12 @@ const std::vector<Key>& Keys() {
        "Prometheus /metrics address (default 127.0.0.1:9464; empty = off)",
        StringSetter(&CollectorConfig::metrics_listen, /*allow_empty=*/true)},
       {"max-session-records", false, "N",
-       "records one session may hold until its rollup (default 20000000)",
+       "records one session may hold until its rollup (default 3000000)",
        config::ParsedSetter(&CollectorConfig::max_session_records, &config::ParsePositive)},
       {"max-message-bytes", false, "N", "largest batch message accepted (default 67108864)",
        config::ParsedSetter(&CollectorConfig::max_message_bytes, &config::ParsePositive)},
       {"max-held-records", false, "N",
-       "records all incomplete sessions together may hold in memory (default 20000000; "
+       "records all incomplete sessions together may hold in memory (default 3000000; "
        "over it batches are refused RESOURCE_EXHAUSTED and agents resend later)",
        config::ParsedSetter(&CollectorConfig::max_held_records, &config::ParsePositive)},
       {"max-session-bytes", false, "N",
@@ -49,7 +49,7 @@ const std::vector<Key>& Keys() {
        "268435456; over it a batch is rejected TOO_LARGE)",
        config::ParsedSetter(&CollectorConfig::max_session_bytes, &config::ParsePositive)},
       {"max-held-bytes", false, "N",
-       "batch bytes all incomplete sessions together may hold in memory (default 536870912; "
+       "batch bytes all incomplete sessions together may hold in memory (default 268435456; "
        "over it batches are refused RESOURCE_EXHAUSTED and agents resend later)",
        config::ParsedSetter(&CollectorConfig::max_held_bytes, &config::ParsePositive)},
       {"max-streams", false, "N", "open Ingest streams in all (default 256)",

@@ -24,11 +24,11 @@ struct CollectorConfig {
   absl::Duration raw_retention = absl::Hours(24); // raw batches of complete sessions
   std::string metrics_listen = "127.0.0.1:9464";  // "" = no metrics endpoint
   bool insecure_no_auth = false;
-  int64_t max_session_records = 20'000'000;       // per session held for its rollup
+  int64_t max_session_records = 3'000'000;        // per session held for its rollup
   int64_t max_message_bytes = 64 << 20;           // largest Batch accepted
-  int64_t max_held_records = 20'000'000;          // all incomplete sessions together
+  int64_t max_held_records = 3'000'000;             // all incomplete sessions together
   int64_t max_session_bytes = 256 << 20;          // batch bytes one session may hold
-  int64_t max_held_bytes = 512 << 20;             // ... all incomplete sessions together
+  int64_t max_held_bytes = 256 << 20;             // ... all incomplete sessions together
   int64_t max_streams = 256;                      // open Ingest streams in all
   int64_t max_streams_per_token = 64;             // ... and per token
   int64_t max_queries = 32;                       // Query calls in progress in all

@@ -57,15 +57,15 @@ struct IngestOptions {
   analysis::BatchLimits limits;
   // Records one session may accumulate (it is held in memory until its rollup); a batch
   // that would pass it is rejected TOO_LARGE.
-  int64_t max_session_records = 20'000'000;
+  int64_t max_session_records = 3'000'000;
   // Records all incomplete sessions together may hold in memory (~130 B each); a batch
   // that would pass it ends its stream RESOURCE_EXHAUSTED and the agent resends later.
-  int64_t max_held_records = 20'000'000;
+  int64_t max_held_records = 3'000'000;
   // Bytes (the batches as they came, strings included) one session and all incomplete
   // sessions together may hold: records alone let a peer hold gigabytes in few records
   // of long strings. Over the session's: TOO_LARGE; over all: RESOURCE_EXHAUSTED.
   int64_t max_session_bytes = 256 << 20;
-  int64_t max_held_bytes = 512 << 20;
+  int64_t max_held_bytes = 256 << 20;
   // Open Ingest streams, in all and per principal (token); more are refused
   // RESOURCE_EXHAUSTED.
   int max_streams = 256;
