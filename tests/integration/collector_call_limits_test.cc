@@ -5,6 +5,8 @@
 // refused at once, and a call whose body does not come is cancelled
 // (--request-body-timeout); an Ingest stream that sends nothing is cancelled too
 // (--stream-idle-timeout). The real opmap-collector on 127.0.0.1, the real opmap CLI.
+#include <sys/stat.h>
+
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/sync_stream.h>
 
@@ -140,6 +142,63 @@ TEST_F(CollectorCallLimitsTest, AnIdleIngestStreamIsCancelled) {
   EXPECT_FALSE(stream->Read(&ack));
   EXPECT_FALSE(stream->Finish().ok());
   EXPECT_EQ(collector_->Metric("opmap_collector_ingest_streams"), 0);
+}
+
+// The probe's other hold: 400 ExportTrace calls whose client never reads took the
+// collector's RSS to 2.8 GB. Now a token runs at most --max-exports-per-token of them, and
+// an export whose reader takes no chunk for --write-timeout is cancelled.
+TEST_F(CollectorCallLimitsTest, ExportsNobodyReadsAreBoundedAndCutOff) {
+  collector_->Kill();
+  CollectorProcess::Options options;  // a directory of its own: a fresh store and logs
+  options.dir = dir_.File("exports");
+  ASSERT_EQ(mkdir(options.dir.c_str(), 0700), 0);
+  options.extra = {"--write-timeout", "3s"};
+  collector_ = std::make_unique<CollectorProcess>(options);
+  WriteFileOrDie(collector_->tokens_file(),
+                 absl::StrCat(kAgentToken, " agent importer\n", kAnalystToken,
+                              " analyst alice\n", kHogToken, " analyst hog\n"));
+  ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
+  // One session of 200,000 kernels: its export is ~30 MB of JSON.
+  std::string trace = "{\"traceEvents\": [";
+  for (int i = 0; i < 200000; ++i) {
+    absl::StrAppend(&trace, i ? ",\n" : "",
+                    R"({"ph": "X", "cat": "kernel", "name": "a_kernel_name_of_some_length", )",
+                    R"("pid": 0, "tid": 7, "ts": )", 10 + i * 3,
+                    R"(, "dur": 2, "args": {"device": 0, "stream": 7}})");
+  }
+  WriteFileOrDie(dir_.File("big.json"), trace + "]}");
+  RunResult imported = Opmap({"import", dir_.File("big.json"), "--collector",
+                              collector_->address(), "--token", kAgentToken},
+                             dir_.path());
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const double before = PeakRssMiB(collector_->pid());
+
+  constexpr int kExports = 40;
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<opmap::v1::TraceChunk>>> readers;
+  for (int i = 0; i < kExports; ++i) {
+    channels.push_back(NewChannel(i));
+    auto stub = opmap::v1::Query::NewStub(channels.back());
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    contexts.back()->AddMetadata("authorization", absl::StrCat("Bearer ", kHogToken));
+    opmap::v1::ExportTraceRequest request;
+    readers.push_back(stub->ExportTrace(contexts.back().get(), request));  // never read
+  }
+  EXPECT_GE(AwaitMetric("opmap_collector_calls_refused_total", kExports - 2), kExports - 2);
+  // The two admitted are cut off once their reader has taken nothing for 3 s.
+  EXPECT_GE(AwaitMetric("opmap_collector_calls_timed_out_total", 2), 2);
+  const double peak = PeakRssMiB(collector_->pid());
+  std::printf("%d exports nobody reads: collector peak RSS %.0f MiB (%.0f MiB before)\n",
+              kExports, peak, before);
+  EXPECT_LT(peak - before, 300) << "exports nobody reads grew the collector by "
+                                << peak - before << " MiB";
+  // Another analyst exports meanwhile and after.
+  RunResult exported = Opmap({"export", "--collector", collector_->address(), "--token",
+                              kAnalystToken, "--out", dir_.File("out.json")},
+                             dir_.path());
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  for (auto& c : contexts) c->TryCancel();
 }
 
 }  // namespace
