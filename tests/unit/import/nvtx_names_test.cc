@@ -170,5 +170,42 @@ TEST(NvtxNames, RealTorchRunNamesParse) {
   EXPECT_GE(steps, 4);
 }
 
+// Every distinct name vLLM's and SGLang's own layerwise hooks pushed on a Llama decoder
+// and a BertModel (tests/framework/layerwise_strings.py: their PytHooks at the commits the
+// file names), captured by libopmap_inject.
+TEST(NvtxNames, RealLayerwiseHookNamesParse) {
+  const std::string text = ::opmap::testing::ReadFileOrDie(
+      std::string(OPMAP_FRAMEWORK_DATA) + "/nvtx_strings_layerwise.txt");
+  int names = 0, outputs = 0, with_inputs = 0;
+  for (std::string_view line : text::Lines(text)) {
+    if (line.empty() || line.starts_with("#")) continue;
+    ++names;
+    SCOPED_TRACE(std::string(line));
+    const NvtxName n = ParseNvtxName(line);
+    EXPECT_EQ(n.form, NvtxForm::kLayerwise);
+    // The module path, exactly as the dict holds it.
+    const size_t at = line.find("'Module': '") + 11;
+    EXPECT_EQ(n.name, line.substr(at, line.find('\'', at) - at));
+    EXPECT_TRUE(n.name.starts_with("top")) << n.name;
+    const bool has_outputs = line.find("'Outputs': ") != std::string_view::npos;
+    const size_t inputs = line.find("'Inputs': ");
+    EXPECT_EQ(n.output_marker, has_outputs);
+    if (inputs != std::string_view::npos) {
+      ++with_inputs;
+      // The Inputs list as written, which reads as Input Dims.
+      EXPECT_TRUE(line.substr(inputs + 10).starts_with(n.input_dims)) << n.input_dims;
+      absl::StatusOr<std::vector<OpArg>> args = ParseOpArgs(n.input_dims, "", "", "");
+      ASSERT_TRUE(args.ok()) << args.status();
+      EXPECT_FALSE(args->empty());
+    } else {
+      EXPECT_EQ(n.input_dims, "");
+    }
+    outputs += has_outputs ? 1 : 0;
+  }
+  EXPECT_GE(names, 100);
+  EXPECT_GE(outputs, 30) << "vLLM's output markers";
+  EXPECT_GE(with_inputs, 60);
+}
+
 }  // namespace
 }  // namespace opmap::analysis
