@@ -79,6 +79,8 @@ constexpr char kUsage[] = R"(usage: ingest_bench [options]
   --collector-bin P    the opmap-collector binary (default: OPMAP_BIN_DIR)
   --cluster-script P   scripts/clickhouse_cluster.sh (default: the source tree's)
   --dir D              where the SQLite file goes (default: a fresh temp dir, removed)
+  --collector-flag F   one more argument for every collector started (repeatable), e.g.
+                       --collector-flag --group-commit-max-batches --collector-flag 1
 )";
 
 struct Options {
@@ -99,6 +101,7 @@ struct Options {
   int sessions_factor = 100;
   std::string cluster_script = OPMAP_SOURCE_DIR "/scripts/clickhouse_cluster.sh";
   std::string dir;
+  std::vector<std::string> collector_flags;  // passed to every collector started
 };
 
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -137,6 +140,7 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       setenv("OPMAP_BIN_DIR",
              std::filesystem::path(argv[++i]).parent_path().string().c_str(), 1);
     } else if (a == "--dir" && i + 1 < argc) { o->dir = argv[++i]; }
+    else if (a == "--collector-flag" && i + 1 < argc) { o->collector_flags.push_back(argv[++i]); }
     else return false;
   }
   if (o->ch_kernels == 0) o->ch_kernels = o->kernels;
@@ -290,6 +294,7 @@ absl::StatusOr<EngineFigures> RunClickHouse(const opmap::bench::BenchCluster& cl
     // The synthetic sessions were captured on 2025-10-09: with the default retention the
     // collectors would drop their events (and batches) at their first retention pass.
     copt.extra = {"--raw-retention", "87600h"};
+    copt.extra.insert(copt.extra.end(), opt.collector_flags.begin(), opt.collector_flags.end());
     owned.push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
     if (absl::Status s = owned.back()->Start(); !s.ok()) return s;
     collectors.push_back(owned.back().get());
@@ -420,6 +425,7 @@ int main(int argc, char** argv) {
     opmap::testing::TempDir temp;
     opmap::testing::CollectorProcess::Options copt;
     copt.dir = opt.dir.empty() ? temp.path() : opt.dir;
+    copt.extra = opt.collector_flags;
     opmap::testing::CollectorProcess collector(copt);
     if (absl::Status s = collector.Start(); !s.ok()) return Fail(s);
     EngineFigures f;

@@ -78,6 +78,17 @@ const std::vector<Key>& Keys() {
        "a peer that does not take an export chunk or an ack for this long is cancelled "
        "(default 30s)",
        config::ParsedSetter(&CollectorConfig::write_timeout, &config::ParseDuration)},
+      {"group-commit-max-batches", false, "N",
+       "batches of any streams stored in one transaction at most (default 256; 1 = each "
+       "batch alone). SQLite only: ClickHouse commits each batch on its own, concurrently",
+       config::ParsedSetter(&CollectorConfig::group_commit_max_batches, &config::ParsePositive)},
+      {"group-commit-max-records", false, "N",
+       "records in one group commit at most (default 2000000; a larger batch goes alone)",
+       config::ParsedSetter(&CollectorConfig::group_commit_max_records, &config::ParsePositive)},
+      {"group-commit-delay", false, "DURATION",
+       "how long a group waits for more batches after its first (default 0s: groups form "
+       "while the previous one commits; e.g. 2ms trades ack latency for larger groups)",
+       config::ParsedSetter(&CollectorConfig::group_commit_delay, &config::ParseDurationOrZero)},
       {"integrity-check-every", false, "DURATION",
        "how often the store's integrity is checked while running (default 1h; also at start)",
        config::ParsedSetter(&CollectorConfig::integrity_check_every, &config::ParseDuration)},

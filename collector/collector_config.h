@@ -38,6 +38,9 @@ struct CollectorConfig {
   absl::Duration request_body_timeout = absl::Seconds(10);  // a call's request, once begun
   absl::Duration stream_idle_timeout = absl::Seconds(60);   // an Ingest stream with no batch
   absl::Duration write_timeout = absl::Seconds(30);         // a peer that does not read
+  int64_t group_commit_max_batches = 256;         // batches in one store transaction; 1 = off
+  int64_t group_commit_max_records = 2'000'000;   // ... records in one
+  absl::Duration group_commit_delay = absl::ZeroDuration();  // wait for more after the first
   absl::Duration integrity_check_every = absl::Hours(1);  // PRAGMA quick_check period
   std::string config_file;                        // --config, "" = none
 };

@@ -377,7 +377,9 @@ absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const 
     commit.mapping = &*mapping;
   }
   const absl::Time t0 = absl::Now();
-  absl::StatusOr<CommitOutcome> outcome = store_->CommitBatch(commit);
+  absl::StatusOr<CommitOutcome> outcome = options_.committer != nullptr
+                                              ? options_.committer->Commit(commit)
+                                              : store_->CommitBatch(commit);
   metrics_->ObserveCommit(absl::ToDoubleSeconds(absl::Now() - t0));
   if (!outcome.ok()) {
     metrics_->store_errors.fetch_add(1, std::memory_order_relaxed);

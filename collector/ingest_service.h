@@ -44,6 +44,7 @@
 #include "collector/auth.h"
 #include "collector/call_admission.h"
 #include "collector/call_watchdog.h"
+#include "collector/group_commit.h"
 #include "collector/metrics.h"
 #include "collector/received_batch.h"
 #include "collector/session_telemetry.h"
@@ -74,6 +75,9 @@ struct IngestOptions {
   // within write_timeout, is cancelled (call_watchdog.h; null watchdog: never). Agents
   // open a stream per burst of windows and close it when all is acked.
   CallWatchdog* watchdog = nullptr;
+  // Commits go through it when set (group commit: group_commit.h), else straight to
+  // the store.
+  GroupCommitter* committer = nullptr;
   absl::Duration stream_idle_timeout = absl::Seconds(60);
   absl::Duration write_timeout = absl::Seconds(30);
   // Shared with the queries and the integrity checks; null: never damaged.

@@ -28,6 +28,7 @@
 #include "collector/auth.h"
 #include "collector/collector_config.h"
 #include "collector/call_watchdog.h"
+#include "collector/group_commit.h"
 #include "collector/ingest_service.h"
 #include "collector/metrics.h"
 #include "collector/metrics_server.h"
@@ -158,8 +159,18 @@ int Run(const CollectorConfig& config) {
   google::protobuf::SetLogHandler(ProtobufLog);
   // Cuts off calls that wait on their peer past a deadline (call_watchdog.h).
   CallWatchdog watchdog(&metrics.calls_timed_out);
+  // Many streams' batches in one store transaction, where the engine can share one.
+  std::unique_ptr<GroupCommitter> committer;
+  if ((*store)->GroupsCommits() && config.group_commit_max_batches > 1) {
+    GroupCommitOptions group;
+    group.max_batches = static_cast<size_t>(config.group_commit_max_batches);
+    group.max_records = config.group_commit_max_records;
+    group.max_delay = config.group_commit_delay;
+    committer = std::make_unique<GroupCommitter>(store->get(), group);
+  }
   IngestOptions ingest_options;
   ingest_options.health = &health;
+  ingest_options.committer = committer.get();
   ingest_options.watchdog = &watchdog;
   ingest_options.stream_idle_timeout = config.stream_idle_timeout;
   ingest_options.write_timeout = config.write_timeout;
@@ -280,6 +291,7 @@ int Run(const CollectorConfig& config) {
   maintenance.join();
   if (metrics_server != nullptr) metrics_server->Stop();
   server.reset();
+  committer.reset();  // nothing queued: every handler has returned
   store->reset();  // closes the store: everything acknowledged is durable
   Log("stopped");
   return 0;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "analysis/summary/rollup.h"
 #include "opmap/v1/query.pb.h"
 #include "opmap/v1/telemetry.pb.h"
@@ -111,6 +112,21 @@ class Store {
 
   // Durable when it returns (WAL + synchronous=NORMAL survives a process kill).
   virtual absl::StatusOr<CommitOutcome> CommitBatch(const BatchCommit& commit) = 0;
+
+  // A group of batches (of different sessions, or successive seqs of one), one outcome
+  // each, all durable when it returns; each batch is stored or not on its own, as if
+  // committed alone in order. The group commit (collector/group_commit.h) calls this.
+  // Engines that cannot share a transaction commit them one by one (the default).
+  // Whether CommitBatches shares one transaction (so grouping pays); false: the
+  // collector commits each batch on its own thread, concurrently.
+  virtual bool GroupsCommits() const { return false; }
+  virtual std::vector<absl::StatusOr<CommitOutcome>> CommitBatches(
+      absl::Span<const BatchCommit* const> commits) {
+    std::vector<absl::StatusOr<CommitOutcome>> outcomes;
+    outcomes.reserve(commits.size());
+    for (const BatchCommit* c : commits) outcomes.push_back(CommitBatch(*c));
+    return outcomes;
+  }
 
   // Serialized batches of one session in seq order (to rebuild it after a restart).
   virtual absl::StatusOr<std::vector<std::string>> LoadSessionPayloads(

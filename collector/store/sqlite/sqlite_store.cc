@@ -204,15 +204,63 @@ absl::StatusOr<SessionState> SqliteStore::GetSession(std::string_view agent_id,
 }
 
 absl::StatusOr<CommitOutcome> SqliteStore::CommitBatch(const BatchCommit& commit) {
+  const BatchCommit* one[] = {&commit};
+  std::vector<absl::StatusOr<CommitOutcome>> outcome = CommitBatches(one);
+  return std::move(outcome[0]);
+}
+
+std::vector<absl::StatusOr<CommitOutcome>> SqliteStore::CommitBatches(
+    absl::Span<const BatchCommit* const> commits) {
+  std::vector<absl::StatusOr<CommitOutcome>> outcomes(commits.size(),
+                                                      absl::UnknownError("not committed"));
+  absl::MutexLock lock(&mu_);
+  // One transaction for the group, a savepoint per batch: a batch that fails rolls back
+  // alone; the group is durable at the one COMMIT (the guard rolls back on return).
+  absl::StatusOr<sqlite::Transaction> tx = sqlite::Transaction::Begin(*db_);
+  if (!tx.ok()) return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), tx.status());
+  int64_t stored = 0;
+  for (size_t i = 0; i < commits.size(); ++i) {
+    absl::Status begun = db_->Exec("SAVEPOINT batch");
+    if (begun.ok()) outcomes[i] = CommitOneLocked(*commits[i]);
+    if (!begun.ok()) {
+      outcomes[i] = begun;
+    } else if (!outcomes[i].ok()) {
+      absl::Status undone = db_->Exec("ROLLBACK TO batch");
+      undone.Update(db_->Exec("RELEASE batch"));
+      // Not undone: the transaction is in an unknown state; nothing of it may commit.
+      if (!undone.ok()) {
+        return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), undone);
+      }
+    } else if (absl::Status released = db_->Exec("RELEASE batch"); !released.ok()) {
+      return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), released);
+    } else if (*outcomes[i] == CommitOutcome::kStored) {
+      ++stored;
+    }
+  }
+  if (stored > 0) {
+    absl::StatusOr<sqlite::Statement> st =
+        db_->Prepare("INSERT INTO meta(key, value) VALUES('commits', ?1) "
+                     "ON CONFLICT(key) DO UPDATE SET value = ?1");
+    absl::Status counted = st.status();
+    if (st.ok()) counted = st->BindInt(1, commits_ + stored).Run();
+    if (!counted.ok()) return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), counted);
+  }
+  if (absl::Status done = tx->Commit(); !done.ok()) {
+    return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), done);
+  }
+  commits_ += stored;
+  // After the commit returned: the mark never claims a commit the database may lack.
+  // A failed write only weakens the check at the next open; the batches are stored.
+  if (stored > 0 && mark_ != nullptr) (void)mark_->Write(commits_);
+  return outcomes;
+}
+
+absl::StatusOr<CommitOutcome> SqliteStore::CommitOneLocked(const BatchCommit& commit) {
   RETURN_IF_ERROR(query_common::ValidateCommit(commit));
   const opmap::v1::Batch& b = *commit.batch;
   const int64_t seq = static_cast<int64_t>(b.seq());
   const opmap::v1::Resource& res = b.resource();
   const std::string labels = LabelsJson(res);
-
-  absl::MutexLock lock(&mu_);
-  // Everything below commits together or not at all (the guard rolls back on return).
-  ASSIGN_OR_RETURN(sqlite::Transaction tx, sqlite::Transaction::Begin(*db_));
   int64_t session_rowid = 0;
   {
     ASSIGN_OR_RETURN(sqlite::Statement st,
@@ -283,18 +331,6 @@ absl::StatusOr<CommitOutcome> SqliteStore::CommitBatch(const BatchCommit& commit
       RETURN_IF_ERROR(InsertTelemetry(session_rowid, *commit.telemetry));
     }
   }
-  {
-    ASSIGN_OR_RETURN(sqlite::Statement st,
-                     db_->Prepare("INSERT INTO meta(key, value) VALUES('commits', ?1) "
-                                  "ON CONFLICT(key) DO UPDATE SET value = ?1"));
-    st.BindInt(1, commits_ + 1);
-    RETURN_IF_ERROR(st.Run());
-  }
-  RETURN_IF_ERROR(tx.Commit());
-  ++commits_;
-  // After the commit returned: the mark never claims a commit the database may lack.
-  // A failed write only weakens the check at the next open; the batch is stored.
-  if (mark_ != nullptr) (void)mark_->Write(commits_);
   return CommitOutcome::kStored;
 }
 

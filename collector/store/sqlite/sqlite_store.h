@@ -104,6 +104,11 @@ class SqliteStore final : public Store {
   absl::StatusOr<SessionState> GetSession(std::string_view agent_id,
                                           std::string_view session_id) override;
   absl::StatusOr<CommitOutcome> CommitBatch(const BatchCommit& commit) override;
+  // One transaction for the group (a savepoint per batch, so one batch's failure rolls
+  // back that batch alone); every outcome is known once the COMMIT returned.
+  std::vector<absl::StatusOr<CommitOutcome>> CommitBatches(
+      absl::Span<const BatchCommit* const> commits) override;
+  bool GroupsCommits() const override { return true; }
   absl::StatusOr<std::vector<std::string>> LoadSessionPayloads(
       std::string_view agent_id, std::string_view session_id) override;
   absl::StatusOr<opmap::v1::LatencyResponse> QueryLatency(
@@ -140,6 +145,9 @@ class SqliteStore final : public Store {
   SqliteStore(std::unique_ptr<sqlite::Database> db, int64_t bucket_ns)
       : bucket_ns_(bucket_ns), db_(std::move(db)) {}
 
+  // One batch's rows, inside the caller's transaction and savepoint.
+  absl::StatusOr<CommitOutcome> CommitOneLocked(const BatchCommit& commit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status InsertRollup(int64_t session_rowid, const std::string& labels_json,
                             const opmap::v1::Resource& resource,
                             const analysis::SessionRollup& rollup)
