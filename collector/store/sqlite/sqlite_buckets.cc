@@ -29,7 +29,9 @@ absl::StatusOr<int64_t> ResourceId(sqlite::Database& db, std::string_view host,
 }
 
 absl::Status MergeIntoBucket(sqlite::Database& db, int64_t resource_id, int64_t bucket_ns,
-                             const BucketRow& row) {
+                             absl::Span<const BucketRow> rows) {
+  if (rows.empty()) return absl::OkStatus();
+  const BucketRow& row = rows.front();  // the key
   ExactStats stats;
   SketchAccumulator sketch;
   bool found = false;
@@ -57,8 +59,10 @@ absl::Status MergeIntoBucket(sqlite::Database& db, int64_t resource_id, int64_t 
       }
     }
   }
-  stats.Add(row.count, row.sum_ns, row.min_ns, row.max_ns);
-  RETURN_IF_ERROR(sketch.Add(row.sketch));
+  for (const BucketRow& r : rows) {
+    stats.Add(r.count, r.sum_ns, r.min_ns, r.max_ns);
+    RETURN_IF_ERROR(sketch.Add(r.sketch));
+  }
   ASSIGN_OR_RETURN(const stats::DDSketch merged, sketch.Finish());
   const std::string bins = EncodeSketchBins(merged);
   ASSIGN_OR_RETURN(
@@ -82,6 +86,52 @@ absl::Status MergeIntoBucket(sqlite::Database& db, int64_t resource_id, int64_t 
   return st.Run();
 }
 
+void BucketMerger::Add(int64_t resource_id, int64_t bucket_ns, const BucketRow& row) {
+  Key key{resource_id,
+          bucket_ns,
+          row.subject,
+          std::string(row.layer_type),
+          std::string(row.operator_name),
+          std::string(row.kernel),
+          std::string(row.module)};
+  const StoredSketch& sk = row.sketch;
+  rows_[std::move(key)].push_back(Owned{row.count, row.sum_ns, row.min_ns, row.max_ns, sk.scale,
+                                        sk.offset, std::string(sk.bins), sk.zero_count, sk.sum,
+                                        sk.min, sk.max});
+}
+
+void BucketMerger::Absorb(BucketMerger& other) {
+  for (auto& [key, rows] : other.rows_) {
+    std::vector<Owned>& mine = rows_[key];
+    for (Owned& r : rows) mine.push_back(std::move(r));
+  }
+  other.rows_.clear();
+}
+
+absl::Status BucketMerger::Flush(sqlite::Database& db) {
+  std::vector<BucketRow> rows;
+  for (const auto& [key, owned] : rows_) {
+    const auto& [resource, bucket, subject, layer_type, op, kernel, module] = key;
+    rows.clear();
+    for (const Owned& o : owned) {
+      BucketRow& r = rows.emplace_back();
+      r.subject = subject;
+      r.layer_type = layer_type;
+      r.operator_name = op;
+      r.kernel = kernel;
+      r.module = module;
+      r.count = o.count;
+      r.sum_ns = o.sum_ns;
+      r.min_ns = o.min_ns;
+      r.max_ns = o.max_ns;
+      r.sketch = StoredSketch{o.scale, o.offset, o.bins, o.zero_count, o.sum, o.min, o.max};
+    }
+    RETURN_IF_ERROR(MergeIntoBucket(db, resource, bucket, rows));
+  }
+  rows_.clear();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t width_ns) {
   if (width_ns <= 0) return 0;
   struct Session {
@@ -102,6 +152,7 @@ absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t wi
                           std::string(st.Text(5)), std::string(st.Text(6))});
     }
   }
+  BucketMerger merger;
   for (const Session& s : sessions) {
     ASSIGN_OR_RETURN(const int64_t resource,
                      ResourceId(db, s.host, s.model, s.revision, s.labels_json));
@@ -151,9 +202,10 @@ absl::StatusOr<int64_t> BuildBucketsFromRollups(sqlite::Database& db, int64_t wi
       r.row.kernel = r.kernel;
       r.row.module = r.module;
       r.row.sketch.bins = r.bins;
-      RETURN_IF_ERROR(MergeIntoBucket(db, resource, s.bucket_ns, r.row));
+      merger.Add(resource, s.bucket_ns, r.row);
     }
   }
+  RETURN_IF_ERROR(merger.Flush(db));
   return static_cast<int64_t>(sessions.size());
 }
 

@@ -6,10 +6,15 @@
 #define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_BUCKETS_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "collector/store/rollup_buckets.h"
 #include "collector/store/sqlite/sqlite_db.h"
 
@@ -20,9 +25,39 @@ absl::StatusOr<int64_t> ResourceId(sqlite::Database& db, std::string_view host,
                                    std::string_view model, std::string_view revision,
                                    std::string_view labels_json);
 
-// Merges `row` into the bucket row of (resource, bucket) — inside the caller's transaction.
+// Merges `rows` (all of one key: subject, layer type, operator, kernel, module) into the
+// bucket row of (resource, bucket) — one read and one write, inside the caller's
+// transaction.
 absl::Status MergeIntoBucket(sqlite::Database& db, int64_t resource_id, int64_t bucket_ns,
-                             const BucketRow& row);
+                             absl::Span<const BucketRow> rows);
+
+// Bucket rows gathered in memory, then merged into rollup_buckets once per key: the
+// sessions of one group commit (and the v1 -> v2 migration's) share most keys, and each
+// merge is a read, a sketch decode/merge/encode and a write.
+class BucketMerger {
+ public:
+  void Add(int64_t resource_id, int64_t bucket_ns, const BucketRow& row);  // copies it
+  // Moves every row of `other` here (a batch whose savepoint was released).
+  void Absorb(BucketMerger& other);
+  void Clear() { rows_.clear(); }
+  bool empty() const { return rows_.empty(); }
+  // MergeIntoBucket per key, in key order; then empty.
+  absl::Status Flush(sqlite::Database& db);
+
+ private:
+  struct Owned {
+    int64_t count, sum_ns, min_ns, max_ns;
+    int scale;
+    int32_t offset;
+    std::string bins;
+    uint64_t zero_count;
+    double sum, min, max;
+  };
+  // (resource, bucket, subject, layer type, operator, kernel, module)
+  using Key = std::tuple<int64_t, int64_t, int, std::string, std::string, std::string,
+                         std::string>;
+  std::map<Key, std::vector<Owned>> rows_;
+};
 
 // Schema v1 → v2: assigns the complete sessions to buckets and merges their stored rows
 // (inside the caller's transaction). Returns the number of sessions bucketed.

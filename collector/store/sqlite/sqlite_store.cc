@@ -219,8 +219,10 @@ std::vector<absl::StatusOr<CommitOutcome>> SqliteStore::CommitBatches(
   absl::StatusOr<sqlite::Transaction> tx = sqlite::Transaction::Begin(*db_);
   if (!tx.ok()) return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), tx.status());
   int64_t stored = 0;
+  group_buckets_.Clear();  // what a failed group left
   for (size_t i = 0; i < commits.size(); ++i) {
     absl::Status begun = db_->Exec("SAVEPOINT batch");
+    batch_buckets_.Clear();
     if (begun.ok()) outcomes[i] = CommitOneLocked(*commits[i]);
     if (!begun.ok()) {
       outcomes[i] = begun;
@@ -235,7 +237,14 @@ std::vector<absl::StatusOr<CommitOutcome>> SqliteStore::CommitBatches(
       return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), released);
     } else if (*outcomes[i] == CommitOutcome::kStored) {
       ++stored;
+      group_buckets_.Absorb(batch_buckets_);
     }
+  }
+  batch_buckets_.Clear();
+  // The group's bucket rows, merged once per key (a failure fails the whole group).
+  if (absl::Status merged = group_buckets_.Flush(*db_); !merged.ok()) {
+    group_buckets_.Clear();
+    return std::vector<absl::StatusOr<CommitOutcome>>(commits.size(), merged);
   }
   if (stored > 0) {
     absl::StatusOr<sqlite::Statement> st =
@@ -452,7 +461,7 @@ absl::Status SqliteStore::InsertRollup(int64_t session_rowid, const std::string&
     b.max_ns = row.max_ns;
     b.sketch = StoredSketch{sk.scale(), sk.offset(), bins[i], sk.zero_count(), sk.sum(),
                             sk.empty() ? 0 : sk.min(), sk.empty() ? 0 : sk.max()};
-    RETURN_IF_ERROR(MergeIntoBucket(*db_, resource, *bucket, b));
+    batch_buckets_.Add(resource, *bucket, b);  // merged once per key at the group's end
   }
   return absl::OkStatus();
 }

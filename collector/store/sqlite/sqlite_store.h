@@ -66,6 +66,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "collector/store/sqlite/sqlite_buckets.h"
 #include "collector/store/sqlite/sqlite_commit_mark.h"
 #include "collector/store/query_common.h"
 #include "collector/store/sqlite/sqlite_db.h"
@@ -183,6 +184,10 @@ class SqliteStore final : public Store {
   int64_t commits_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<CommitMark> mark_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> open_notes_;  // set by Open only
+  // A group commit's rollup bucket rows: the batch's own until its savepoint is
+  // released, then the group's, merged into rollup_buckets before the COMMIT.
+  BucketMerger batch_buckets_ ABSL_GUARDED_BY(mu_);
+  BucketMerger group_buckets_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace opmap::collector

@@ -263,6 +263,65 @@ class BucketSplitTest : public ::testing::Test {
   std::unique_ptr<SqliteStore> bucketed_, plain_;
 };
 
+// A group commit merges its sessions' bucket rows in memory, once per key: the buckets
+// it leaves are the ones the same sessions committed one by one leave (bucketed_), row
+// for row — including a group that also holds a refused batch and a duplicate.
+TEST_F(BucketSplitTest, AGroupCommitLeavesTheSameBucketsAsOneByOne) {
+  std::unique_ptr<SqliteStore> grouped = OpenWithWidth(dir_.File("grouped.db"), kWidth);
+  ASSERT_NE(grouped, nullptr);
+  std::vector<analysis::SessionRollup> rollups(sessions_.size());
+  std::vector<opmap::v1::Batch> batches(sessions_.size());
+  std::vector<BatchCommit> commits(sessions_.size());
+  for (size_t i = 0; i < sessions_.size(); ++i) {
+    const Session& s = sessions_[i];
+    rollups[i].rows = s.rows;
+    BatchSpec spec;
+    spec.session = s.id;
+    spec.host = s.host;
+    spec.revision = s.revision;
+    spec.labels = {{"team", s.team}};
+    spec.window_start_ns = s.start;
+    spec.window_end_ns = s.end;
+    spec.last = true;
+    batches[i] = MakeBatch(spec);
+    commits[i] = BatchCommit{&batches[i], s.id, 10, 1, 1, &rollups[i]};
+  }
+  opmap::v1::Batch refused = batches[0];
+  refused.clear_agent_id();
+  const BatchCommit bad{&refused, "x", 10, 1, 1, &rollups[0]};
+  // Three groups: the refused batch and a duplicate land in the middle one.
+  const size_t third = sessions_.size() / 3;
+  for (size_t g = 0; g < 3; ++g) {
+    std::vector<const BatchCommit*> group;
+    for (size_t i = g * third; i < (g == 2 ? sessions_.size() : (g + 1) * third); ++i) {
+      group.push_back(&commits[i]);
+      if (g == 1 && i == g * third) group.push_back(&bad);
+    }
+    if (g == 1) group.push_back(&commits[g * third]);
+    std::vector<absl::StatusOr<CommitOutcome>> out = grouped->CommitBatches(group);
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (group[k] == &bad) {
+        EXPECT_FALSE(out[k].ok());
+      } else {
+        ASSERT_TRUE(out[k].ok()) << out[k].status();
+      }
+    }
+  }
+  grouped.reset();
+  const std::string dump =
+      "SELECT group_concat(row, char(10)) FROM (SELECT printf('%d|%d|%s|%s|%s|%s|%d|%d|%d|%d|"
+      "%d|%d|%d|%.17g|%.17g|%.17g|%s', b.subject, b.bucket_ns, r.host, r.model, r.revision, "
+      "b.layer_type || '/' || b.operator || '/' || b.kernel || '/' || b.module, b.count, "
+      "b.sum_ns, b.min_ns, b.max_ns, b.sketch_scale, b.sketch_offset, b.sketch_zero, "
+      "b.sketch_sum, b.sketch_min, b.sketch_max, hex(b.sketch_bins)) AS row FROM rollup_buckets "
+      "b JOIN resources r ON b.resource_id = r.id ORDER BY row)";
+  RawDb one_by_one(dir_.File("bucketed.db"));
+  RawDb group(dir_.File("grouped.db"));
+  const std::string want = one_by_one.Text(dump);
+  EXPECT_GT(want.size(), 1000u);
+  EXPECT_EQ(group.Text(dump), want);
+}
+
 TEST_F(BucketSplitTest, BucketsHoldTheWhollyInsideSessionsOnly) {
   EXPECT_EQ(bucketed_->rollup_bucket_ns(), kWidth);
   EXPECT_EQ(plain_->rollup_bucket_ns(), 0);
