@@ -43,6 +43,7 @@
 #include "analysis/model/trace.h"
 #include "analysis/wire/batch_codec.h"
 #include "bench/clickhouse_baseline.h"
+#include "bench/fleet_sim.h"
 #include "collector/store/clickhouse/clickhouse_store.h"
 #include "bench/ingest_runner.h"
 #include "bench/synthetic_session.h"
@@ -79,6 +80,13 @@ constexpr char kUsage[] = R"(usage: ingest_bench [options]
   --collector-bin P    the opmap-collector binary (default: OPMAP_BIN_DIR)
   --cluster-script P   scripts/clickhouse_cluster.sh (default: the source tree's)
   --dir D              where the SQLite file goes (default: a fresh temp dir, removed)
+  --fleet N            instead of the above: the fleet simulation, N agent ids (e.g. 10000)
+                       sending windows of 100 / 1,000 / 10,000 / 100,000 kernels (55 / 30 /
+                       13 / 2 %), each its own Ingest stream, time-compressed; per engine
+                       windows/s, ack p50/p99, CPU per window and per kernel, bytes per kernel
+  --fleet-windows N    windows into SQLite (default 5000)
+  --ch-fleet-windows N windows into ClickHouse (default 500)
+  --fleet-streams N    windows in flight at once (default 32)
   --collector-flag F   one more argument for every collector started (repeatable), e.g.
                        --collector-flag --group-commit-max-batches --collector-flag 1
 )";
@@ -102,6 +110,10 @@ struct Options {
   std::string cluster_script = OPMAP_SOURCE_DIR "/scripts/clickhouse_cluster.sh";
   std::string dir;
   std::vector<std::string> collector_flags;  // passed to every collector started
+  int fleet = 0;                     // agent ids of the fleet simulation; 0: none
+  int64_t fleet_windows = 5'000;     // windows into SQLite
+  int64_t ch_fleet_windows = 500;    // windows into ClickHouse
+  int fleet_streams = 32;            // windows in flight at once
 };
 
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -141,6 +153,10 @@ bool ParseArgs(int argc, char** argv, Options* o) {
              std::filesystem::path(argv[++i]).parent_path().string().c_str(), 1);
     } else if (a == "--dir" && i + 1 < argc) { o->dir = argv[++i]; }
     else if (a == "--collector-flag" && i + 1 < argc) { o->collector_flags.push_back(argv[++i]); }
+    else if (a == "--fleet") { if (!next(&o->fleet)) return false; }
+    else if (a == "--fleet-windows") { if (!next(&o->fleet_windows)) return false; }
+    else if (a == "--ch-fleet-windows") { if (!next(&o->ch_fleet_windows)) return false; }
+    else if (a == "--fleet-streams") { if (!next(&o->fleet_streams)) return false; }
     else return false;
   }
   if (o->ch_kernels == 0) o->ch_kernels = o->kernels;
@@ -409,6 +425,88 @@ absl::Status RunEngineBaselines(const opmap::bench::BenchCluster& cluster,
   return absl::OkStatus();
 }
 
+// --fleet: the fleet simulation (bench/fleet_sim.h) on each engine asked for.
+int RunFleetMode(const Options& opt) {
+  struct Class {
+    int kernels;
+    double weight;
+  };
+  const Class mix[] = {{100, 0.55}, {1'000, 0.30}, {10'000, 0.13}, {100'000, 0.02}};
+  std::vector<SessionTemplate> templates;
+  for (const Class& c : mix) {
+    auto t = MakeTemplate(c.kernels, opt);
+    if (!t.ok()) return Fail(t.status());
+    templates.push_back(*std::move(t));
+  }
+  opmap::bench::FleetPlan plan;
+  for (size_t i = 0; i < templates.size(); ++i) {
+    plan.classes.push_back({&templates[i].batches, mix[i].kernels, mix[i].weight});
+  }
+  plan.agents = opt.fleet;
+  plan.streams = opt.fleet_streams;
+  if (opt.sqlite) {
+    opmap::testing::TempDir temp;
+    opmap::testing::CollectorProcess::Options copt;
+    copt.dir = opt.dir.empty() ? temp.path() : opt.dir;
+    copt.extra = opt.collector_flags;
+    opmap::testing::CollectorProcess collector(copt);
+    if (absl::Status s = collector.Start(); !s.ok()) return Fail(s);
+    plan.windows = opt.fleet_windows;
+    plan.label = "fleet-sqlite";
+    auto r = opmap::bench::RunFleet(plan, {&collector});
+    if (!r.ok()) return Fail(r.status());
+    std::error_code ec;
+    opmap::bench::EngineCost cost;
+    cost.store_bytes = static_cast<double>(std::filesystem::file_size(collector.db(), ec) +
+                                           std::filesystem::file_size(collector.db() + "-wal", ec));
+    opmap::bench::PrintFleet("sqlite, 1 collector", plan, *r, cost);
+    collector.Stop();
+  }
+  if (opt.clickhouse) {
+    auto cluster = opmap::bench::BenchCluster::Acquire(opt.cluster_script);
+    if (!cluster.ok()) return Fail(cluster.status());
+    opmap::testing::TempDir temp;
+    std::vector<std::unique_ptr<opmap::testing::CollectorProcess>> owned;
+    std::vector<opmap::testing::CollectorProcess*> collectors;
+    for (int i = 0; i < opt.collectors; ++i) {
+      opmap::testing::CollectorProcess::Options copt;
+      copt.dir = temp.File(absl::StrCat("collector", i));
+      std::filesystem::create_directories(copt.dir);
+      copt.store = (*cluster)->Url("_fleet");
+      copt.extra = {"--raw-retention", "87600h"};
+      copt.extra.insert(copt.extra.end(), opt.collector_flags.begin(), opt.collector_flags.end());
+      owned.push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
+      if (absl::Status s = owned.back()->Start(); !s.ok()) return Fail(s);
+      collectors.push_back(owned.back().get());
+    }
+    const std::vector<pid_t> servers = (*cluster)->ServerPids();
+    auto server_cpu = [&] {
+      double c = 0;
+      for (pid_t p : servers) c += std::max(0.0, opmap::bench::ProcessCpuSeconds(p));
+      return c;
+    };
+    int zk_pid = 0;
+    (void)absl::SimpleAtoi((*cluster)->Env("ZK_PID"), &zk_pid);
+    const double server0 = server_cpu();
+    const double zk0 = zk_pid > 0 ? opmap::bench::ProcessCpuSeconds(zk_pid) : -1;
+    plan.windows = opt.ch_fleet_windows;
+    plan.label = "fleet-ch";
+    auto r = opmap::bench::RunFleet(plan, collectors);
+    if (!r.ok()) return Fail(r.status());
+    opmap::bench::EngineCost cost;
+    cost.server_cpu = server_cpu() - server0;
+    if (zk0 >= 0) cost.zk_cpu = opmap::bench::ProcessCpuSeconds(zk_pid) - zk0;
+    auto bytes = (*cluster)->Query(absl::StrCat(
+        "SELECT sum(bytes) FROM system.parts WHERE active AND database = '",
+        (*cluster)->database("_fleet"), "' FORMAT TSV"));
+    if (bytes.ok()) cost.store_bytes = std::atof(bytes->c_str());
+    opmap::bench::PrintFleet(absl::StrCat("clickhouse, ", opt.collectors,
+                                          " collectors (store bytes: the first server's parts)"),
+                             plan, *r, cost);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -417,6 +515,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
+  if (opt.fleet > 0) return RunFleetMode(opt);
   absl::StatusOr<SessionTemplate> tmpl = MakeTemplate(opt.session_kernels, opt);
   if (!tmpl.ok()) return Fail(tmpl.status());
 
