@@ -124,9 +124,46 @@ write_users_config() {
 EOF
 }
 
-# config.xml for one server: NAME SHARD REPLICA HTTP TCP INTERSERVER.
+# A CA and a certificate for 127.0.0.1 signed by it (DIR/tls), for the servers' HTTPS
+# port: the collector's ClickHouse client is tested over TLS against it. Skipped (no
+# HTTPS port, CH_TLS_CA empty) without the openssl command.
+write_tls() {
+  command -v openssl >/dev/null || return 1
+  local t="$DIR/tls"
+  mkdir -p "$t"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=opmap test CA" \
+    -keyout "$t/ca.key" -out "$t/ca.pem" >/dev/null 2>&1 || return 1
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$t/server.key" -out "$t/server.csr" >/dev/null 2>&1 || return 1
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$t/ext.cnf"
+  openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial \
+    -days 30 -extfile "$t/ext.cnf" -out "$t/server.pem" >/dev/null 2>&1 || return 1
+  chmod 600 "$t"/*.key
+}
+
+# The <https_port> and <openSSL> part of a server's config when DIR/tls exists: HTTPS
+# PORT.
+tls_config() {
+  [[ -f "$DIR/tls/server.pem" ]] || return 0
+  cat <<XML
+    <https_port>$1</https_port>
+    <openSSL>
+        <server>
+            <certificateFile>$DIR/tls/server.pem</certificateFile>
+            <privateKeyFile>$DIR/tls/server.key</privateKeyFile>
+            <verificationMode>none</verificationMode>
+            <loadDefaultCAFile>false</loadDefaultCAFile>
+            <cacheSessions>true</cacheSessions>
+            <disableProtocols>sslv2,sslv3</disableProtocols>
+            <preferServerCiphers>true</preferServerCiphers>
+        </server>
+    </openSSL>
+XML
+}
+
+# config.xml for one server: NAME SHARD REPLICA HTTP TCP INTERSERVER HTTPS.
 write_server_config() {
-  local name=$1 shard=$2 replica=$3 http=$4 tcp=$5 inter=$6 d="$DIR/$1"
+  local name=$1 shard=$2 replica=$3 http=$4 tcp=$5 inter=$6 https=$7 d="$DIR/$1"
   mkdir -p "$d/data" "$d/tmp" "$d/user_files" "$d/format_schemas" "$d/log"
   cat >"$d/config.xml" <<EOF
 <?xml version="1.0"?>
@@ -143,6 +180,7 @@ write_server_config() {
     <http_port>$http</http_port>
     <tcp_port>$tcp</tcp_port>
     <interserver_http_port>$inter</interserver_http_port>
+$(tls_config "$https")
     <!-- Replicas fetch parts from each other at this host: loopback, not hostname -f. -->
     <interserver_http_host>127.0.0.1</interserver_http_host>
     <max_connections>1024</max_connections>
@@ -275,18 +313,21 @@ cmd_start() {
   mkdir -p "$DIR"
   DIR=$(cd "$DIR" && pwd)
   local t0; t0=$(now_ms)
-  local ports; read -r -a ports <<<"$(free_ports 10)"
+  local ports; read -r -a ports <<<"$(free_ports 13)"
   ZK_PORT=${ports[0]}
   HTTP_PORTS=("${ports[1]}" "${ports[2]}" "${ports[3]}")
   TCP_PORTS=("${ports[4]}" "${ports[5]}" "${ports[6]}")
   INTER_PORTS=("${ports[7]}" "${ports[8]}" "${ports[9]}")
+  HTTPS_PORTS=("${ports[10]}" "${ports[11]}" "${ports[12]}")
   local shards=(shard1 shard1 shard2) replicas=(replica1 replica2 replica1)
 
   write_zk_config
   write_users_config
+  local tls_ca=""
+  write_tls && tls_ca="$DIR/tls/ca.pem"
   for i in 0 1 2; do
     write_server_config "${NAMES[$i]}" "${shards[$i]}" "${replicas[$i]}" \
-      "${HTTP_PORTS[$i]}" "${TCP_PORTS[$i]}" "${INTER_PORTS[$i]}"
+      "${HTTP_PORTS[$i]}" "${TCP_PORTS[$i]}" "${INTER_PORTS[$i]}" "${HTTPS_PORTS[$i]}"
   done
   {
     echo "# Written by scripts/clickhouse_cluster.sh; read by tests (OPMAP_CLICKHOUSE_ENV)."
@@ -296,6 +337,9 @@ cmd_start() {
     echo "CH_HTTP_PORTS=$(join "${HTTP_PORTS[@]}")"
     echo "CH_TCP_PORTS=$(join "${TCP_PORTS[@]}")"
     echo "CH_INTERSERVER_PORTS=$(join "${INTER_PORTS[@]}")"
+    # HTTPS (certificates signed by CH_TLS_CA, for 127.0.0.1); empty without openssl.
+    echo "CH_TLS_CA=$tls_ca"
+    echo "CH_HTTPS_PORTS=$([[ -n "$tls_ca" ]] && join "${HTTPS_PORTS[@]}")"
     echo "CH_USER=default"
     echo "CH_PASSWORD="
     echo "CH_DEDUP_WINDOW=$DEDUP_WINDOW"

@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libpapi-dev papi-tools libgtest-dev libgmock-dev libsqlite3-dev libsimdjson-dev
-  zlib1g-dev libbenchmark-dev libre2-dev chromium
+  zlib1g-dev libbenchmark-dev libre2-dev chromium libcurl4-openssl-dev openssl
   clickhouse-server clickhouse-client zookeeper
   dpkg-dev lintian
   clang libclang-rt-14-dev

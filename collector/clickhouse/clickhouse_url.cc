@@ -19,6 +19,7 @@ namespace opmap::collector::clickhouse {
 namespace {
 
 constexpr std::string_view kScheme = "clickhouse://";
+constexpr std::string_view kTlsScheme = "clickhouse+https://";
 
 std::string_view SV(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
@@ -66,7 +67,9 @@ bool IsIdentifier(std::string_view s) {
   return true;
 }
 
-absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url, std::string_view hp) {
+// `*port_given`: the port was written (else the default of the scheme applies).
+absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url, std::string_view hp,
+                                       bool* port_given) {
   Endpoint ep;
   std::string_view port;
   if (!hp.empty() && hp[0] == '[') {  // [::1]:8123
@@ -98,6 +101,7 @@ absl::StatusOr<Endpoint> ParseEndpoint(std::string_view url, std::string_view hp
     }
     ep.port = static_cast<uint16_t>(p);
   }
+  *port_given = !port.empty();
   return ep;
 }
 
@@ -114,8 +118,16 @@ absl::StatusOr<absl::Duration> ParseMs(std::string_view url, std::string_view ke
 }  // namespace
 
 absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
-  if (url.substr(0, kScheme.size()) != kScheme) return Bad(url, "scheme is not clickhouse://");
-  std::string_view rest = url.substr(kScheme.size());
+  ClickHouseUrl out;
+  std::string_view rest;
+  if (url.substr(0, kScheme.size()) == kScheme) {
+    rest = url.substr(kScheme.size());
+  } else if (url.substr(0, kTlsScheme.size()) == kTlsScheme) {
+    rest = url.substr(kTlsScheme.size());
+    out.client.tls = true;
+  } else {
+    return Bad(url, "scheme is not clickhouse:// or clickhouse+https://");
+  }
   size_t q = rest.find('?');
   std::string_view params = q == std::string_view::npos ? "" : rest.substr(q + 1);
   rest = rest.substr(0, q);
@@ -123,13 +135,15 @@ absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
   std::string_view hosts = rest.substr(0, slash);
   std::string_view db = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
 
-  ClickHouseUrl out;
   if (hosts.empty()) return Bad(url, "no HOST:PORT");
+  std::vector<bool> port_given;
   for (absl::string_view hp : absl::StrSplit(base::AbslView(hosts), ',')) {
     if (hp.empty()) return Bad(url, "empty entry in the host list");
-    auto ep = ParseEndpoint(url, SV(hp));
+    bool given = false;
+    auto ep = ParseEndpoint(url, SV(hp), &given);
     if (!ep.ok()) return ep.status();
     out.client.endpoints.push_back(*std::move(ep));
+    port_given.push_back(given);
   }
   if (!db.empty() && !IsIdentifier(db)) {
     return Bad(url, absl::StrCat("database '", base::AbslView(db),
@@ -164,16 +178,32 @@ absl::StatusOr<ClickHouseUrl> ParseClickHouseUrl(std::string_view url) {
                                        "' is not a whole number of nanoseconds >= 0"));
         }
         out.rollup_bucket_ns = ns;
+      } else if (key == "secure") {
+        if (value != "0" && value != "1") {
+          return Bad(url, absl::StrCat("secure '", value, "' is not 0 or 1"));
+        }
+        out.client.tls = out.client.tls || value == "1";
+      } else if (key == "ca") {
+        if (value.empty()) return Bad(url, "empty ca");
+        out.client.ca_file = value;
       } else if (key == "connect_timeout_ms" || key == "request_timeout_ms") {
         auto d = ParseMs(url, key, value);
         if (!d.ok()) return d.status();
         (key == "connect_timeout_ms" ? out.client.connect_timeout : out.client.request_timeout) = *d;
       } else {
         return Bad(url, absl::StrCat("unknown parameter '", base::AbslView(key),
-                                     "' (known: user, password, cluster, connect_timeout_ms, "
-                                     "request_timeout_ms, rollup_bucket_ns)"));
+                                     "' (known: user, password, cluster, secure, ca, "
+                                     "connect_timeout_ms, request_timeout_ms, "
+                                     "rollup_bucket_ns)"));
       }
     }
+  }
+  if (!out.client.ca_file.empty() && !out.client.tls) {
+    return Bad(url, "ca= without TLS (secure=1 or clickhouse+https://)");
+  }
+  // ClickHouse's https_port by default.
+  for (size_t i = 0; i < port_given.size(); ++i) {
+    if (out.client.tls && !port_given[i]) out.client.endpoints[i].port = 8443;
   }
   return out;
 }

@@ -1,12 +1,7 @@
 #include "collector/clickhouse/http_client.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <curl/curl.h>
+
 
 #include <algorithm>
 #include <cerrno>
@@ -31,8 +26,8 @@ namespace opmap::collector::clickhouse {
 namespace {
 
 constexpr char kCodePayloadUrl[] = "opmap.clickhouse/code";
-constexpr size_t kMaxHeaderBytes = 64 * 1024;
 constexpr size_t kMaxErrorText = 4096;
+constexpr size_t kMaxResponseBytes = size_t{1} << 30;
 
 std::string EndpointName(const Endpoint& e) {
   // IPv6 literals need brackets to be read back as host:port.
@@ -58,232 +53,42 @@ std::string PercentEncode(std::string_view s) {
   return out;
 }
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-int RemainingMs(absl::Time deadline) {
-  absl::Duration left = deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) return 0;
-  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+// One libcurl handle per HttpClient (connections kept alive between calls). libcurl's
+// global state is set up once, before any handle (curl_global_init is not thread-safe
+// on every build).
+void CurlGlobalInit() {
+  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+  (void)done;
 }
 
-// Waits for `events` on fd until the deadline. DeadlineExceeded on timeout.
-absl::Status WaitFor(int fd, short events, absl::Time deadline, std::string_view what) {
-  while (true) {
-    pollfd p{fd, events, 0};
-    int ms = RemainingMs(deadline);
-    if (ms == 0)
-      return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
-    int n = poll(&p, 1, ms);
-    if (n > 0) return absl::OkStatus();
-    if (n == 0)
-      return absl::DeadlineExceededError(absl::StrCat("timed out ", base::AbslView(what)));
-    if (errno != EINTR) return absl::UnavailableError(absl::StrCat("poll: ", strerror(errno)));
-  }
+size_t AppendBody(char* data, size_t size, size_t n, void* out) {
+  auto* body = static_cast<std::string*>(out);
+  // Bounded like any answer we read: an error text, or a query's rows (RowBinary/TSV).
+  if (body->size() + size * n > kMaxResponseBytes) return 0;  // libcurl: write error
+  body->append(data, size * n);
+  return size * n;
 }
 
-// Non-blocking connect to each resolved address in turn, bounded by connect_timeout.
-absl::StatusOr<int> Connect(const Endpoint& ep, absl::Duration timeout) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  std::string port = std::to_string(ep.port);
-  int rc = getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0) {
-    return absl::UnavailableError(absl::StrCat("resolve ", ep.host, ": ", gai_strerror(rc)));
+// A transfer that failed: what happened, for the failover log and the caller.
+absl::Status CurlFailure(CURLcode code, const char* detail) {
+  std::string what = detail[0] != '\0' ? detail : curl_easy_strerror(code);
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return absl::DeadlineExceededError(absl::StrCat("timed out: ", what));
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+      return absl::UnavailableError(absl::StrCat("connection closed mid-response: ", what));
+    case CURLE_WRITE_ERROR:
+      return absl::ResourceExhaustedError(
+          absl::StrCat("answer larger than ", kMaxResponseBytes, " bytes"));
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CONNECT_ERROR:
+      return absl::UnavailableError(absl::StrCat("TLS: ", what));
+    default:
+      return absl::UnavailableError(what);
   }
-  absl::Status last = absl::UnavailableError("no address");
-  absl::Time deadline = absl::Now() + timeout;
-  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                    ai->ai_protocol);
-    if (fd < 0) {
-      last = absl::UnavailableError(absl::StrCat("socket: ", strerror(errno)));
-      continue;
-    }
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      last = absl::UnavailableError(absl::StrCat("connect: ", strerror(errno)));
-      close(fd);
-      continue;
-    }
-    absl::Status w = WaitFor(fd, POLLOUT, deadline, "connecting");
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (w.ok() && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
-      int one = 1;  // small requests: do not wait for Nagle
-      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      freeaddrinfo(res);
-      return fd;
-    }
-    last = w.ok() ? absl::UnavailableError(absl::StrCat("connect: ", strerror(err)))
-                  : absl::UnavailableError(w.message());
-    close(fd);
-  }
-  freeaddrinfo(res);
-  return last;
-}
-
-absl::Status SendAll(int fd, std::string_view data, absl::Time deadline) {
-  while (!data.empty()) {
-    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);  // no SIGPIPE on reset
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      RETURN_IF_ERROR(WaitFor(fd, POLLOUT, deadline, "sending the request"));
-      continue;
-    }
-    return absl::UnavailableError(absl::StrCat("send: ", strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
-// Buffered reads from the socket under one deadline.
-class Reader {
- public:
-  Reader(int fd, absl::Time deadline) : fd_(fd), deadline_(deadline) {}
-
-  // Appends what arrives to buf_; false at EOF.
-  absl::StatusOr<bool> More() {
-    if (pos_ > (1 << 20) && pos_ * 2 > buf_.size()) {  // consumed bytes: drop, keep memory ~1x
-      buf_.erase(0, pos_);
-      pos_ = 0;
-    }
-    char chunk[64 * 1024];
-    while (true) {
-      ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
-      if (n > 0) {
-        buf_.append(chunk, static_cast<size_t>(n));
-        return true;
-      }
-      if (n == 0) return false;
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        RETURN_IF_ERROR(WaitFor(fd_, POLLIN, deadline_, "waiting for the response"));
-        continue;
-      }
-      return absl::UnavailableError(absl::StrCat("recv: ", strerror(errno)));
-    }
-  }
-  // Makes at least n bytes available from pos_.
-  absl::Status Need(size_t n) {
-    while (buf_.size() - pos_ < n) {
-      ASSIGN_OR_RETURN(bool more, More());
-      if (!more) return absl::UnavailableError("connection closed mid-response");
-    }
-    return absl::OkStatus();
-  }
-  // One line ending in CRLF (without it).
-  absl::StatusOr<std::string> Line() {
-    while (true) {
-      size_t eol = buf_.find("\r\n", pos_);
-      if (eol != std::string::npos) {
-        std::string line = buf_.substr(pos_, eol - pos_);
-        pos_ = eol + 2;
-        return line;
-      }
-      if (buf_.size() - pos_ > kMaxHeaderBytes) {
-        return absl::UnavailableError("response line too long");
-      }
-      ASSIGN_OR_RETURN(bool more, More());
-      if (!more) return absl::UnavailableError("connection closed mid-response");
-    }
-  }
-  std::string Take(size_t n) {
-    std::string out = buf_.substr(pos_, n);
-    pos_ += n;
-    return out;
-  }
-  absl::StatusOr<std::string> Rest() {
-    while (true) {
-      ASSIGN_OR_RETURN(bool more, More());
-      if (!more) break;
-    }
-    return Take(buf_.size() - pos_);
-  }
-
- private:
-  int fd_;
-  absl::Time deadline_;
-  std::string buf_;
-  size_t pos_ = 0;
-};
-
-absl::StatusOr<std::string> ReadChunked(Reader& r) {
-  std::string body;
-  while (true) {
-    ASSIGN_OR_RETURN(std::string line, r.Line());
-    std::string_view hex(line);
-    if (size_t semi = hex.find(';'); semi != std::string_view::npos) hex = hex.substr(0, semi);
-    uint64_t size = 0;
-    if (hex.empty() ||
-        !absl::SimpleHexAtoi(absl::StripAsciiWhitespace(base::AbslView(hex)), &size)) {
-      return absl::UnavailableError(absl::StrCat("bad chunk size '", line, "'"));
-    }
-    if (size == 0) break;
-    RETURN_IF_ERROR(r.Need(size + 2));
-    body += r.Take(size);
-    r.Take(2);  // CRLF after the chunk
-  }
-  while (true) {  // trailers, up to the empty line
-    ASSIGN_OR_RETURN(std::string trailer, r.Line());
-    if (trailer.empty()) return body;
-  }
-}
-
-// Status line, headers, body. Transport failures are UNAVAILABLE (the caller fails over).
-absl::StatusOr<Response> ReadResponse(Reader& r) {
-  ASSIGN_OR_RETURN(std::string status_line, r.Line());
-  // "HTTP/1.1 200 OK"
-  int code = 0;
-  if (!absl::StartsWith(status_line, "HTTP/1.") || status_line.size() < 12 ||
-      !absl::SimpleAtoi(absl::string_view(status_line).substr(9, 3), &code)) {
-    return absl::UnavailableError(absl::StrCat("not an HTTP response: '", status_line, "'"));
-  }
-  std::optional<uint64_t> content_length;
-  bool chunked = false;
-  while (true) {
-    ASSIGN_OR_RETURN(std::string h, r.Line());
-    if (h.empty()) break;
-    size_t colon = h.find(':');
-    if (colon == std::string::npos) continue;
-    std::string name = absl::AsciiStrToLower(absl::string_view(h).substr(0, colon));
-    absl::string_view value = absl::StripAsciiWhitespace(absl::string_view(h).substr(colon + 1));
-    if (name == "content-length") {
-      uint64_t n = 0;
-      if (!absl::SimpleAtoi(value, &n)) {
-        return absl::UnavailableError(absl::StrCat("bad Content-Length '", value, "'"));
-      }
-      content_length = n;
-    } else if (name == "transfer-encoding") {
-      chunked = absl::StrContains(absl::AsciiStrToLower(value), "chunked");
-    }
-  }
-  Response resp;
-  resp.http_status = code;
-  if (chunked) {
-    ASSIGN_OR_RETURN(resp.body, ReadChunked(r));
-  } else if (content_length.has_value()) {
-    RETURN_IF_ERROR(r.Need(*content_length));
-    resp.body = r.Take(*content_length);
-  } else {
-    ASSIGN_OR_RETURN(resp.body, r.Rest());  // HTTP/1.0 style: body ends at close
-  }
-  return resp;
 }
 
 // ClickHouse's "Code: N, e.displayText() = ..." number; -1 when absent.
@@ -378,30 +183,68 @@ std::string HttpClient::Target(std::string_view query) const {
   return "/?" + absl::StrJoin(params, "&");
 }
 
+void HttpClient::CurlDeleter::operator()(void* handle) const {
+  curl_easy_cleanup(static_cast<CURL*>(handle));
+}
+
 absl::StatusOr<Response> HttpClient::PostTo(const Endpoint& ep, std::string_view target,
-                                            std::string_view body) const {
-  ASSIGN_OR_RETURN(int raw_fd, Connect(ep, options_.connect_timeout));
-  Fd fd(raw_fd);
-  absl::Time deadline = absl::Now() + options_.request_timeout;
-  std::string head =
-      absl::StrCat("POST ", base::AbslView(target), " HTTP/1.1\r\nHost: ", EndpointName(ep),
-                   "\r\nConnection: close\r\nContent-Type: application/octet-stream\r\n"
-                   "X-ClickHouse-User: ",
-                   options_.user, "\r\n");
-  if (!options_.password.empty()) {
-    absl::StrAppend(&head, "X-ClickHouse-Key: ", options_.password, "\r\n");
+                                            std::string_view body) {
+  if (curl_ == nullptr) {
+    CurlGlobalInit();
+    curl_.reset(curl_easy_init());
+    if (curl_ == nullptr) return absl::InternalError("clickhouse: curl_easy_init failed");
   }
-  absl::StrAppend(&head, "Content-Length: ", body.size(), "\r\n\r\n");
-  RETURN_IF_ERROR(SendAll(fd.get(), head, deadline));
-  RETURN_IF_ERROR(SendAll(fd.get(), body, deadline));
-  Reader reader(fd.get(), deadline);
-  ASSIGN_OR_RETURN(Response resp, ReadResponse(reader));
+  CURL* h = static_cast<CURL*>(curl_.get());
+  curl_easy_reset(h);  // options only: the connection cache stays
+  const std::string url = absl::StrCat(options_.tls ? "https://" : "http://", EndpointName(ep),
+                                       base::AbslView(target));
+  struct Headers {
+    curl_slist* list = nullptr;
+    ~Headers() { curl_slist_free_all(list); }
+    void Add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
+  } headers;
+  headers.Add("Content-Type: application/octet-stream");
+  headers.Add("Expect:");  // no 100-continue round trip before the body
+  headers.Add(absl::StrCat("X-ClickHouse-User: ", options_.user));
+  if (!options_.password.empty()) headers.Add(absl::StrCat("X-ClickHouse-Key: ", options_.password));
+  Response resp;
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
+  curl_easy_setopt(h, CURLOPT_POST, 1L);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &AppendBody);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp.body);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(options_.connect_timeout)));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(options_.request_timeout)));
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // gzip/deflate when the server sends it
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, options_.tls ? "https" : "http");
+  if (options_.tls) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
+  }
+  const CURLcode code = curl_easy_perform(h);
+  // The handle must not keep pointers into this frame.
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
+  if (code != CURLE_OK) {
+    long os_errno = 0;  // the system's reason (ECONNREFUSED, ...), which libcurl's text lacks
+    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
+    absl::Status failed = CurlFailure(code, error);
+    if (os_errno == 0) return failed;
+    return absl::Status(failed.code(), absl::StrCat(failed.message(), " (",
+                                                    strerror(static_cast<int>(os_errno)), ")"));
+  }
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  resp.http_status = static_cast<int>(status);
   resp.endpoint = EndpointName(ep);
-  // Wait briefly for the server's FIN before closing: the side that closes first keeps
-  // TIME_WAIT, and at thousands of inserts per second that must be the server, not the
-  // collector's ephemeral ports.
-  Reader drain(fd.get(), absl::Now() + absl::Milliseconds(50));
-  (void)drain.Rest();
   return resp;
 }
 

@@ -1,9 +1,11 @@
-// A small blocking HTTP/1.1 client for ClickHouse's HTTP interface (port 8123): one
-// request per call over a fresh TCP connection (`Connection: close`), POST with the query in
-// the URL (`?query=...&database=...&<settings>`) and the data in the body, user/password as
-// X-ClickHouse-User / X-ClickHouse-Key headers. Responses with Content-Length, chunked, or
-// ending at close are read; each endpoint gets connect_timeout to connect and
-// request_timeout for the whole exchange.
+// A blocking client for ClickHouse's HTTP interface (port 8123, or 8443 over TLS), on
+// libcurl: POST with the query in the URL (`?query=...&database=...&<settings>`) and the
+// data in the body, user/password as X-ClickHouse-User / X-ClickHouse-Key headers (never
+// in the URL, so never in a server's or proxy's access log). Connections are kept alive
+// between calls; answers compressed by the server (enable_http_compression=1) are
+// decompressed. With `tls`, https with the peer's certificate and host name verified
+// against `ca_file` (or the system's CAs). Each endpoint gets connect_timeout to connect
+// and request_timeout for the whole exchange.
 //
 // Failover: endpoints are tried in order starting from the last one that answered. A
 // connection refused / reset / timeout, or an answer that means "this replica can't take it
@@ -27,6 +29,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +55,8 @@ struct ClientOptions {
   // Extra settings sent as URL parameters on every request (e.g.
   // insert_distributed_sync=1).
   std::map<std::string, std::string> settings;
+  bool tls = false;     // https; certificates always verified
+  std::string ca_file;  // PEM CA bundle for the servers' certificates; empty: the system's
 };
 
 struct Response {
@@ -81,16 +86,21 @@ class HttpClient {
  private:
   std::string Target(std::string_view query) const;  // "/?query=...&database=...&k=v"
   absl::StatusOr<Response> PostTo(const Endpoint& ep, std::string_view target,
-                                  std::string_view body) const;
+                                  std::string_view body);
 
+  struct CurlDeleter {
+    void operator()(void* handle) const;
+  };
   ClientOptions options_;
   size_t next_ = 0;  // endpoint to try first
+  std::unique_ptr<void, CurlDeleter> curl_;  // CURL*, made at the first call
 };
 
 // Parses "clickhouse://HOST:PORT[,HOST:PORT...]/DB?user=U&password=P&cluster=NAME" into
 // options (+ the cluster name, empty when not given). InvalidArgument naming the part; the
-// password never appears in an error. Also accepted: connect_timeout_ms, request_timeout_ms;
-// a missing port means 8123, an empty DB the server's default; values are %-decoded.
+// password never appears in an error. Also accepted: connect_timeout_ms, request_timeout_ms,
+// secure=1 (TLS; or the scheme clickhouse+https://) and ca=PATH (the CA bundle); a missing
+// port means 8123 (8443 with TLS), an empty DB the server's default; values are %-decoded.
 struct ClickHouseUrl {
   ClientOptions client;
   std::string cluster;

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "collector/clickhouse/http_client.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace opmap::collector::clickhouse {
@@ -235,6 +236,27 @@ TEST(ClickHouseHttpTest, AllEndpointsDownIsUnavailableNamingEach) {
   EXPECT_TRUE(absl::StrContains(s.message(), "Connection refused")) << s;
   EXPECT_EQ(HttpClient(Opts({})).Query("SELECT 1").status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ClickHouseUrlTest, TlsBySchemeOrSecureWithTheHttpsPortByDefault) {
+  absl::StatusOr<ClickHouseUrl> u = ParseClickHouseUrl("clickhouse+https://ch1,ch2:9443/db?ca=/etc/ca.pem");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_TRUE(u->client.tls);
+  EXPECT_EQ(u->client.ca_file, "/etc/ca.pem");
+  EXPECT_EQ(u->client.endpoints[0].port, 8443);  // ClickHouse's https_port
+  EXPECT_EQ(u->client.endpoints[1].port, 9443);
+  u = ParseClickHouseUrl("clickhouse://ch1/db?secure=1");
+  ASSERT_TRUE(u.ok()) << u.status();
+  EXPECT_TRUE(u->client.tls);
+  EXPECT_EQ(u->client.endpoints[0].port, 8443);
+  u = ParseClickHouseUrl("clickhouse://ch1/db");
+  ASSERT_TRUE(u.ok());
+  EXPECT_FALSE(u->client.tls);
+  EXPECT_EQ(u->client.endpoints[0].port, 8123);
+  EXPECT_THAT(ParseClickHouseUrl("clickhouse://ch1/db?ca=/x.pem").status().message(),
+              ::testing::HasSubstr("ca= without TLS"));
+  EXPECT_THAT(ParseClickHouseUrl("clickhouse://ch1/db?secure=yes").status().message(),
+              ::testing::HasSubstr("secure 'yes' is not 0 or 1"));
 }
 
 TEST(ClickHouseUrlTest, ParsesHostsDatabaseAndParameters) {
