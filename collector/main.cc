@@ -31,7 +31,7 @@
 #include "collector/group_commit.h"
 #include "collector/ingest_service.h"
 #include "collector/metrics.h"
-#include "collector/metrics_server.h"
+#include "common/metrics/metrics_server.h"
 #include "collector/query_service.h"
 #include "collector/store/store.h"
 #include "collector/store_health.h"
@@ -194,9 +194,9 @@ int Run(const CollectorConfig& config) {
   query_options.write_timeout = config.write_timeout;
   QueryService query(store->get(), &auth, &metrics, query_options);
 
-  std::unique_ptr<MetricsServer> metrics_server;
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
   if (!config.metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
+    absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> started = metrics::MetricsServer::Start(
         config.metrics_listen, [&metrics] { return metrics.RenderPrometheus(); });
     if (!started.ok()) {
       Log(absl::StrFormat("--metrics-listen: %s", started.status().message()));

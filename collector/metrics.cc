@@ -1,7 +1,8 @@
 #include "collector/metrics.h"
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include <vector>
+
+#include "common/metrics/prometheus_text.h"
 
 namespace opmap::collector {
 
@@ -38,78 +39,65 @@ void CollectorMetrics::ObserveCommit(double seconds) {
 }
 
 std::string CollectorMetrics::RenderPrometheus() const {
-  std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help,
-                    const std::atomic<int64_t>& value) {
-    absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n", name,
-                    " ", value.load(std::memory_order_relaxed), "\n");
+  metrics::Families f;
+  auto counter = [&](const char* name, const char* help, const std::atomic<int64_t>& value) {
+    f.Counter(name, help, static_cast<double>(value.load(std::memory_order_relaxed)));
   };
-  metric("opmap_collector_batches_total", "counter",
-         "Batches stored durably (rejected batches are stored without their events).", batches);
-  metric("opmap_collector_records_total", "counter",
-         "Records (kernels, memory ops, launches, ranges) stored.", records);
-  metric("opmap_collector_duplicates_total", "counter",
-         "Batches dropped because their (agent, session, seq) was already stored.", duplicates);
-  metric("opmap_collector_out_of_order_total", "counter",
-         "Batches not stored because a lower seq of their session is missing.", out_of_order);
-  metric("opmap_collector_sessions_complete_total", "counter",
-         "Sessions whose last batch and rollup were stored.", sessions_complete);
-  metric("opmap_collector_auth_failures_total", "counter",
-         "Calls refused for a missing, unknown or insufficient token.", auth_failures);
-  metric("opmap_collector_store_errors_total", "counter",
-         "Store commits that failed (the stream ended UNAVAILABLE).", store_errors);
-  metric("opmap_collector_permission_denied_total", "counter",
-         "Batches refused because their token may not write their agent id.", permission_denied);
-  metric("opmap_collector_streams_refused_total", "counter",
-         "Ingest streams refused over the overall or per-token stream limit.", streams_refused);
-  metric("opmap_collector_calls_refused_total", "counter",
-         "Query calls (exports included) refused over the overall or per-token call limit.",
-         calls_refused);
-  metric("opmap_collector_calls_timed_out_total", "counter",
-         "Calls cancelled waiting on their peer: a request body, an export reader, an idle "
-         "Ingest stream.",
-         calls_timed_out);
-  metric("opmap_collector_budget_refusals_total", "counter",
-         "Batches refused because incomplete sessions held the memory budget.", budget_refusals);
-  metric("opmap_collector_malformed_messages_total", "counter",
-         "Ingest messages that did not parse as a Batch (the stream ended INVALID_ARGUMENT).",
-         malformed_messages);
-  absl::StrAppend(&out,
-                  "# HELP opmap_collector_store_damaged 1 when an integrity check found the store "
-                  "damaged (ingest stopped).\n# TYPE opmap_collector_store_damaged gauge\n"
-                  "opmap_collector_store_damaged ",
-                  health != nullptr && health->damaged() ? 1 : 0, "\n");
-  metric("opmap_collector_ingest_streams", "gauge", "Open Ingest streams.", ingest_streams);
-  metric("opmap_collector_active_sessions", "gauge", "Sessions held in memory.",
-         active_sessions);
-
-  absl::StrAppend(&out,
-                  "# HELP opmap_collector_rejected_total Batches rejected as malformed, by "
-                  "rejection code.\n# TYPE opmap_collector_rejected_total counter\n");
+  auto gauge = [&](const char* name, const char* help, const std::atomic<int64_t>& value) {
+    f.Gauge(name, help, static_cast<double>(value.load(std::memory_order_relaxed)));
+  };
+  counter("opmap_collector_batches_total",
+          "Batches stored durably (rejected batches are stored without their events).", batches);
+  counter("opmap_collector_records_total",
+          "Records (kernels, memory ops, launches, ranges) stored.", records);
+  counter("opmap_collector_duplicates_total",
+          "Batches dropped because their (agent, session, seq) was already stored.", duplicates);
+  counter("opmap_collector_out_of_order_total",
+          "Batches not stored because a lower seq of their session is missing.", out_of_order);
+  counter("opmap_collector_sessions_complete_total",
+          "Sessions whose last batch and rollup were stored.", sessions_complete);
+  counter("opmap_collector_auth_failures_total",
+          "Calls refused for a missing, unknown or insufficient token.", auth_failures);
+  counter("opmap_collector_store_errors_total",
+          "Store commits that failed (the stream ended UNAVAILABLE).", store_errors);
+  counter("opmap_collector_permission_denied_total",
+          "Batches refused because their token may not write their agent id.", permission_denied);
+  counter("opmap_collector_streams_refused_total",
+          "Ingest streams refused over the overall or per-token stream limit.", streams_refused);
+  counter("opmap_collector_calls_refused_total",
+          "Query calls (exports included) refused over the overall or per-token call limit.",
+          calls_refused);
+  counter("opmap_collector_calls_timed_out_total",
+          "Calls cancelled waiting on their peer: a request body, an export reader, an idle "
+          "Ingest stream.",
+          calls_timed_out);
+  counter("opmap_collector_budget_refusals_total",
+          "Batches refused because incomplete sessions held the memory budget.", budget_refusals);
+  counter("opmap_collector_malformed_messages_total",
+          "Ingest messages that did not parse as a Batch (the stream ended INVALID_ARGUMENT).",
+          malformed_messages);
+  f.Gauge("opmap_collector_store_damaged",
+          "1 when an integrity check found the store damaged (ingest stopped).",
+          health != nullptr && health->damaged() ? 1 : 0);
+  gauge("opmap_collector_ingest_streams", "Open Ingest streams.", ingest_streams);
+  gauge("opmap_collector_active_sessions", "Sessions held in memory.", active_sessions);
   for (int i = 1; i < kRejectionCodes; ++i) {
-    absl::StrAppend(&out, "opmap_collector_rejected_total{code=\"",
-                    std::string(RejectionCodeLabel(static_cast<opmap::v1::RejectionCode>(i))), "\"} ",
-                    rejected_[i].load(std::memory_order_relaxed), "\n");
+    f.Counter("opmap_collector_rejected_total", "Batches rejected as malformed, by rejection code.",
+              static_cast<double>(rejected_[i].load(std::memory_order_relaxed)),
+              {{"code", std::string(RejectionCodeLabel(static_cast<opmap::v1::RejectionCode>(i)))}});
   }
   if (int64_t n = rejected_[0].load(std::memory_order_relaxed); n != 0) {
-    absl::StrAppend(&out, "opmap_collector_rejected_total{code=\"unspecified\"} ", n, "\n");
+    f.Counter("opmap_collector_rejected_total", "Batches rejected as malformed, by rejection code.",
+              static_cast<double>(n), {{"code", "unspecified"}});
   }
-
-  absl::StrAppend(&out,
-                  "# HELP opmap_collector_store_commit_seconds Time to commit one batch "
-                  "durably.\n# TYPE opmap_collector_store_commit_seconds histogram\n");
-  int64_t cumulative = 0;
+  std::vector<uint64_t> buckets;
   for (size_t b = 0; b <= kCommitBuckets.size(); ++b) {
-    cumulative += commit_buckets_[b].load(std::memory_order_relaxed);
-    std::string le = b < kCommitBuckets.size() ? absl::StrFormat("%g", kCommitBuckets[b]) : "+Inf";
-    absl::StrAppend(&out, "opmap_collector_store_commit_seconds_bucket{le=\"", le, "\"} ",
-                    cumulative, "\n");
+    buckets.push_back(static_cast<uint64_t>(commit_buckets_[b].load(std::memory_order_relaxed)));
   }
-  absl::StrAppendFormat(&out, "opmap_collector_store_commit_seconds_sum %.9f\n",
-                        commit_sum_ns_.load(std::memory_order_relaxed) / 1e9);
-  absl::StrAppend(&out, "opmap_collector_store_commit_seconds_count ",
-                  commit_count_.load(std::memory_order_relaxed), "\n");
-  return out;
+  f.Histogram("opmap_collector_store_commit_seconds", "Time to commit one batch durably.",
+              std::vector<double>(kCommitBuckets.begin(), kCommitBuckets.end()), buckets,
+              commit_sum_ns_.load(std::memory_order_relaxed) / 1e9);
+  return f.Text();
 }
 
 }  // namespace opmap::collector

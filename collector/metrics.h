@@ -1,5 +1,5 @@
 // Collector self-metrics: atomic counters and a commit-latency histogram, rendered in
-// the Prometheus text exposition format (0.0.4). metrics_server.h serves them.
+// the Prometheus text exposition format (0.0.4). common/metrics/metrics_server.h serves them.
 #ifndef OPMAP_COLLECTOR_METRICS_H_
 #define OPMAP_COLLECTOR_METRICS_H_
 

@@ -9,6 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libpapi-dev papi-tools libgtest-dev libgmock-dev libsqlite3-dev libsimdjson-dev
   zlib1g-dev libbenchmark-dev libre2-dev chromium libcurl4-openssl-dev openssl
+  prometheus-cpp-dev
   clickhouse-server clickhouse-client zookeeper
   dpkg-dev lintian
   clang libclang-rt-14-dev

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -26,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "agent/daemon/agent_config.h"
+#include "agent/spool/outbox_types.h"
 #include "agent/daemon/attach_result.h"
 #include "agent/daemon/window_policy.h"
 #include "agent/daemon/window_session.h"
@@ -47,6 +49,8 @@ struct UploadStats {
   int64_t sent_batches = 0;
   int64_t acked_batches = 0;
   int64_t dropped_batches = 0;
+  std::array<uint64_t, kDropCauseCount> dropped_by_cause{};  // by DropCause
+  bool connected = false;       // the last stream ended well (or is running)
   std::string collector_state;  // "connected", "reconnecting: <why>", "none configured"
 };
 
@@ -65,6 +69,8 @@ class Agent {
 
   // The status text (`opmap-agent status`), table or JSON.
   std::string StatusText(bool json);
+  // The same figures as Prometheus text (--metrics-listen; docs/operations.md).
+  std::string MetricsText();
 
   // Opens a window of `duration` on `pid` as soon as it is registered and no other attach
   // holds it (a scheduled window is let finish first); waits up to `registration_wait`

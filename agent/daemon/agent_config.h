@@ -21,6 +21,7 @@ struct AgentConfig {
   std::string control_socket = "/run/opmap/agent-control.sock";
   std::string collector;      // HOST:PORT[,HOST:PORT...]; "" = keep everything spooled
   std::string token_file;     // file holding the agent token (first line)
+  std::string metrics_listen; // HOST:PORT of the agent's Prometheus /metrics; "" = off
   std::string tls_ca;         // PEM: verify the collector; enables TLS
   std::string tls_cert;       // PEM client certificate for mTLS (with tls_key)
   std::string tls_key;

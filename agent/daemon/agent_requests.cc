@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/daemon/agent.h"
+#include "common/metrics/prometheus_text.h"
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/daemon/registry.h"
@@ -61,6 +62,60 @@ void Agent::ServePendingAttaches(absl::Time now) {
     StartWindow(p, a.duration, a.stalls, now, std::move(a.done));
   }
   pending_attaches_ = std::move(keep);
+}
+
+std::string Agent::MetricsText() {
+  UploadStats up = upload_stats_ ? upload_stats_() : UploadStats{};
+  std::lock_guard<std::mutex> lock(mu_);
+  metrics::Families f;
+  f.Gauge("opmap_agent_processes", "Registered processes.", static_cast<double>(processes_.size()));
+  f.Counter("opmap_agent_windows_total", "Capture windows closed since the agent started.",
+            static_cast<double>(windows_total_));
+  f.Counter("opmap_agent_records_total", "Records drained from the processes' rings.",
+            static_cast<double>(records_total_));
+  f.Counter("opmap_agent_drops_total",
+            "Records the processes' libraries dropped (ring full, bounds), as they reported.",
+            static_cast<double>(drops_total_));
+  f.Counter("opmap_agent_counter_rows_dropped_total", "Counter samples dropped (bounded buffer).",
+            static_cast<double>(counters_->dropped_rows()));
+  f.Gauge("opmap_agent_cpu_cores", "The agent's own CPU use, cores, averaged.",
+          policy_.cpu_load());
+  f.Gauge("opmap_agent_cpu_budget_cores", "The CPU budget (--cpu-budget), cores.",
+          config_.cpu_budget);
+  f.Gauge("opmap_agent_window_scale",
+          "Window length as a fraction of --capture-window (below 1 when over the budget).",
+          policy_.window_scale());
+  f.Gauge("opmap_agent_rss_peak_bytes", "The agent's peak resident memory.",
+          static_cast<double>(peak_rss_bytes_));
+  f.Gauge("opmap_agent_upload_connected", "1 while the upload stream to the collector is up.",
+          up.connected ? 1 : 0);
+  f.Gauge("opmap_agent_upload_queued_batches",
+          "Batches not yet acknowledged by the collector (memory and spool): the upload lag.",
+          static_cast<double>(up.queued_batches));
+  f.Gauge("opmap_agent_upload_spool_bytes", "Bytes in the on-disk spool.",
+          static_cast<double>(up.spool_bytes));
+  f.Counter("opmap_agent_upload_sent_batches_total", "Batches sent to the collector.",
+            static_cast<double>(up.sent_batches));
+  f.Counter("opmap_agent_upload_acked_batches_total", "Batches the collector acknowledged.",
+            static_cast<double>(up.acked_batches));
+  for (int c = 0; c < kDropCauseCount; ++c) {
+    f.Counter("opmap_agent_upload_dropped_batches_total",
+              "Batches the outbox dropped, by cause (each also reaches the collector as a "
+              "drop count).",
+              static_cast<double>(up.dropped_by_cause[c]),
+              {{"cause", DropCauseName(static_cast<DropCause>(c))}});
+  }
+  const int64_t busy = registry_ != nullptr ? registry_->refused_busy() : 0;
+  const int64_t foreign = registry_ != nullptr ? registry_->refused_foreign() : 0;
+  f.Counter("opmap_agent_registrations_refused_total",
+            "Registrations refused: busy (every handshake thread taken) or foreign (a uid the "
+            "agent does not serve).",
+            static_cast<double>(busy), {{"reason", "busy"}});
+  f.Counter("opmap_agent_registrations_refused_total",
+            "Registrations refused: busy (every handshake thread taken) or foreign (a uid the "
+            "agent does not serve).",
+            static_cast<double>(foreign), {{"reason", "foreign"}});
+  return f.Text();
 }
 
 std::string Agent::StatusText(bool json) {

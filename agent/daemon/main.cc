@@ -15,6 +15,7 @@
 #include "agent/daemon/agent_config.h"
 #include "agent/daemon/power_command.h"
 #include "agent/daemon/uploader.h"
+#include "common/metrics/metrics_server.h"
 #include "common/version/version.h"
 
 namespace {
@@ -97,6 +98,18 @@ int main(int argc, char** argv) {
     std::cerr << "opmap-agent: " << s.message() << "\n";
     return 1;
   }
+  std::unique_ptr<opmap::metrics::MetricsServer> metrics;
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<opmap::metrics::MetricsServer>> started =
+        opmap::metrics::MetricsServer::Start(config.metrics_listen,
+                                             [&agent] { return agent.MetricsText(); });
+    if (!started.ok()) {
+      std::cerr << "opmap-agent: --metrics-listen: " << started.status().message() << "\n";
+      return 1;
+    }
+    metrics = std::move(*started);
+    std::cout << "metrics on " << metrics->address() << std::endl;
+  }
   g_agent.store(&agent);
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
@@ -106,6 +119,7 @@ int main(int argc, char** argv) {
   std::cout << "agent ready: socket " << config.socket << ", control " << config.control_socket
             << std::endl;
   agent.Run();
+  if (metrics != nullptr) metrics->Stop();  // before the agent it reads goes
   g_agent.store(nullptr);
   std::cout << "agent stopped" << std::endl;
   return 0;

@@ -91,8 +91,11 @@ UploadStats Uploader::Stats() {
   u.sent_batches = sent_.load();
   u.acked_batches = static_cast<int64_t>(s.acked_batches);
   u.dropped_batches = static_cast<int64_t>(s.dropped_batches);
+  std::copy(std::begin(s.dropped_by_cause), std::end(s.dropped_by_cause),
+            u.dropped_by_cause.begin());
   std::lock_guard<std::mutex> lock(mu_);
   u.collector_state = state_;
+  u.connected = state_.starts_with("connected");
   return u;
 }
 

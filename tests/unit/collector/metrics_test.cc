@@ -1,5 +1,5 @@
 #include "collector/metrics.h"
-#include "collector/metrics_server.h"
+#include "common/metrics/metrics_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -41,7 +41,7 @@ TEST(MetricsTest, PrometheusText) {
            "\nopmap_collector_store_commit_seconds_bucket{le=\"0.005\"} 2\n",
            "\nopmap_collector_store_commit_seconds_bucket{le=\"2.5\"} 2\n",
            "\nopmap_collector_store_commit_seconds_bucket{le=\"+Inf\"} 3\n",
-           "\nopmap_collector_store_commit_seconds_sum 10.003300000\n",
+           "\nopmap_collector_store_commit_seconds_sum 10.0033\n",
            "\nopmap_collector_store_commit_seconds_count 3\n",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n--- in ---\n" << text;
@@ -83,8 +83,8 @@ std::string HttpGet(int port, const std::string& request) {
 TEST(MetricsTest, HttpServer) {
   CollectorMetrics m;
   m.batches += 7;
-  absl::StatusOr<std::unique_ptr<MetricsServer>> server =
-      MetricsServer::Start("127.0.0.1:0", [&] { return m.RenderPrometheus(); });
+  absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> server =
+      metrics::MetricsServer::Start("127.0.0.1:0", [&] { return m.RenderPrometheus(); });
   ASSERT_TRUE(server.ok()) << server.status();
   int port = (*server)->port();
   ASSERT_GT(port, 0);
@@ -120,12 +120,12 @@ TEST(MetricsTest, HttpServer) {
 }
 
 TEST(MetricsTest, BindErrors) {
-  EXPECT_FALSE(MetricsServer::Start("127.0.0.1:x", [] { return ""; }).ok());
-  absl::StatusOr<std::unique_ptr<MetricsServer>> a =
-      MetricsServer::Start("127.0.0.1:0", [] { return std::string(); });
+  EXPECT_FALSE(metrics::MetricsServer::Start("127.0.0.1:x", [] { return ""; }).ok());
+  absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> a =
+      metrics::MetricsServer::Start("127.0.0.1:0", [] { return std::string(); });
   ASSERT_TRUE(a.ok());
-  absl::StatusOr<std::unique_ptr<MetricsServer>> b =
-      MetricsServer::Start("127.0.0.1:" + std::to_string((*a)->port()), [] { return std::string(); });
+  absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> b =
+      metrics::MetricsServer::Start("127.0.0.1:" + std::to_string((*a)->port()), [] { return std::string(); });
   EXPECT_FALSE(b.ok());
 }
 

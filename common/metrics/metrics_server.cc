@@ -1,4 +1,4 @@
-#include "collector/metrics_server.h"
+#include "common/metrics/metrics_server.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "collector/collector_config.h"
+#include "common/config/flag_config.h"
 
-namespace opmap::collector {
+namespace opmap::metrics {
 
 using Clock = std::chrono::steady_clock;
 
@@ -31,7 +31,7 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
     const std::string& address, std::function<std::string()> render) {
   std::string host;
   int port = 0;
-  if (absl::Status s = SplitHostPort(address, &host, &port); !s.ok()) return s;
+  if (absl::Status s = config::SplitHostPort(address, &host, &port); !s.ok()) return s;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -223,4 +223,4 @@ void MetricsServer::Serve() {
   for (const Connection& c : connections) close(c.fd);
 }
 
-}  // namespace opmap::collector
+}  // namespace opmap::metrics

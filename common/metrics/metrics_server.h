@@ -1,13 +1,15 @@
-// A tiny HTTP/1.1 server for Prometheus scrapes: `GET /metrics` (or HEAD) answers
-// render(); other paths 404, other methods 405.
+// A tiny HTTP/1.1 server for Prometheus scrapes, used by every daemon (the collector, the
+// agent): `GET /metrics` (or HEAD) answers render(); other paths 404, other methods 405.
+// The text comes from prometheus-cpp (prometheus_text.h); the server is our own because
+// prometheus-cpp's (civetweb) gives each connection a thread and waits on slow clients.
 //
 // Why an event loop: a scraper is a peer like any other. One thread serves up to
 // kMaxConnections connections at once without blocking on any of them, and each gets
 // kRequestDeadline for the whole exchange (request in, response out): a client that
 // sends one byte a second is closed at the deadline and never delays another scrape.
 // Connections over the limit are answered 503 and closed.
-#ifndef OPMAP_COLLECTOR_METRICS_SERVER_H_
-#define OPMAP_COLLECTOR_METRICS_SERVER_H_
+#ifndef OPMAP_COMMON_METRICS_METRICS_SERVER_H_
+#define OPMAP_COMMON_METRICS_METRICS_SERVER_H_
 
 #include <atomic>
 #include <chrono>
@@ -18,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace opmap::collector {
+namespace opmap::metrics {
 
 class MetricsServer {
  public:
@@ -54,6 +56,6 @@ class MetricsServer {
   std::atomic<bool> stopped_{false};
 };
 
-}  // namespace opmap::collector
+}  // namespace opmap::metrics
 
-#endif  // OPMAP_COLLECTOR_METRICS_SERVER_H_
+#endif  // OPMAP_COMMON_METRICS_METRICS_SERVER_H_
