@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Checks that every `#include "…"` of the tree obeys the dependency table of
-# docs/architecture.md (between `<!-- layers: begin -->` and `<!-- layers: end -->`), and,
-# with --link-graph, that the CMake target graph has no cycle.
+# Checks that every include of the tree obeys the dependency table of docs/architecture.md
+# (between `<!-- layers: begin -->` and `<!-- layers: end -->`): quoted, angle-bracket and
+# relative forms alike (`"cli/x.h"`, `<cli/x.h>`, `"../../cli/x.h"` are the same header);
+# that every top-level folder holding C/C++ sources has a row; and, with --link-graph, that
+# the CMake target graph has no cycle and that no target links a target of a folder its
+# row does not allow (a target belongs to the folder of the CMakeLists.txt defining it).
 #
 # usage: scripts/check_layers.sh [--root DIR] [--link-graph]
 #   --root DIR    the tree to check (default: this repository); its docs/architecture.md
@@ -61,14 +64,49 @@ def target_of(header):
         return "proto/" + header
     return header
 
-include = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+include = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)')
+SOURCES = (".h", ".cc", ".cu", ".c", ".inc", ".cpp", ".hpp")
+SKIP_TOP = {"docs", "scripts", "deploy", "python", "shared", "third_party"}  # not ours, or no C++
 violations = 0
+# Every top-level folder with sources of its own needs a row (a folder the table does not
+# know would otherwise never be checked).
+for top in sorted(os.listdir(root)):
+    base = os.path.join(root, top)
+    if top in ours or top in SKIP_TOP or top.startswith((".", "build")) or not os.path.isdir(base):
+        continue
+    found = None
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        found = next((f for f in sorted(filenames) if f.endswith(SOURCES)), None)
+        if found:
+            found = os.path.relpath(os.path.join(dirpath, found), root)
+            break
+    if found:
+        print(f"{found}: folder {top}/ has no row in the layers table of docs/architecture.md")
+        violations += 1
+
+def resolve(rel, written, angle):
+    """The repository path an include names, or None when it is not a file of ours."""
+    if not angle:
+        # Relative to the including file first (`"x.h"`, `"../../cli/x.h"`).
+        beside = os.path.normpath(os.path.join(os.path.dirname(rel), written))
+        if not beside.startswith("..") and os.path.isfile(os.path.join(root, beside)) \
+                and beside.split("/")[0] in ours:
+            if beside != written:
+                return beside
+    header = target_of(written)
+    if header.split("/")[0] not in ours:
+        return None  # a third-party header
+    if not os.path.exists(os.path.join(root, header)) and not header.startswith("proto/"):
+        return None  # generated: not a folder of ours
+    return header
+
 for top in sorted(ours):
     base = os.path.join(root, top)
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d not in ("gen", "regressions", "seeds"))
         for name in sorted(filenames):
-            if not name.endswith((".h", ".cc", ".cu", ".c", ".inc")):
+            if not name.endswith(SOURCES):
                 continue
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, root)
@@ -80,14 +118,14 @@ for top in sorted(ours):
                     im = include.match(line)
                     if not im:
                         continue
-                    header = target_of(im.group(1))
-                    if header.split("/")[0] not in ours:
-                        continue  # a third-party header, or one next to the file
-                    if not os.path.exists(os.path.join(root, header)) and not header.startswith("proto/"):
-                        continue  # generated or relative: not a folder of ours
+                    written = im.group(1) or im.group(2)
+                    header = resolve(rel, written, im.group(2) is not None)
+                    if header is None:
+                        continue
                     if any(header.startswith(a) for a in rules[layer]):
                         continue
-                    print(f'{rel}:{lineno}: {layer} may not include "{im.group(1)}" '
+                    shown = written if header == target_of(written) else f"{written}\" = \"{header}"
+                    print(f'{rel}:{lineno}: {layer} may not include "{shown}" '
                           f'(docs/architecture.md allows {" ".join(rules[layer])})')
                     violations += 1
 if violations:
@@ -102,8 +140,31 @@ if (( link_graph )); then
   trap 'rm -rf "$dot_dir"' EXIT
   cmake -S "$root" -B "$dot_dir/build" -G Ninja --graphviz="$dot_dir/targets.dot" > "$dot_dir/configure.log" 2>&1 \
     || { cat "$dot_dir/configure.log" >&2; echo "check_layers.sh: configuring $root failed" >&2; exit 2; }
-  python3 - "$dot_dir/targets.dot" <<'PY' || exit 1
-import re, sys
+  python3 - "$dot_dir/targets.dot" "$root" <<'PY' || exit 1
+import os, re, sys
+root = sys.argv[2]
+# The layers table again, and each of our targets' folder (its CMakeLists.txt's).
+text = open(os.path.join(root, "docs", "architecture.md"), encoding="utf-8").read()
+rules = {}
+for line in re.search(r"<!-- layers: begin -->(.*?)<!-- layers: end -->", text, re.S).group(1).splitlines():
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) == 2 and cells[0].startswith("`"):
+        rules[cells[0].strip("`")] = re.findall(r"`([^`]+)`", cells[1])
+folder_of = {}
+for dirpath, dirnames, filenames in os.walk(root):
+    rel = os.path.relpath(dirpath, root)
+    dirnames[:] = [d for d in dirnames if not d.startswith((".", "build")) and d != "shared"]
+    if "CMakeLists.txt" not in filenames or rel == ".":
+        continue
+    body = open(os.path.join(dirpath, "CMakeLists.txt"), encoding="utf-8", errors="replace").read()
+    for t in re.findall(r"add_(?:library|executable)\(\s*([A-Za-z0-9_.+-]+)", body):
+        folder_of[t] = rel + "/"
+def row_of(folder):
+    best = None
+    for f in rules:
+        if folder.startswith(f) and (best is None or len(f) > len(best)):
+            best = f
+    return best
 names, edges = {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r'\s*"(node\d+)"\s*\[\s*label\s*=\s*"([^"]+)"', line)
@@ -131,6 +192,28 @@ sys.setrecursionlimit(10000)
 for n in sorted(names):
     if n not in state:
         visit(n)
+# Each link of one of our targets to another: the linked target's folder must be one its
+# row allows (either a prefix of the other: a row may name a file of a folder's target).
+bad = 0
+for a, outs in sorted(edges.items()):
+    ta = names.get(a)
+    if ta not in folder_of:
+        continue
+    row = row_of(folder_of[ta])
+    if row is None:
+        continue
+    for b in sorted(outs):
+        tb = names.get(b)
+        if tb not in folder_of:
+            continue
+        fb = folder_of[tb]
+        if any(fb.startswith(x) or x.startswith(fb) for x in rules[row]):
+            continue
+        print(f"check_layers.sh: {folder_of[ta]}CMakeLists.txt: {ta} links {tb} ({fb}), "
+              f"which {row} may not use (docs/architecture.md allows {' '.join(rules[row])})")
+        bad += 1
+if bad:
+    sys.exit(1)
 PY
 fi
 if (( link_graph )); then
