@@ -42,15 +42,9 @@ absl::StatusOr<FleetResult> RunFleet(
   }
   result.windows = plan.windows;
 
-  std::vector<std::unique_ptr<opmap::client::CollectorChannel>> channels;
-  for (auto* c : collectors) {
-    opmap::client::ChannelOptions flags;
-    flags.collectors = {c->address()};
-    flags.token = opmap::testing::kAgentToken;
-    auto channel = opmap::client::CollectorChannel::Create(flags);
-    if (!channel.ok()) return channel.status();
-    channels.push_back(std::move(*channel));
-  }
+  auto made = AgentChannels(collectors);
+  if (!made.ok()) return made.status();
+  std::vector<std::unique_ptr<opmap::client::CollectorChannel>>& channels = *made;
   std::atomic<int64_t> next{0};
   std::mutex mu;
   std::vector<double> ack_ms;

@@ -44,6 +44,7 @@
 #include "analysis/wire/batch_codec.h"
 #include "bench/clickhouse_baseline.h"
 #include "bench/fleet_sim.h"
+#include "common/base/status_macros.h"
 #include "collector/store/clickhouse/clickhouse_store.h"
 #include "bench/ingest_runner.h"
 #include "bench/synthetic_session.h"
@@ -294,6 +295,36 @@ opmap::bench::IngestPlan PlanFor(const SessionTemplate& t, int64_t kernels, int 
   return plan;
 }
 
+// --collectors collectors on the store `url`, their files under `temp` (owned by *owned).
+absl::StatusOr<std::vector<opmap::testing::CollectorProcess*>> StartClickHouseCollectors(
+    const std::string& url, const Options& opt, const opmap::testing::TempDir& temp,
+    std::vector<std::unique_ptr<opmap::testing::CollectorProcess>>* owned) {
+  std::vector<opmap::testing::CollectorProcess*> collectors;
+  for (int i = 0; i < opt.collectors; ++i) {
+    opmap::testing::CollectorProcess::Options copt;
+    copt.dir = temp.File(absl::StrCat("collector", i));
+    std::filesystem::create_directories(copt.dir);
+    copt.store = url;
+    // The synthetic sessions were captured on 2025-10-09: with the default retention the
+    // collectors would drop their events (and batches) at their first retention pass.
+    copt.extra = {"--raw-retention", "87600h"};
+    copt.extra.insert(copt.extra.end(), opt.collector_flags.begin(), opt.collector_flags.end());
+    owned->push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
+    if (absl::Status s = owned->back()->Start(); !s.ok()) return s;
+    collectors.push_back(owned->back().get());
+  }
+  return collectors;
+}
+
+// The one SQLite collector's options: its files in --dir or `temp`.
+opmap::testing::CollectorProcess::Options SqliteCollectorOptions(
+    const Options& opt, const opmap::testing::TempDir& temp) {
+  opmap::testing::CollectorProcess::Options copt;
+  copt.dir = opt.dir.empty() ? temp.path() : opt.dir;
+  copt.extra = opt.collector_flags;
+  return copt;
+}
+
 // --collectors collectors on the database `suffix` names: ingest, then the query.
 absl::StatusOr<EngineFigures> RunClickHouse(const opmap::bench::BenchCluster& cluster,
                                             const std::string& suffix,
@@ -301,20 +332,8 @@ absl::StatusOr<EngineFigures> RunClickHouse(const opmap::bench::BenchCluster& cl
                                             const Options& opt) {
   opmap::testing::TempDir temp;
   std::vector<std::unique_ptr<opmap::testing::CollectorProcess>> owned;
-  std::vector<opmap::testing::CollectorProcess*> collectors;
-  for (int i = 0; i < opt.collectors; ++i) {
-    opmap::testing::CollectorProcess::Options copt;
-    copt.dir = temp.File(absl::StrCat("collector", i));
-    std::filesystem::create_directories(copt.dir);
-    copt.store = cluster.Url(suffix);
-    // The synthetic sessions were captured on 2025-10-09: with the default retention the
-    // collectors would drop their events (and batches) at their first retention pass.
-    copt.extra = {"--raw-retention", "87600h"};
-    copt.extra.insert(copt.extra.end(), opt.collector_flags.begin(), opt.collector_flags.end());
-    owned.push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
-    if (absl::Status s = owned.back()->Start(); !s.ok()) return s;
-    collectors.push_back(owned.back().get());
-  }
+  ASSIGN_OR_RETURN(std::vector<opmap::testing::CollectorProcess*> collectors,
+                   StartClickHouseCollectors(cluster.Url(suffix), opt, temp, &owned));
   EngineFigures f;
   f.name = absl::StrCat("clickhouse, ", opt.collectors, " collectors");
   const opmap::bench::IngestPlan plan = PlanFor(t, kernels, opt.ch_streams, opt, "ch" + suffix);
@@ -446,10 +465,7 @@ int RunFleetMode(const Options& opt) {
   plan.streams = opt.fleet_streams;
   if (opt.sqlite) {
     opmap::testing::TempDir temp;
-    opmap::testing::CollectorProcess::Options copt;
-    copt.dir = opt.dir.empty() ? temp.path() : opt.dir;
-    copt.extra = opt.collector_flags;
-    opmap::testing::CollectorProcess collector(copt);
+    opmap::testing::CollectorProcess collector(SqliteCollectorOptions(opt, temp));
     if (absl::Status s = collector.Start(); !s.ok()) return Fail(s);
     plan.windows = opt.fleet_windows;
     plan.label = "fleet-sqlite";
@@ -467,18 +483,8 @@ int RunFleetMode(const Options& opt) {
     if (!cluster.ok()) return Fail(cluster.status());
     opmap::testing::TempDir temp;
     std::vector<std::unique_ptr<opmap::testing::CollectorProcess>> owned;
-    std::vector<opmap::testing::CollectorProcess*> collectors;
-    for (int i = 0; i < opt.collectors; ++i) {
-      opmap::testing::CollectorProcess::Options copt;
-      copt.dir = temp.File(absl::StrCat("collector", i));
-      std::filesystem::create_directories(copt.dir);
-      copt.store = (*cluster)->Url("_fleet");
-      copt.extra = {"--raw-retention", "87600h"};
-      copt.extra.insert(copt.extra.end(), opt.collector_flags.begin(), opt.collector_flags.end());
-      owned.push_back(std::make_unique<opmap::testing::CollectorProcess>(copt));
-      if (absl::Status s = owned.back()->Start(); !s.ok()) return Fail(s);
-      collectors.push_back(owned.back().get());
-    }
+    auto collectors = StartClickHouseCollectors((*cluster)->Url("_fleet"), opt, temp, &owned);
+    if (!collectors.ok()) return Fail(collectors.status());
     const std::vector<pid_t> servers = (*cluster)->ServerPids();
     auto server_cpu = [&] {
       double c = 0;
@@ -491,7 +497,7 @@ int RunFleetMode(const Options& opt) {
     const double zk0 = zk_pid > 0 ? opmap::bench::ProcessCpuSeconds(zk_pid) : -1;
     plan.windows = opt.ch_fleet_windows;
     plan.label = "fleet-ch";
-    auto r = opmap::bench::RunFleet(plan, collectors);
+    auto r = opmap::bench::RunFleet(plan, *collectors);
     if (!r.ok()) return Fail(r.status());
     opmap::bench::EngineCost cost;
     cost.server_cpu = server_cpu() - server0;
@@ -522,10 +528,7 @@ int main(int argc, char** argv) {
   std::vector<EngineFigures> figures;
   if (opt.sqlite) {
     opmap::testing::TempDir temp;
-    opmap::testing::CollectorProcess::Options copt;
-    copt.dir = opt.dir.empty() ? temp.path() : opt.dir;
-    copt.extra = opt.collector_flags;
-    opmap::testing::CollectorProcess collector(copt);
+    opmap::testing::CollectorProcess collector(SqliteCollectorOptions(opt, temp));
     if (absl::Status s = collector.Start(); !s.ok()) return Fail(s);
     EngineFigures f;
     f.name = "sqlite, 1 collector";

@@ -54,18 +54,26 @@ double SelfCpuSeconds() {
          u.ru_stime.tv_usec * 1e-6;
 }
 
-absl::StatusOr<IngestResult> RunIngest(
-    const IngestPlan& plan, const std::vector<opmap::testing::CollectorProcess*>& collectors) {
-  const std::vector<opmap::v1::Batch>& tmpl = *plan.batches;
-  std::vector<std::unique_ptr<opmap::client::CollectorChannel>> clients;
+absl::StatusOr<std::vector<std::unique_ptr<opmap::client::CollectorChannel>>> AgentChannels(
+    const std::vector<opmap::testing::CollectorProcess*>& collectors) {
+  std::vector<std::unique_ptr<opmap::client::CollectorChannel>> channels;
   for (auto* c : collectors) {
     opmap::client::ChannelOptions flags;
     flags.collectors = {c->address()};
     flags.token = opmap::testing::kAgentToken;
-    auto client = opmap::client::CollectorChannel::Create(flags);
-    if (!client.ok()) return client.status();
-    clients.push_back(std::move(*client));
+    auto channel = opmap::client::CollectorChannel::Create(flags);
+    if (!channel.ok()) return channel.status();
+    channels.push_back(std::move(*channel));
   }
+  return channels;
+}
+
+absl::StatusOr<IngestResult> RunIngest(
+    const IngestPlan& plan, const std::vector<opmap::testing::CollectorProcess*>& collectors) {
+  const std::vector<opmap::v1::Batch>& tmpl = *plan.batches;
+  auto channels = AgentChannels(collectors);
+  if (!channels.ok()) return channels.status();
+  std::vector<std::unique_ptr<opmap::client::CollectorChannel>>& clients = *channels;
   std::atomic<int64_t> next_session{0};
   std::atomic<int64_t> settled_batches{0};
   std::vector<std::thread> threads;

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/collector_channel.h"
 #include "opmap/v1/telemetry.pb.h"
 #include "tests/integration/collector_fixture.h"
 
@@ -25,6 +26,10 @@ std::string Commas(int64_t v);
 // unreadable. Load-independent, unlike throughput on a shared machine.
 double ProcessCpuSeconds(pid_t pid);
 double SelfCpuSeconds();
+
+// One channel per collector, with the agent token the test collectors accept.
+absl::StatusOr<std::vector<std::unique_ptr<opmap::client::CollectorChannel>>> AgentChannels(
+    const std::vector<opmap::testing::CollectorProcess*>& collectors);
 
 struct IngestPlan {
   const std::vector<opmap::v1::Batch>* batches = nullptr;  // one session, batched

@@ -168,6 +168,7 @@ int Run(const CollectorConfig& config) {
     group.max_delay = config.group_commit_delay;
     committer = std::make_unique<GroupCommitter>(store->get(), group);
   }
+  metrics.committer = committer.get();
   IngestOptions ingest_options;
   ingest_options.health = &health;
   ingest_options.committer = committer.get();
@@ -291,6 +292,7 @@ int Run(const CollectorConfig& config) {
   maintenance.join();
   if (metrics_server != nullptr) metrics_server->Stop();
   server.reset();
+  metrics.committer = nullptr;  // the metrics server is stopped: nobody renders now
   committer.reset();  // nothing queued: every handler has returned
   store->reset();  // closes the store: everything acknowledged is durable
   Log("stopped");

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "collector/group_commit.h"
 #include "common/metrics/prometheus_text.h"
 
 namespace opmap::collector {
@@ -79,6 +80,15 @@ std::string CollectorMetrics::RenderPrometheus() const {
   f.Gauge("opmap_collector_store_damaged",
           "1 when an integrity check found the store damaged (ingest stopped).",
           health != nullptr && health->damaged() ? 1 : 0);
+  if (committer != nullptr) {
+    f.Counter("opmap_collector_group_commits_total",
+              "Store transactions of the group commit (each holds one or more batches).",
+              static_cast<double>(committer->groups()));
+    f.Counter("opmap_collector_group_commit_batches_total",
+              "Batches committed through the group commit; divided by group_commits_total, "
+              "the mean group size.",
+              static_cast<double>(committer->batches()));
+  }
   gauge("opmap_collector_ingest_streams", "Open Ingest streams.", ingest_streams);
   gauge("opmap_collector_active_sessions", "Sessions held in memory.", active_sessions);
   for (int i = 1; i < kRejectionCodes; ++i) {

@@ -13,6 +13,8 @@
 
 namespace opmap::collector {
 
+class GroupCommitter;
+
 class CollectorMetrics {
  public:
   // Upper bounds (seconds) of the store-commit histogram buckets; +Inf is implicit.
@@ -44,6 +46,9 @@ class CollectorMetrics {
 
   // Rendered as opmap_collector_store_damaged (null: never damaged).
   const StoreHealth* health = nullptr;
+  // Rendered as opmap_collector_group_commits_total / _group_commit_batches_total (null:
+  // no group commit).
+  const GroupCommitter* committer = nullptr;
 
  private:
   std::array<std::atomic<int64_t>, kRejectionCodes> rejected_{};

@@ -64,7 +64,6 @@ class SessionBatchEncoder {
   SessionBatchEncoder& operator=(const SessionBatchEncoder&) = delete;
 
   absl::StatusOr<std::vector<opmap::v1::Batch>> Encode(const Trace& chunk, bool last);
-  uint64_t batches_encoded() const { return next_seq_ - 1; }
   // The session's table moved (same contents, more maybe): encode from there on.
   void RebindStrings(const StringTable& strings);
 

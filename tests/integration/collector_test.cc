@@ -9,6 +9,7 @@
 //  - `opmap export` gives a file the Kineto importer reads back, with every GPU event;
 //  - `query latency --group-by module` (and module_type, module with layer_type / host)
 //    gives `opmap analyze --format json`'s modules[] counts and GPU time exactly.
+#include <sys/stat.h>
 #include <signal.h>
 
 #include <simdjson.h>
@@ -291,6 +292,74 @@ TEST_F(CollectorTest, TraceBrokenNearItsEndSendsNothing) {
   LatencyResult none = Latency("kernel", {}, "trace=broken");
   EXPECT_TRUE(none.rows.empty() || none.rows[0].count == 0);
   EXPECT_EQ(collector_->Metric("opmap_collector_batches_total"), 0);
+}
+
+// Group commit (collector/group_commit.h): four imports at once put batches of four
+// streams in one transaction; the collector is SIGKILLed twice mid-way (a group in
+// flight is lost whole, none of it acknowledged) and restarted. Each import's trace is
+// then stored exactly: nothing lost, nothing twice.
+TEST_F(CollectorTest, ConcurrentImportsSurviveKillsMidGroupCommit) {
+  const std::string name = "hta_alexnet_a100.json.gz";
+  OPMAP_REQUIRE_SHARED("traces/" + name);
+  const std::string path = SharedPath("traces/" + name);
+  Expected e = Analyze(path);
+  // A group waits 20 ms for more batches: light load still makes groups of several.
+  collector_->Kill();
+  CollectorProcess::Options options;
+  options.dir = dir_.File("grouped");
+  ASSERT_EQ(mkdir(options.dir.c_str(), 0700), 0);
+  options.extra = {"--group-commit-delay", "20ms"};
+  collector_ = std::make_unique<CollectorProcess>(options);
+  ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
+  constexpr int kImports = 4;
+  std::vector<std::unique_ptr<Child>> imports;
+  for (int i = 0; i < kImports; ++i) {
+    std::vector<std::string> argv = {OpmapBin(), "import", path, "--batch-records", "20",
+                                     "--retry-for", "60s", "--label",
+                                     absl::StrCat("group=", i)};
+    for (auto& a : Conn(kAgentToken)) argv.push_back(a);
+    imports.push_back(std::make_unique<Child>());
+    ASSERT_TRUE(imports.back()
+                    ->Start(argv, dir_.File(absl::StrCat("import", i, ".out")),
+                            dir_.File(absl::StrCat("import", i, ".err")))
+                    .ok());
+  }
+  auto running = [&] {
+    int n = 0;
+    for (auto& c : imports) n += c->running() ? 1 : 0;
+    return n;
+  };
+  for (int after : {10, 25}) {
+    absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < deadline &&
+           collector_->Metric("opmap_collector_batches_total") < after) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_GE(running(), 2) << "the imports ended before the kill: too small to kill mid-way";
+    collector_->Kill();
+    ASSERT_TRUE(collector_->Restart().ok()) << collector_->Log();
+  }
+  for (int i = 0; i < kImports; ++i) {
+    std::optional<int> code = imports[i]->Wait(absl::Seconds(120));
+    const std::string err = ReadFileOrEmpty(dir_.File(absl::StrCat("import", i, ".err")));
+    ASSERT_TRUE(code.has_value()) << "import " << i << " did not finish:\n" << err;
+    ASSERT_EQ(*code, 0) << err;
+  }
+  int reconnected = 0;
+  for (int i = 0; i < kImports; ++i) {
+    reconnected += absl::StrContains(
+        ReadFileOrEmpty(dir_.File(absl::StrCat("import", i, ".err"))), "reconnecting");
+  }
+  EXPECT_GE(reconnected, 2) << "the kills reached too few imports mid-way";
+  // Some transaction held batches of more than one stream (since the last restart).
+  EXPECT_GT(collector_->Metric("opmap_collector_group_commit_batches_total"),
+            collector_->Metric("opmap_collector_group_commits_total"));
+  for (int i = 0; i < kImports; ++i) {
+    LatencyResult all = Latency("kernel", {}, absl::StrCat("group=", i));
+    ASSERT_EQ(all.rows.size(), 1u) << i;
+    EXPECT_EQ(all.rows[0].count, e.summary.gpu_event_count) << i;
+    EXPECT_EQ(all.rows[0].sum_ns, e.summary.gpu_time_ns) << i;
+  }
 }
 
 // The collector is SIGKILLed three times while the largest shared trace is imported in

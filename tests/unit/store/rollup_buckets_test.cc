@@ -140,10 +140,17 @@ std::vector<Session> MakeSessions() {
   return out;
 }
 
-void AddSessions(Store& store, const std::vector<Session>& sessions) {
-  for (const Session& s : sessions) {
-    analysis::SessionRollup rollup;
-    rollup.rows = s.rows;  // no GPU events: the window stays the batches'
+// The sessions as last batches with their rollups, ready to commit (the commits point
+// into `rollups` and `batches`, which must outlive them).
+std::vector<BatchCommit> MakeCommits(const std::vector<Session>& sessions,
+                                     std::vector<analysis::SessionRollup>& rollups,
+                                     std::vector<opmap::v1::Batch>& batches) {
+  rollups.assign(sessions.size(), {});
+  batches.assign(sessions.size(), {});
+  std::vector<BatchCommit> commits;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const Session& s = sessions[i];
+    rollups[i].rows = s.rows;  // no GPU events: the window stays the batches'
     BatchSpec spec;
     spec.session = s.id;
     spec.host = s.host;
@@ -152,9 +159,18 @@ void AddSessions(Store& store, const std::vector<Session>& sessions) {
     spec.window_start_ns = s.start;
     spec.window_end_ns = s.end;
     spec.last = true;
-    opmap::v1::Batch b = MakeBatch(spec);
-    BatchCommit c{&b, s.id, 10, 1, 1, &rollup};
-    ASSERT_EQ(store.CommitBatch(c).value(), CommitOutcome::kStored) << s.id;
+    batches[i] = MakeBatch(spec);
+    commits.push_back(BatchCommit{&batches[i], s.id, 10, 1, 1, &rollups[i]});
+  }
+  return commits;
+}
+
+void AddSessions(Store& store, const std::vector<Session>& sessions) {
+  std::vector<analysis::SessionRollup> rollups;
+  std::vector<opmap::v1::Batch> batches;
+  std::vector<BatchCommit> commits = MakeCommits(sessions, rollups, batches);
+  for (size_t i = 0; i < commits.size(); ++i) {
+    ASSERT_EQ(store.CommitBatch(commits[i]).value(), CommitOutcome::kStored) << sessions[i].id;
   }
 }
 
@@ -269,23 +285,9 @@ class BucketSplitTest : public ::testing::Test {
 TEST_F(BucketSplitTest, AGroupCommitLeavesTheSameBucketsAsOneByOne) {
   std::unique_ptr<SqliteStore> grouped = OpenWithWidth(dir_.File("grouped.db"), kWidth);
   ASSERT_NE(grouped, nullptr);
-  std::vector<analysis::SessionRollup> rollups(sessions_.size());
-  std::vector<opmap::v1::Batch> batches(sessions_.size());
-  std::vector<BatchCommit> commits(sessions_.size());
-  for (size_t i = 0; i < sessions_.size(); ++i) {
-    const Session& s = sessions_[i];
-    rollups[i].rows = s.rows;
-    BatchSpec spec;
-    spec.session = s.id;
-    spec.host = s.host;
-    spec.revision = s.revision;
-    spec.labels = {{"team", s.team}};
-    spec.window_start_ns = s.start;
-    spec.window_end_ns = s.end;
-    spec.last = true;
-    batches[i] = MakeBatch(spec);
-    commits[i] = BatchCommit{&batches[i], s.id, 10, 1, 1, &rollups[i]};
-  }
+  std::vector<analysis::SessionRollup> rollups;
+  std::vector<opmap::v1::Batch> batches;
+  std::vector<BatchCommit> commits = MakeCommits(sessions_, rollups, batches);
   opmap::v1::Batch refused = batches[0];
   refused.clear_agent_id();
   const BatchCommit bad{&refused, "x", 10, 1, 1, &rollups[0]};
