@@ -44,6 +44,7 @@
 #include "analysis/wire/batch_codec.h"
 #include "bench/clickhouse_baseline.h"
 #include "bench/fleet_sim.h"
+#include "bench/ingest_bench_flags.h"
 #include "common/base/status_macros.h"
 #include "collector/store/clickhouse/clickhouse_store.h"
 #include "bench/ingest_runner.h"
@@ -53,118 +54,11 @@
 namespace {
 
 using opmap::analysis::Trace;
+using opmap::bench::IngestBenchUsage;
+using opmap::bench::Options;
+using opmap::bench::ParseIngestBenchArgs;
 using opmap::bench::Commas;
 using opmap::bench::kSessionStartNs;
-
-constexpr char kUsage[] = R"(usage: ingest_bench [options]
-
-  --engines LIST       sqlite, clickhouse or both, comma-separated (default sqlite)
-  --kernels N          kernel records to ingest in all, per engine (default 10000000)
-  --ch-kernels N       the same for ClickHouse only (default: --kernels)
-  --session-kernels N  kernels per synthetic session (default 10000)
-  --batch-records N    records per batch (default 20000)
-  --agents N           distinct agent ids the sessions are spread over (default 16)
-  --streams N          concurrent Ingest streams into SQLite (default 2)
-  --ch-streams N       concurrent Ingest streams into the ClickHouse collectors (default 16)
-  --collectors N       collector processes in front of ClickHouse (default 2)
-  --window N           unacknowledged batches per stream (default 64)
-  --query-runs N       latency queries to time (default 100)
-  --baseline-clients N clickhouse-client processes at once for the engine baseline
-                       (default: --ch-streams); 0: no baseline
-  --scale-kernels N    kernels for the sessions-scaling pair (default 100000; 0: none):
-                       stored once in sessions of --session-kernels and once in
-                       --sessions-factor times as many sessions, each its own database
-  --sessions-factor F  (default 100)
-  --query-range-cut    query [first session start, +1 h) instead of all time: a range
-                       that cuts through the rollup bucket holding every session, so the
-                       SQLite collector reads each session's own rows (the slow path)
-  --collector-bin P    the opmap-collector binary (default: OPMAP_BIN_DIR)
-  --cluster-script P   scripts/clickhouse_cluster.sh (default: the source tree's)
-  --dir D              where the SQLite file goes (default: a fresh temp dir, removed)
-  --fleet N            instead of the above: the fleet simulation, N agent ids (e.g. 10000)
-                       sending windows of 100 / 1,000 / 10,000 / 100,000 kernels (55 / 30 /
-                       13 / 2 %), each its own Ingest stream, time-compressed; per engine
-                       windows/s, ack p50/p99, CPU per window and per kernel, bytes per kernel
-  --fleet-windows N    windows into SQLite (default 5000)
-  --ch-fleet-windows N windows into ClickHouse (default 500)
-  --fleet-streams N    windows in flight at once (default 32)
-  --collector-flag F   one more argument for every collector started (repeatable), e.g.
-                       --collector-flag --group-commit-max-batches --collector-flag 1
-)";
-
-struct Options {
-  bool sqlite = true, clickhouse = false;
-  int64_t kernels = 10'000'000;
-  int64_t ch_kernels = 0;
-  int session_kernels = 10'000;
-  size_t batch_records = 20'000;
-  int agents = 16;
-  int streams = 2;
-  int ch_streams = 16;
-  int collectors = 2;
-  size_t window = 64;
-  int query_runs = 100;
-  bool query_range_cut = false;
-  int baseline_clients = -1;
-  int64_t scale_kernels = 100'000;
-  int sessions_factor = 100;
-  std::string cluster_script = OPMAP_SOURCE_DIR "/scripts/clickhouse_cluster.sh";
-  std::string dir;
-  std::vector<std::string> collector_flags;  // passed to every collector started
-  int fleet = 0;                     // agent ids of the fleet simulation; 0: none
-  int64_t fleet_windows = 5'000;     // windows into SQLite
-  int64_t ch_fleet_windows = 500;    // windows into ClickHouse
-  int fleet_streams = 32;            // windows in flight at once
-};
-
-bool ParseArgs(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&](auto* v) {
-      return i + 1 < argc && absl::SimpleAtoi(argv[++i], v) && *v > 0;
-    };
-    if (a == "--kernels") { if (!next(&o->kernels)) return false; }
-    else if (a == "--session-kernels") { if (!next(&o->session_kernels)) return false; }
-    else if (a == "--batch-records") { if (!next(&o->batch_records)) return false; }
-    else if (a == "--streams") { if (!next(&o->streams)) return false; }
-    else if (a == "--ch-kernels") { if (!next(&o->ch_kernels)) return false; }
-    else if (a == "--agents") { if (!next(&o->agents)) return false; }
-    else if (a == "--ch-streams") { if (!next(&o->ch_streams)) return false; }
-    else if (a == "--collectors") { if (!next(&o->collectors)) return false; }
-    else if (a == "--baseline-clients" && i + 1 < argc) {
-      if (!absl::SimpleAtoi(argv[++i], &o->baseline_clients) || o->baseline_clients < 0) {
-        return false;
-      }
-    } else if (a == "--scale-kernels" && i + 1 < argc) {
-      if (!absl::SimpleAtoi(argv[++i], &o->scale_kernels) || o->scale_kernels < 0) return false;
-    } else if (a == "--sessions-factor") { if (!next(&o->sessions_factor)) return false; }
-    else if (a == "--engines" && i + 1 < argc) {
-      o->sqlite = o->clickhouse = false;
-      for (absl::string_view e : absl::StrSplit(argv[++i], ',')) {
-        if (e == "sqlite") o->sqlite = true;
-        else if (e == "clickhouse") o->clickhouse = true;
-        else return false;
-      }
-    } else if (a == "--cluster-script" && i + 1 < argc) { o->cluster_script = argv[++i]; }
-    else if (a == "--window") { if (!next(&o->window)) return false; }
-    else if (a == "--query-runs") { if (!next(&o->query_runs)) return false; }
-    else if (a == "--query-range-cut") { o->query_range_cut = true; }
-    else if (a == "--collector-bin" && i + 1 < argc) {
-      setenv("OPMAP_BIN_DIR",
-             std::filesystem::path(argv[++i]).parent_path().string().c_str(), 1);
-    } else if (a == "--dir" && i + 1 < argc) { o->dir = argv[++i]; }
-    else if (a == "--collector-flag" && i + 1 < argc) { o->collector_flags.push_back(argv[++i]); }
-    else if (a == "--fleet") { if (!next(&o->fleet)) return false; }
-    else if (a == "--fleet-windows") { if (!next(&o->fleet_windows)) return false; }
-    else if (a == "--ch-fleet-windows") { if (!next(&o->ch_fleet_windows)) return false; }
-    else if (a == "--fleet-streams") { if (!next(&o->fleet_streams)) return false; }
-    else return false;
-  }
-  if (o->ch_kernels == 0) o->ch_kernels = o->kernels;
-  if (o->baseline_clients < 0) o->baseline_clients = o->ch_streams;
-  if (o->session_kernels / o->sessions_factor < 5) return false;
-  return o->sqlite || o->clickhouse;
-}
 
 struct EngineFigures {
   std::string name;
@@ -516,11 +410,18 @@ int RunFleetMode(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options opt;
-  if (!ParseArgs(argc, argv, &opt)) {
-    std::fprintf(stderr, "%s", kUsage);
+  absl::StatusOr<std::optional<Options>> parsed =
+      ParseIngestBenchArgs(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "ingest_bench: %s\nrun `ingest_bench --help` for usage\n",
+                 std::string(parsed.status().message()).c_str());
     return 2;
   }
+  if (!parsed->has_value()) {
+    std::fputs(IngestBenchUsage().c_str(), stdout);
+    return 0;
+  }
+  const Options& opt = **parsed;
   if (opt.fleet > 0) return RunFleetMode(opt);
   absl::StatusOr<SessionTemplate> tmpl = MakeTemplate(opt.session_kernels, opt);
   if (!tmpl.ok()) return Fail(tmpl.status());
