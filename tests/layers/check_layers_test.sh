@@ -23,6 +23,15 @@ cat > "$tmp/agent/inject/ok.cc" <<'CC'
 #include "agent/inject/ring.h"
 CC
 
+# Runs the check on the tree (extra flags in "$@"): its output in $out, exit status in $rc.
+check() {
+  set +e
+  out="$("$repo/scripts/check_layers.sh" --root "$tmp" "$@" 2>&1)"
+  rc=$?
+  set -e
+  echo "$out"
+}
+
 out="$("$repo/scripts/check_layers.sh" --root "$tmp")" || { echo "FAIL: a clean tree was refused:"; echo "$out"; exit 1; }
 
 # The planted violations: analysis/ reaching up into cli/, the injection library into common/.
@@ -31,11 +40,7 @@ cat > "$tmp/analysis/summary/bad.cc" <<'CC'
 #include "cli/grpc_client.h"
 CC
 printf '\n#include "common/io/read_file.h"\n' > "$tmp/agent/inject/bad.cc"
-set +e
-out="$("$repo/scripts/check_layers.sh" --root "$tmp")"
-rc=$?
-set -e
-echo "$out"
+check
 [[ $rc == 1 ]] || { echo "FAIL: exit $rc, expected 1"; exit 1; }
 grep -q '^analysis/summary/bad.cc:2: analysis/ may not include "cli/grpc_client.h"' <<<"$out" \
   || { echo "FAIL: the analysis/ violation is not named with its line"; exit 1; }
@@ -51,11 +56,7 @@ printf '#include "../../cli/grpc_client.h"\n' > "$tmp/analysis/summary/relative.
 # A top-level folder the table does not know.
 mkdir -p "$tmp/newtop"
 printf 'int x;\n' > "$tmp/newtop/x.cc"
-set +e
-out="$("$repo/scripts/check_layers.sh" --root "$tmp")"
-rc=$?
-set -e
-echo "$out"
+check
 [[ $rc == 1 ]] || { echo "FAIL: exit $rc, expected 1 (include forms, unknown folder)"; exit 1; }
 grep -q '^analysis/summary/angle.cc:1: analysis/ may not include "cli/grpc_client.h"' <<<"$out" \
   || { echo "FAIL: the angle-bracket include passed"; exit 1; }
@@ -77,11 +78,7 @@ if command -v cmake >/dev/null; then
   out="$("$repo/scripts/check_layers.sh" --root "$tmp" --link-graph)" \
     || { echo "FAIL: a clean link graph was refused:"; echo "$out"; exit 1; }
   printf 'target_link_libraries(opmap_agent_daemon PUBLIC opmap_cli_lib)\n' >> "$tmp/agent/daemon/CMakeLists.txt"
-  set +e
-  out="$("$repo/scripts/check_layers.sh" --root "$tmp" --link-graph 2>&1)"
-  rc=$?
-  set -e
-  echo "$out"
+  check --link-graph
   [[ $rc == 1 ]] || { echo "FAIL: exit $rc for the planted link, expected 1"; exit 1; }
   grep -q 'agent/daemon/CMakeLists.txt: opmap_agent_daemon links opmap_cli_lib (cli/)' <<<"$out" \
     || { echo "FAIL: the planted link is not named"; exit 1; }
