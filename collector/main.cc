@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -100,10 +101,21 @@ int Run(const CollectorConfig& config) {
     Log("WARNING: --insecure-no-auth: every caller may ingest and query without a token. "
         "Never run this way outside a test.");
   } else {
+    // The install guide's mode, root:opmap 0640 with the collector running as group opmap,
+    // is fine: only the collector's own group reads it. Others reading it, or another
+    // group, is not.
     struct stat st{};
-    if (stat(config.tokens_file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
-      Log(absl::StrFormat("warning: tokens file %s is readable by group or others (chmod 600)",
-                          config.tokens_file));
+    if (stat(config.tokens_file.c_str(), &st) == 0) {
+      if ((st.st_mode & 007) != 0) {
+        Log(absl::StrFormat("warning: tokens file %s is readable by others (chmod o-rwx)",
+                            config.tokens_file));
+      } else if ((st.st_mode & 070) != 0 && st.st_gid != getegid()) {
+        Log(absl::StrFormat("warning: tokens file %s is readable by group %d, not the "
+                            "collector's own group %d (chgrp it to the collector's group, or "
+                            "chmod g-rwx)",
+                            config.tokens_file, static_cast<int>(st.st_gid),
+                            static_cast<int>(getegid())));
+      }
     }
   }
 

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <grpcpp/grpcpp.h>
@@ -416,6 +417,35 @@ TEST_F(SecurityTest, UnreachableIsExitOneAndAddressesFailOver) {
   r = Cli({"import", dir_.File("missing.json"), "--collector", dead});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("missing.json"));
+}
+
+}  // namespace
+}  // namespace opmap::testing
+
+namespace opmap::testing {
+namespace {
+
+// The install guide's tokens file, root:opmap 0640 with the collector in group opmap, draws
+// no warning (it drew one whose fix, 0600, left the collector unable to read the file);
+// a file others may read, or another group, does.
+TEST(TokensFileMode, TheGuidesModeIsQuietOthersAndForeignGroupsWarn) {
+  auto log_with = [](mode_t mode, gid_t gid) {
+    TempDir dir;
+    CollectorProcess::Options options;
+    options.dir = dir.path();
+    CollectorProcess collector(options);  // writes the tokens file
+    EXPECT_EQ(chmod(collector.tokens_file().c_str(), mode), 0);
+    EXPECT_EQ(chown(collector.tokens_file().c_str(), static_cast<uid_t>(-1), gid), 0);
+    EXPECT_TRUE(collector.Start().ok()) << collector.Log();
+    return collector.Log();
+  };
+  const std::string own = log_with(0640, getegid());
+  EXPECT_EQ(own.find("tokens file"), std::string::npos) << own;
+  EXPECT_THAT(log_with(0644, getegid()), ::testing::HasSubstr("is readable by others"));
+  if (geteuid() == 0) {  // chown to a group we are not in needs root
+    const gid_t other = getegid() == 65534 ? 65533 : 65534;
+    EXPECT_THAT(log_with(0640, other), ::testing::HasSubstr("not the collector's own group"));
+  }
 }
 
 }  // namespace
