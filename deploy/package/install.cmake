@@ -16,8 +16,12 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/opmap-agent.service
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/opmap.sysusers
   DESTINATION lib/sysusers.d RENAME opmap.conf)
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/config/agent.conf
-              ${PROJECT_SOURCE_DIR}/deploy/config/collector.conf
               ${PROJECT_SOURCE_DIR}/deploy/config/tokens.example
+  DESTINATION /etc/opmap)
+# It may hold the ClickHouse password: 0640, and postinst gives it to group opmap (the
+# collector's), as its own comment asks.
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/config/collector.conf
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ
   DESTINATION /etc/opmap)
 file(GLOB _opmap_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_opmap_docs}

@@ -55,6 +55,12 @@ for f in ./usr/bin/opmap ./usr/bin/opmap-agent ./usr/bin/opmap-collector ./usr/b
   check "contains $f" grep -qxF "$f" <<<"$contents"
 done
 
+modes="$(dpkg-deb --contents "$deb")"
+check "collector.conf ships 0640 (it may hold the ClickHouse password)" \
+  grep -qE '^-rw-r----- root/root .* \./etc/opmap/collector.conf$' <<<"$modes"
+check "postinst gives collector.conf to group opmap" bash -c \
+  'dpkg-deb --ctrl-tarfile "$0" | tar -xO ./postinst | grep -q "chgrp opmap"' "$deb"
+
 lintian --tag-display-limit 0 "$deb" >"$WORK/lintian.txt" 2>&1
 cat "$WORK/lintian.txt"
 check "lintian: no errors" bash -c '! grep -q "^E: " "$0"' "$WORK/lintian.txt"
