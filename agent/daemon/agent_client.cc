@@ -56,7 +56,13 @@ absl::StatusOr<AgentReply> CallAgent(const std::string& socket_path,
     const ssize_t n = read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      absl::Status s = capture::Errno("read from the agent");
+      // A reset is the agent refusing us (peer credentials, or its connection limit):
+      // an agent is there, so never "no agent" (the caller would then act as the agent).
+      absl::Status s = errno == ECONNRESET || errno == EPIPE
+                           ? absl::PermissionDeniedError(absl::StrCat(
+                                 "the agent at ", socket_path, " reset the connection (only ",
+                                 "root or the agent's uid may use it): ", std::strerror(errno)))
+                           : capture::Errno("read from the agent");
       close(fd);
       return s;
     }
