@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks that every file the repository's Markdown cites exists: relative links
+# Checks that README.md's layout table names every top-level folder, and that every file
+# the repository's Markdown cites exists: relative links
 # (`[x](../docs/y.md)`, resolved from the citing file) and backticked paths under one of
 # the repository's top-level folders (`collector/store/store.h`; a path prefix naming a
 # .h/.cc pair, `collector/store/query_common`, or `x.{h,cc}` count too). Paths of other
@@ -52,8 +53,15 @@ for dirpath, dirnames, filenames in os.walk(root):
                     continue
                 print(f"{rel}:{n}: {m.group(1)}")
                 dead += 1
+# README.md's layout: a row whose first cell starts with each top-level folder.
+readme = os.path.join(root, "README.md")
+if os.path.exists(readme):
+    named = set(re.findall(r"^\| `([A-Za-z0-9_-]+)/", open(readme, encoding="utf-8").read(), re.M))
+    for top in sorted(tops - named):
+        print(f"README.md: the layout table has no row for {top}/")
+        dead += 1
 if dead:
-    print(f"check_doc_citations.sh: {dead} citation(s) of files that do not exist")
+    print(f"check_doc_citations.sh: {dead} dead citation(s) or missing layout row(s)")
     sys.exit(1)
-print("check_doc_citations.sh: every cited file exists")
+print("check_doc_citations.sh: every cited file exists; README.md's layout names every folder")
 PY
