@@ -5,20 +5,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/base/absl_view.h"
+#include "common/config/flag_config.h"
 
 namespace opmap::cli {
 
 absl::Status SetCollectors(std::string_view list, ConnectionFlags* flags) {
-  bool any = false;
-  for (absl::string_view part : absl::StrSplit(base::AbslView(list), ',', absl::SkipWhitespace())) {
-    std::string addr(absl::StripAsciiWhitespace(part));
-    if (addr.find(':') == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("'", addr, "' is not HOST:PORT"));
-    }
-    flags->collectors.push_back(addr);
-    any = true;
-  }
-  if (!any) return absl::InvalidArgumentError("needs at least one HOST:PORT");
+  absl::StatusOr<std::vector<std::string>> addresses = config::ParseAddressList(list);
+  if (!addresses.ok()) return addresses.status();
+  for (std::string& a : *addresses) flags->collectors.push_back(std::move(a));
   return absl::OkStatus();
 }
 
@@ -52,9 +46,9 @@ absl::Status SetSelection(std::string_view flag, std::string_view value, Selecti
   } else if (flag == "revision") {
     flags->filter.set_revision(v);
   } else if (flag == "label") {
-    const size_t eq = v.find('=');
-    if (eq == std::string::npos || eq == 0) return absl::InvalidArgumentError("needs KEY=VALUE");
-    (*flags->filter.mutable_labels())[v.substr(0, eq)] = v.substr(eq + 1);
+    absl::StatusOr<std::pair<std::string, std::string>> label = config::ParseLabel(v);
+    if (!label.ok()) return label.status();
+    (*flags->filter.mutable_labels())[label->first] = label->second;
   }
   return absl::OkStatus();
 }

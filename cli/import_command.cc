@@ -1,5 +1,7 @@
 #include "cli/import_command.h"
 
+#include "common/config/flag_config.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -99,11 +101,9 @@ const FlagKeys<ImportArgs>& ImportKeys() {
         {"revision", false, "R", "", TextField(&ImportArgs::revision)},
         {"label", false, "K=V", "",
          [](std::string_view v, ImportArgs* a) {
-           const size_t eq = v.find('=');
-           if (eq == std::string_view::npos || eq == 0) {
-             return absl::InvalidArgumentError("needs KEY=VALUE");
-           }
-           a->labels[std::string(v.substr(0, eq))] = std::string(v.substr(eq + 1));
+           absl::StatusOr<std::pair<std::string, std::string>> label = config::ParseLabel(v);
+           if (!label.ok()) return label.status();
+           a->labels[label->first] = label->second;
            return absl::OkStatus();
          }},
         {"capture", false, "PATH", "",

@@ -3,11 +3,10 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "agent/spool/outbox.h"
 #include "client/collector_channel.h"
 #include "client/ingest_sender.h"
-#include "common/text/text_util.h"
+#include "common/config/flag_config.h"
 
 namespace opmap::agent {
 
@@ -101,9 +100,13 @@ UploadStats Uploader::Stats() {
 
 void Uploader::Loop() {
   client::ChannelOptions channel_options;
-  for (absl::string_view a : absl::StrSplit(config_.collector, ',', absl::SkipEmpty())) {
-    channel_options.collectors.emplace_back(text::Trim(std::string_view(a.data(), a.size())));
+  absl::StatusOr<std::vector<std::string>> collectors = config::ParseAddressList(config_.collector);
+  if (!collectors.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = absl::StrCat("not connecting: collector: ", collectors.status().message());
+    return;
   }
+  channel_options.collectors = *std::move(collectors);
   channel_options.token_file = config_.token_file;
   channel_options.tls_ca = config_.tls_ca;
   channel_options.tls_cert = config_.tls_cert;

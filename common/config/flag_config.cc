@@ -108,6 +108,30 @@ absl::StatusOr<int64_t> ParseBytes(std::string_view text) {
   return n << shift;
 }
 
+absl::StatusOr<std::vector<std::string>> ParseAddressList(std::string_view list) {
+  std::vector<std::string> out;
+  for (std::string_view part : text::Lines(list, ',')) {
+    const std::string_view addr = text::Trim(part);
+    if (addr.empty()) continue;
+    std::string host;
+    int port = 0;
+    if (!SplitHostPort(addr, &host, &port).ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat("'%s' is not HOST:PORT", addr));
+    }
+    out.emplace_back(addr);
+  }
+  if (out.empty()) return absl::InvalidArgumentError("needs at least one HOST:PORT");
+  return out;
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return absl::InvalidArgumentError("needs KEY=VALUE");
+  }
+  return std::make_pair(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+}
+
 absl::Status SplitHostPort(std::string_view address, std::string* host, int* port) {
   auto bad = [&](std::string_view why) {
     return absl::InvalidArgumentError(
