@@ -204,3 +204,25 @@ TEST(ConfigTest, HostPort) {
 
 }  // namespace
 }  // namespace opmap::collector
+
+namespace opmap::config {
+namespace {
+
+TEST(FlagValues, AddressListsAndLabels) {
+  absl::StatusOr<std::vector<std::string>> a = ParseAddressList(" c1:7700, [::1]:7701 ,,");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, (std::vector<std::string>{"c1:7700", "[::1]:7701"}));
+  EXPECT_EQ(ParseAddressList("c1").status().message(), "'c1' is not HOST:PORT");
+  EXPECT_EQ(ParseAddressList(" , ").status().message(), "needs at least one HOST:PORT");
+  EXPECT_FALSE(ParseAddressList("c1:99999").ok());
+  absl::StatusOr<std::pair<std::string, std::string>> l = ParseLabel("team=a=b");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->first, "team");
+  EXPECT_EQ(l->second, "a=b");
+  EXPECT_EQ(ParseLabel("empty=")->second, "");
+  EXPECT_EQ(ParseLabel("=x").status().message(), "needs KEY=VALUE");
+  EXPECT_FALSE(ParseLabel("novalue").ok());
+}
+
+}  // namespace
+}  // namespace opmap::config
