@@ -16,6 +16,7 @@
 #include "analysis/import/csv_records.h"
 #include "common/base/absl_view.h"
 #include "common/base/status_macros.h"
+#include "common/text/printable.h"
 
 namespace opmap::analysis {
 namespace {
@@ -416,8 +417,8 @@ absl::StatusOr<NcuProfile> ImportNcuCsv(std::string_view bytes) {
   } else if (Find(h, "kernel_name") >= 0 && HasStallRatioColumn(h)) {
     out = ImportMonaiSummary(csv.records);
   } else {
-    std::string first = h.empty() ? std::string() : h[0];
-    if (first.size() > 40) first = first.substr(0, 40) + "...";
+    // The file's own bytes, shown escaped and shortened (never cut inside a character).
+    const std::string first = text::PrintableCell(h.empty() ? std::string() : h[0], 43);
     return absl::InvalidArgumentError(absl::StrFormat(
         "not an Nsight Compute CSV: the first row (line %d) starts with \"%s\"; %s",
         header.line, first, kExpected));

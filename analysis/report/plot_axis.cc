@@ -11,12 +11,7 @@
 namespace opmap::analysis::plot_internal {
 
 std::string Truncate(const std::string& s, size_t max_chars) {
-  if (text::Utf8CodePoints(s) <= max_chars) return s;
-  size_t n = 0, i = 0;
-  for (; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n++ == max_chars - 1) break;
-  }
-  return s.substr(0, i) + "\xE2\x80\xA6";  // "…"
+  return text::ShortenToCodePoints(s, max_chars, "\xE2\x80\xA6");  // "…"
 }
 
 Formatted FormatSig(double v, int sig) {

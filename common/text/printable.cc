@@ -66,15 +66,8 @@ std::string Printable(std::string_view s) {
 
 std::string PrintableCell(std::string_view s, size_t width) {
   std::string p = Printable(s);
-  if (width < 4 || Utf8CodePoints(p) <= width) return p;
-  // Printable's output is valid UTF-8: cut after width − 3 code points.
-  size_t kept = 0, at = 0;
-  while (at < p.size() && kept < width - 3) {
-    at += Utf8SequenceLength(p, at);
-    ++kept;
-  }
-  p.resize(at);
-  return p + "...";
+  if (width < 4) return p;
+  return ShortenToCodePoints(p, width, "...");
 }
 
 }  // namespace opmap::text

@@ -4,6 +4,7 @@
 #define OPMAP_COMMON_TEXT_UTF8_H_
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace opmap::text {
@@ -39,6 +40,21 @@ inline size_t Utf8CodePoints(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
   return n;
+}
+
+// s cut to at most `max` code points (as Utf8CodePoints counts them), the last of them
+// `ellipsis` when it was cut ("…" for plots, "..." for terminals); never inside a UTF-8
+// sequence. The one way text is shortened for display.
+inline std::string ShortenToCodePoints(std::string_view s, size_t max, std::string_view ellipsis) {
+  if (Utf8CodePoints(s) <= max) return std::string(s);
+  const size_t keep = max > Utf8CodePoints(ellipsis) ? max - Utf8CodePoints(ellipsis) : 0;
+  size_t n = 0, at = 0;
+  for (; at < s.size(); ++at) {
+    if ((static_cast<unsigned char>(s[at]) & 0xC0) != 0x80 && n++ == keep) break;
+  }
+  std::string out(s.substr(0, at));
+  out.append(ellipsis);
+  return out;
 }
 
 }  // namespace opmap::text

@@ -7,6 +7,7 @@
 #include "common/text/printable.h"
 #include "common/text/json_writer.h"
 #include "common/text/key_value.h"
+#include "common/text/utf8.h"
 #include "gtest/gtest.h"
 
 namespace opmap::text {
@@ -102,6 +103,22 @@ TEST(KeyValue, SplitsCommentsQuotesAndLineNumbers) {
   absl::StatusOr<std::vector<KeyValueLine>> bad = SplitKeyValueText("a = 1\nno equals\n", "f.conf");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "f.conf:2: expected `key = value`");
+}
+
+}  // namespace
+}  // namespace opmap::text
+
+namespace opmap::text {
+namespace {
+
+// The one shortening: counts code points, never splits a UTF-8 sequence.
+TEST(ShortenToCodePoints, CutsWholeCharactersAndEndsWithTheEllipsis) {
+  EXPECT_EQ(ShortenToCodePoints("short", 5, "..."), "short");
+  EXPECT_EQ(ShortenToCodePoints("abcdefgh", 6, "..."), "abc...");
+  // "é" is two bytes, "€" three: a byte cut would split them.
+  EXPECT_EQ(ShortenToCodePoints("ééééé€€", 4, "\xE2\x80\xA6"), "ééé\xE2\x80\xA6");
+  EXPECT_EQ(ShortenToCodePoints("€€€€€", 3, "..."), "...");
+  EXPECT_EQ(Utf8CodePoints(ShortenToCodePoints("日本語のテキスト", 5, "…")), 5u);
 }
 
 }  // namespace
