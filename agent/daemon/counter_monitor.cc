@@ -126,11 +126,13 @@ void CounterMonitor::SampleAll() {
       row.time_enabled_ns = r.time_enabled_ns - prev.time_enabled_ns;
       row.time_running_ns = r.time_running_ns - prev.time_running_ns;
       t->last[r.name] = r;
-      if (row.time_enabled_ns > 0 && row.time_running_ns > 0) {
-        const double scaled = static_cast<double>(row.value) * row.time_enabled_ns /
-                              row.time_running_ns;
+      // The interval's reading, scaled for multiplexing the one way (counter_reading.h).
+      const CounterReading interval{r.name, r.source, row.value, row.time_enabled_ns,
+                                    row.time_running_ns};
+      if (absl::StatusOr<double> scaled = Scaled(interval);
+          scaled.ok() && row.time_enabled_ns > 0) {
         t->rates[r.name] = {std::string(CounterSourceName(r.source)),
-                            scaled * 1e9 / static_cast<double>(row.time_enabled_ns)};
+                            *scaled * 1e9 / static_cast<double>(row.time_enabled_ns)};
       }
       if (t->rows.size() >= max_rows_) {
         t->rows.erase(t->rows.begin());
