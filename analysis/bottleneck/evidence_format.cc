@@ -4,10 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/text/units.h"
 
 namespace opmap::analysis::bottleneck_format {
 
-std::string UsText(double ns) { return absl::StrFormat("%.1f µs", ns / 1000.0); }
+std::string UsText(double ns) { return text::Micros(ns) + " µs"; }
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return "n/a";

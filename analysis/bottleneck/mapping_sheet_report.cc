@@ -9,6 +9,7 @@
 #include "analysis/bottleneck/mapping_sheet.h"
 #include "analysis/report/report_fields.h"
 #include "common/text/printable.h"
+#include "common/text/units.h"
 
 namespace opmap::analysis {
 namespace {
@@ -34,7 +35,7 @@ void WriteDim3(text::JsonWriter& w, std::string_view key, const std::array<int32
 }
 
 std::string Percent(double share) { return absl::StrFormat("%.1f", 100.0 * share); }
-std::string UsText(int64_t ns) { return absl::StrFormat("%.1f", Us(static_cast<double>(ns))); }
+std::string UsText(int64_t ns) { return text::Micros(static_cast<double>(ns)); }
 
 // Why an operator has no intensity: the reason its classification recorded.
 std::string IntensityMissing(const SheetOperator& op) {

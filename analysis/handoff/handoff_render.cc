@@ -11,6 +11,7 @@
 #include "analysis/bottleneck/evidence_format.h"
 #include "analysis/handoff/handoff_report.h"
 #include "common/text/json_writer.h"
+#include "common/text/units.h"
 
 namespace opmap::analysis {
 namespace {
@@ -20,7 +21,7 @@ using bottleneck_format::OptionalDouble;
 std::string Pct(std::optional<double> v, const std::string& why) {
   return v ? absl::StrFormat("%.3f%%", *v * 100) : "unavailable: " + why;
 }
-std::string Us(int64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e3); }
+std::string Us(int64_t ns) { return text::Micros(static_cast<double>(ns)); }
 std::string Flops(double f) { return absl::StrFormat("%.4g", f); }
 std::string PrecisionText(const std::optional<Precision>& p, const std::string& source) {
   return p ? std::string(PrecisionName(*p)) + " (" + source + ")" : "unknown";
