@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """opmap analyze REPLAY --capture DIR against its baseline of the same run: analyze of the
 replay alone plus analyze of each capture trace alone (every input read and summarized
-once). Target (issue 37): the merged run takes at most 1.25x that baseline. Also at scale:
+once). Target: the merged run takes at most 1.25x that baseline. Also at scale:
 the replay repeated K times in time (bench/replicate_trace.py: K steps, K graph launches),
 so the per-launch part of the merge (match lookup, copies) shows beside the fixed part
 (reading the captures). Best of --reps runs each; wall and CPU seconds and peak RSS of the

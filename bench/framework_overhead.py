@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A real PyTorch decoder under libopmap_inject.so and opmap-agent, against the same
-decoder without the library (issue 38 item 4).
+decoder without the library.
 
 Targets: the workload's throughput and CPU per request within 1% of running without the
 library while the library is loaded but dormant, within 3% while the agent captures with

@@ -3,8 +3,8 @@
 // The grammar, what each field means and the sources it was read from are in
 // docs/metrics.md, "Serving step annotations"; change them there and here together.
 //
-// A step range encloses every operator of the step, so it is not an operator itself
-// (issue 37): IsStepAnnotationName keeps such ranges out of operator statistics, and
+// A step range encloses every operator of the step, so it is not an operator itself:
+// IsStepAnnotationName keeps such ranges out of operator statistics, and
 // ParseStepAnnotation reads what the step ran — requests and tokens per phase and, where
 // the name carries them, the summed query/KV lengths and their products that attention
 // FLOPs and bytes of a paged-attention step are computed from.

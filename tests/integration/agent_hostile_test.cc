@@ -294,7 +294,7 @@ TEST_F(AgentHostileTest, SpoolOnAFullFilesystemDropsReachTheCollector) {
 }
 
 
-// Issue 39, finding 3: the agent's socket is 0666 and it refuses other uids, but it logged
+// The agent's socket is 0666 and it refuses other uids, but it logged
 // every refusal (six uid-65534 flooders: 428,834 lines in 30 s) and served its accept queue
 // a few connections a tick, so a real workload could not register for a minute. Now the
 // queue is drained of refusals each tick, the lines are rate-limited and counted, and the

@@ -1,5 +1,5 @@
-// `opmap analyze` output that a workload's names cannot attack (issue 39, finding 6;
-// docs/security.md, "Output"): the probe's ESC/OSC sequences, BEL, a line break and a
+// `opmap analyze` output that a workload's names cannot attack (docs/security.md,
+// "Output"): the probe's ESC/OSC sequences, BEL, a line break and a
 // bidi override in a trace's operator and kernel names, through the real binary.
 #include <filesystem>
 #include <fstream>
@@ -48,7 +48,7 @@ class AnalyzeOutputTest : public ::testing::Test {
   std::string dir_;
 };
 
-// Names the workload chose reach the analyst printable (issue 39, finding 6): the probe's
+// Names the workload chose reach the analyst printable: the probe's
 // ESC/OSC sequences, BEL, a line break and a bidi override, in the operator and kernel
 // names of a trace, shown escaped in the table, CSV and Markdown outputs.
 TEST_F(AnalyzeOutputTest, HostileNamesArePrintedEscaped) {

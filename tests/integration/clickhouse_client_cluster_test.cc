@@ -222,7 +222,7 @@ TEST_F(ClickHouseClusterTest, DeadEndpointFailsOverToLiveOne) {
   EXPECT_EQ(r->endpoint, absl::StrCat("127.0.0.1:", cluster_->HttpPort("shard2-replica1")));
 }
 
-// TLS (issue 40 item 4): the servers' HTTPS port, certificates signed by the cluster's
+// TLS: the servers' HTTPS port, certificates signed by the cluster's
 // own CA (scripts/clickhouse_cluster.sh). Through a clickhouse+https:// URL verified
 // against that CA it answers; without the CA, or as another host name, the certificate is
 // refused and nothing is sent.

@@ -1,4 +1,4 @@
-// One token cannot starve the others (issue 39, finding 2): 400 Query calls that send
+// One token cannot starve the others: 400 Query calls that send
 // their headers and never a body held every thread of the collector's pool, and every
 // other client — queries, `opmap import`, agents — was refused "Server Threadpool
 // Exhausted". Now a token holds at most its share (--max-queries-per-token), the rest are

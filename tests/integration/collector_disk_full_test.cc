@@ -1,4 +1,4 @@
-// The collector's SQLite store on a filesystem that fills up (issue 39, finding 5): a real
+// The collector's SQLite store on a filesystem that fills up: a real
 // 8 MiB tmpfs, mounted in a private mount namespace that a holder process keeps open for
 // the test's length; the collector runs inside it (nsenter), the test reaches its files
 // through /proc/HOLDER/root. Ingest until the disk is full, SIGKILL, a restart while it is

@@ -493,7 +493,7 @@ TEST_F(CollectorHostileTest, DamageFoundWhileRunningStopsIngestAndQueries) {
 }
 
 
-// Issue 39, finding 6: names a workload chose reached analysts' terminals raw through
+// Names a workload chose reached analysts' terminals raw through
 // `opmap query` (table and CSV). A trace whose operator and kernel carry the probe's
 // ESC/OSC sequences, BEL and a line break is imported; every query output shows them
 // escaped and keeps one row per row.
@@ -534,7 +534,7 @@ TEST_F(CollectorHostileTest, WorkloadNamesReachTheAnalystEscaped) {
 }
 
 
-// Issue 39, finding 4: each session's sum is checked at ingest (≤ 2^62 ns), the sum across
+// Each session's sum is checked at ingest (≤ 2^62 ns), the sum across
 // sessions was not — three valid sessions of 1,000 kernels of 2^52 ns each gave a total of
 // −4,935,945,191,598,064 µs. Sums across sessions now saturate at 2^63 − 1 ns.
 TEST_F(CollectorHostileTest, SumsAcrossSessionsSaturateInsteadOfWrapping) {
@@ -570,7 +570,7 @@ TEST_F(CollectorHostileTest, SumsAcrossSessionsSaturateInsteadOfWrapping) {
 }
 
 
-// Issue 39, finding 9: a batch over the collector's message limit was retried for all of
+// A batch over the collector's message limit was retried for all of
 // --retry-for, then the import exited 1. It can never fit: exit 2 at once, saying why.
 TEST_F(CollectorHostileTest, ImportOfABatchThatCannotFitExitsTwoAtOnce) {
   StartCollector({"--max-message-bytes", "65536"});
@@ -591,7 +591,7 @@ TEST_F(CollectorHostileTest, ImportOfABatchThatCannotFitExitsTwoAtOnce) {
 }
 
 
-// Issue 39, finding 9: RecordSignoff accepted any printable role (only the CLI checked
+// RecordSignoff accepted any printable role (only the CLI checked
 // the three). The collector refuses another role, INVALID_ARGUMENT naming the field, and
 // records the real one.
 TEST_F(CollectorHostileTest, SignoffWithARoleNobodyOwnsIsRefused) {
@@ -620,7 +620,7 @@ TEST_F(CollectorHostileTest, SignoffWithARoleNobodyOwnsIsRefused) {
 }
 
 
-// Issue 39, finding 1: the held-records limit counted records, not bytes: one agent token
+// The held-records limit counted records, not bytes: one agent token
 // held 6 GB with one-record batches carrying ~57 MiB of strings each. Bytes are now held
 // to --max-session-bytes per session (TOO_LARGE) and --max-held-bytes in all
 // (RESOURCE_EXHAUSTED), and the collector's memory stays near the bound.
@@ -669,7 +669,7 @@ TEST_F(CollectorHostileTest, StringBytesAreBoundedNotJustRecords) {
 }
 
 }  // namespace
-// Issue 39, item 1: with the default limits the collector's RSS stays under the bound
+// With the default limits the collector's RSS stays under the bound
 // docs/security.md states (1 GiB) whatever authenticated peers send: the byte budget
 // filled with one-record batches of long strings, and the record budget with kernels.
 TEST_F(CollectorHostileTest, DefaultLimitsHoldTheCollectorUnderOneGiB) {

@@ -1,4 +1,4 @@
-// Both daemons' /metrics parse as the Prometheus text format (issue 40 item 5): with
+// Both daemons' /metrics parse as the Prometheus text format: with
 // `promtool check metrics` where it is installed, and always with the checker below (the
 // format's line grammar, TYPE before samples, counters named *_total, histogram buckets
 // cumulative with an +Inf bucket and _sum/_count). The real opmap-collector and

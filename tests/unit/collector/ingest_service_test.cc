@@ -226,7 +226,7 @@ TEST_P(CollectorTest, GapIsHeldBackUntilResent) {
   EXPECT_EQ(c.store().Stats().batches, 3);
 }
 
-// Issue 39, finding 7: alternating gaps made every out-of-order message rebuild the whole
+// Alternating gaps made every out-of-order message rebuild the whole
 // session from the store (~1.2 s of CPU per two messages on a 5 M-record session). A gap
 // now costs one session-row read; the session is rebuilt only when the store moved on.
 TEST_P(CollectorTest, GapsDoNotRebuildTheSessionEachTime) {

@@ -53,7 +53,7 @@ TEST(Csv, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(CsvField("a,\x1b[2J"), "\"a,\\x1b[2J\"");
 }
 
-// The hostile-input probe's names (issue 39): what reached analysts' terminals raw.
+// The hostile-input probe's names: what reached analysts' terminals raw.
 TEST(Printable, ControlsBidiAndInvalidBytesAreShownNotObeyed) {
   EXPECT_EQ(Printable("aten::mm"), "aten::mm");
   EXPECT_EQ(Printable("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");     // OSC: retitle

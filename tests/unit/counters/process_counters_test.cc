@@ -262,7 +262,7 @@ TEST(ProcessCountersTest, MaxThreadsShortfallIsListed) {
 
 }  // namespace
 
-// Issue 39, finding 8: after a registered process exited and its pid was reused by a
+// After a registered process exited and its pid was reused by a
 // process of another uid, the agent opened counters on that process. Counters opened
 // with the identity taken at registration refuse a pid whose process is not that one.
 // A reused pid is stood in for by this test process: the identity is a child's that has

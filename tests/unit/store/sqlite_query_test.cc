@@ -330,7 +330,7 @@ TEST_P(QueryTest, ForEachBatchVisitsSelectedSessionsInOrder) {
 OPMAP_INSTANTIATE_ENGINES(QueryTest);
 
 
-// Issue 39, finding 4: sums across sessions of valid rows (each session's ≤ 2^62 ns, as
+// Sums across sessions of valid rows (each session's ≤ 2^62 ns, as
 // ingest checks) saturate at INT64_MAX on both engines, never wrap negative.
 TEST_P(QueryTest, SumsOfExtremeValidValuesSaturate) {
   const std::vector<int64_t> extreme(1000, int64_t{1} << 52);  // 2^62 ns a session
