@@ -23,9 +23,19 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/config/agent.conf
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/config/collector.conf
   PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ
   DESTINATION /etc/opmap)
-file(GLOB _opmap_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_opmap_docs}
-  DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# README.md, docs/*.md and deploy/README.md (the install guide) in their own layout, so
+# their links to each other resolve under /usr/share/doc/opmap; links to files the
+# package does not ship become plain paths (ship_docs.py). tests/integration/
+# package_test.sh checks every relative link of the installed docs.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+install(CODE "
+  execute_process(COMMAND \"${Python3_EXECUTABLE}\"
+                          \"${CMAKE_CURRENT_LIST_DIR}/ship_docs.py\" \"${PROJECT_SOURCE_DIR}\"
+                          \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DOCDIR}\"
+                  RESULT_VARIABLE _ship_rc)
+  if(NOT _ship_rc EQUAL 0)
+    message(FATAL_ERROR \"ship_docs.py failed: \${_ship_rc}\")
+  endif()")
 
 # Debian's copyright and changelog files (a native package: changelog.gz), the changelog
 # generated so its version is the tree's.

@@ -51,7 +51,8 @@ for f in ./usr/bin/opmap ./usr/bin/opmap-agent ./usr/bin/opmap-collector ./usr/b
          ./usr/lib/systemd/system/opmap-collector.service ./usr/lib/sysusers.d/opmap.conf \
          ./etc/opmap/agent.conf ./etc/opmap/collector.conf ./etc/opmap/tokens.example \
          ./usr/share/doc/opmap/copyright ./usr/share/doc/opmap/changelog.gz \
-         ./usr/share/doc/opmap/operations.md ./usr/share/doc/opmap/metrics.md; do
+         ./usr/share/doc/opmap/README.md ./usr/share/doc/opmap/docs/operations.md \
+         ./usr/share/doc/opmap/docs/metrics.md ./usr/share/doc/opmap/deploy/README.md; do
   check "contains $f" grep -qxF "$f" <<<"$contents"
 done
 
@@ -60,6 +61,28 @@ check "collector.conf ships 0640 (it may hold the ClickHouse password)" \
   grep -qE '^-rw-r----- root/root .* \./etc/opmap/collector.conf$' <<<"$modes"
 check "postinst gives collector.conf to group opmap" bash -c \
   'dpkg-deb --ctrl-tarfile "$0" | tar -xO ./postinst | grep -q "chgrp opmap"' "$deb"
+
+# Every relative link of the installed docs resolves where they are installed.
+docroot="$WORK/docroot"
+mkdir -p "$docroot"
+dpkg-deb -x "$deb" "$docroot"
+dead_links="$(python3 - "$docroot/usr/share/doc/opmap" <<'PY'
+import os, re, sys
+base = sys.argv[1]
+for dirpath, _, files in os.walk(base):
+    for f in files:
+        if not f.endswith(".md"):
+            continue
+        path = os.path.join(dirpath, f)
+        for n, line in enumerate(open(path, encoding="utf-8"), 1):
+            for m in re.finditer(r"\]\(([^)\s#]+)", line):
+                t = m.group(1)
+                if not re.match(r"[a-z]+:", t) and not os.path.exists(os.path.join(dirpath, t)):
+                    print(f"{os.path.relpath(path, base)}:{n}: {t}")
+PY
+)"
+[[ -z "$dead_links" ]] || echo "$dead_links"
+check "every relative link in /usr/share/doc/opmap resolves" test -z "$dead_links"
 
 lintian --tag-display-limit 0 "$deb" >"$WORK/lintian.txt" 2>&1
 cat "$WORK/lintian.txt"
