@@ -4,6 +4,8 @@
 #include "absl/strings/str_format.h"
 #include "agent/daemon/agent.h"
 #include "common/metrics/prometheus_text.h"
+#include "common/text/printable.h"
+#include "common/text/aligned_table.h"
 #include "agent/daemon/counter_monitor.h"
 #include "agent/daemon/registered_process.h"
 #include "agent/daemon/registry.h"
@@ -181,18 +183,28 @@ std::string Agent::StatusText(bool json) {
       windows_total_, records_total_, drops_total_,
       up.collector_state, up.queued_batches, up.spool_bytes, up.sent_batches,
       up.acked_batches, up.dropped_batches);
-  absl::StrAppendFormat(&out, "%-8s %-10s %-20s %-10s %8s %10s %8s %10s\n", "pid", "state",
-                        "model", "revision", "windows", "records", "drops", "records/s");
+  // The workload chose its model and revision names and the reasons quote what it ran:
+  // printable only (common/text/printable.h), laid out by the one table class.
+  text::AlignedTable table({"pid", "state", "model", "revision", "windows", "records", "drops",
+                            "records/s"},
+                           {true, false, false, false, true, true, true, true});
+  std::string unavailable;
   for (const auto& [pid, p] : processes_) {
-    absl::StrAppendFormat(&out, "%-8d %-10s %-20s %-10s %8d %10d %8d %10.0f\n", pid,
-                          p->capturing() ? "capturing" : "idle", p->resource.model_name(),
-                          p->resource.model_revision(), p->windows, p->records_total,
-                          p->drops_total, p->last_records_per_s);
+    table.Add({absl::StrCat(pid), p->capturing() ? "capturing" : "idle",
+               text::PrintableCell(p->resource.model_name(), 24),
+               text::PrintableCell(p->resource.model_revision(), 16), absl::StrCat(p->windows),
+               absl::StrCat(p->records_total), absl::StrCat(p->drops_total),
+               absl::StrFormat("%.0f", p->last_records_per_s)});
     for (const auto& [what, why] : p->unavailable) {
-      absl::StrAppendFormat(&out, "         unavailable: %s: %s\n", what, why);
+      absl::StrAppend(&unavailable, "pid ", pid, " unavailable: ", text::Printable(what), ": ",
+                      text::Printable(why), "\n");
     }
   }
-  if (processes_.empty()) out += "(no process registered)\n";
+  if (processes_.empty()) {
+    out += "(no process registered)\n";
+  } else {
+    out += table.Render() + unavailable;
+  }
   for (const std::string& e : exited_) absl::StrAppendFormat(&out, "exited: %s\n", e);
   return out;
 }
