@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/agent_fixture.h"
 
@@ -123,6 +124,31 @@ TEST_F(AgentTest, AttachThroughTheAgentPrintsTheReportAndStatusListsTheProcess) 
   EXPECT_TRUE(absl::StrContains(after, "\"processes\":[]")) << after;
   EXPECT_TRUE(absl::StrContains(after, absl::StrCat("pid ", demo.pid(), " (demo-test)"))) << after;
   EXPECT_EQ(agent.Stop(), 0) << agent.Log();
+}
+
+// The workload names its model: `opmap-agent status` prints it escaped, never a raw
+// escape sequence or line break into the operator's terminal.
+TEST_F(AgentTest, StatusPrintsAWorkloadsNamesEscaped) {
+  AgentProcess agent(dir_.path(), {"--capture-every", "1h"});
+  ASSERT_TRUE(agent.Start().ok()) << agent.Log();
+  Child demo;
+  std::vector<std::string> env = InjectEnv(agent.socket());
+  env.push_back("OPMAP_MODEL=evil\x1b]0;owned\x07\nmodel");
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "5", "--rate", "50"}, dir_.File("demo.out"),
+                         dir_.File("demo.err"), env)
+                  .ok());
+  ASSERT_TRUE(agent.WaitForProcess(demo.pid(), 0, absl::Seconds(15))) << agent.Log();
+  RunResult status = opmap::testing::Run(
+      {AgentBin(), "status", "--control-socket", agent.control_socket()}, dir_.path(), {},
+      absl::Seconds(10));
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(status.out.find('\x1b'), std::string::npos) << status.out;
+  EXPECT_EQ(status.out.find('\x07'), std::string::npos) << status.out;
+  // One row: the name did not break the table's line (the registration already replaced
+  // its control bytes; the table escapes whatever reaches it).
+  EXPECT_THAT(status.out, ::testing::ContainsRegex("idle +evil[^\n]*model +0")) << status.out;
+  demo.Signal(SIGTERM);
+  (void)demo.Wait(absl::Seconds(10));
 }
 
 TEST_F(AgentTest, AttachToAProcessWithoutTheLibraryPrintsTheRemedy) {
