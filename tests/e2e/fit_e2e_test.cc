@@ -181,6 +181,15 @@ TEST_F(FitEndToEnd, TheFitNamesThePlatformThatMeetsTheSlaAtTheHigherRate) {
     GTEST_SKIP() << "the demos' own p99s did not separate the platforms (knee steps " << fast_knee
                  << " and " << slow_knee << "): the machine was too loaded for this ladder";
   }
+  // opmap's p99 is its capture window's, the demo's the whole run's: near the SLA the two
+  // fall on either side of it by load alone (once under test.sh a window's p99 was 17.4 ms
+  // against the SLA's 15 while the whole run met it). Only a knee clear of the SLA
+  // separates the platforms for sure.
+  const double fast_p99 = demo_p99["Fake H100"][static_cast<size_t>(fast_knee)];
+  if (fast_p99 > 0.75 * kFitSlaMs) {
+    GTEST_SKIP() << "the fast platform's own p99 at its knee, " << fast_p99
+                 << " ms, is within 25% of the SLA: too close for a capture window to agree";
+  }
   EXPECT_EQ(std::string_view(fit["best"].get_string().value_unsafe()), "gpu_name=Fake H100") << json;
   EXPECT_EQ(std::string_view(fit["runner_up"].get_string().value_unsafe()), "gpu_name=Fake L40S");
   // The runner-up is rejected with its reason: a lower knee, or no knee at all.
