@@ -15,6 +15,7 @@
 #include "agent/daemon/agent_config.h"
 #include "agent/daemon/power_command.h"
 #include "agent/daemon/uploader.h"
+#include "common/config/flag_config.h"
 #include "common/metrics/metrics_server.h"
 #include "common/version/version.h"
 
@@ -26,26 +27,44 @@ void OnSignal(int) {
   if (opmap::agent::Agent* a = g_agent.load()) a->Stop();
 }
 
+struct StatusArgs {
+  std::string control_socket = opmap::agent::AgentConfig{}.control_socket;
+  bool json = false;
+};
+
+// `opmap-agent status`'s flags, through the flag table every opmap binary uses.
+const std::vector<opmap::config::ConfigKey<StatusArgs>>& StatusKeys() {
+  static const auto* keys = new std::vector<opmap::config::ConfigKey<StatusArgs>>{
+      {"control-socket", false, "PATH",
+       "the agent's control socket (default /run/opmap/agent-control.sock)",
+       opmap::config::StringSetter(&StatusArgs::control_socket)},
+      {"json", true, "", "one JSON object instead of the table",
+       opmap::config::ParsedSetter(&StatusArgs::json, &opmap::config::ParseBool)},
+  };
+  return *keys;
+}
+
 int Status(const std::vector<std::string>& args) {
-  std::string socket = opmap::agent::AgentConfig{}.control_socket;
-  opmap::agent::ControlRequest request;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      request.json = true;
-    } else if (args[i] == "--control-socket" && i + 1 < args.size()) {
-      socket = args[++i];
-    } else if (args[i].starts_with("--control-socket=")) {
-      socket = args[i].substr(17);
-    } else if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "usage: opmap-agent status [--control-socket PATH] [--json]\n\n"
-                   "Registered processes, their state, windows, records/s and drops; the\n"
-                   "agent's own CPU and RSS; the upload queue and spool.\n";
-      return 0;
-    } else {
-      std::cerr << "opmap-agent status: unknown argument '" << args[i] << "'\n";
-      return 2;
-    }
+  StatusArgs parsed;
+  opmap::config::CommandShape shape;
+  shape.config_file = false;
+  absl::StatusOr<bool> help =
+      opmap::config::ParseCommandLine(args, StatusKeys(), shape, &parsed, nullptr);
+  if (!help.ok()) {
+    std::cerr << "opmap-agent status: " << help.status().message()
+              << "\nrun `opmap-agent status --help` for usage\n";
+    return 2;
   }
+  if (*help) {
+    std::cout << "usage: opmap-agent status [--control-socket PATH] [--json]\n\n"
+                 "Registered processes, their state, windows, records/s and drops; the\n"
+                 "agent's own CPU and RSS; the upload queue and spool.\n\n"
+              << opmap::config::FlagHelp(StatusKeys(), shape);
+    return 0;
+  }
+  const std::string& socket = parsed.control_socket;
+  opmap::agent::ControlRequest request;
+  request.json = parsed.json;
   absl::StatusOr<opmap::agent::AgentReply> reply =
       opmap::agent::CallAgent(socket, request, absl::Seconds(10));
   if (!reply.ok()) {

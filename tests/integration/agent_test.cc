@@ -368,6 +368,13 @@ TEST_F(AgentTest, BadFlagsExitTwoWithTheFlagNamed) {
                           absl::Seconds(20));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(r.err, "--collector needs --tls-ca FILE")) << r.err;
+  // `opmap-agent status` parses through the same flag table.
+  r = opmap::testing::Run({AgentBin(), "status", "--jsn"}, dir_.path(), {}, absl::Seconds(20));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "opmap-agent status: unknown flag --jsn")) << r.err;
+  r = opmap::testing::Run({AgentBin(), "status", "--json=maybe"}, dir_.path(), {},
+                          absl::Seconds(20));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 }  // namespace
