@@ -97,10 +97,13 @@ TEST_F(AgentTest, AttachThroughTheAgentPrintsTheReportAndStatusListsTheProcess) 
   const int64_t edge = std::max<int64_t>(2, forwards * 5 / 100);
   EXPECT_NEAR(RangeCount(report, "decoder_layer.0"), forwards, edge);
   EXPECT_NEAR(RangeCount(report, "demo::qkv_linear"), 2 * forwards, 2 * edge);
-  // Requests end on the worker, after their forward: those still queued or running when the
-  // 1 s window closes straddle its edge. How many grows with the request latency, which a
-  // loaded machine raises (110 of 121 once beside a full test run): 15%, not a fixed count.
-  EXPECT_GE(requests, forwards - std::max<int64_t>(10, forwards * 15 / 100));
+  // A request range runs from arrival to completion: those that arrived before the 1 s
+  // window opened are not in it, and how many that is grows with the queueing delay, which
+  // a loaded machine raises (110 of 121 once beside a full test run; 32 of 78 once under
+  // test.sh's parallel ctest). So the window holds at least a quarter of the forwards'
+  // requests, and never more requests than forwards (each request has one forward).
+  EXPECT_GE(requests, forwards / 4);
+  EXPECT_LE(requests, forwards + edge);
   std::string_view why;
   ASSERT_EQ(report["stalls"]["unavailable"].get_string().get(why), simdjson::SUCCESS);
 
