@@ -4,22 +4,20 @@
 // bodies, too many streams, incomplete sessions past the memory budget, slow metrics
 // clients and a damaged store. Each asserts the service stays up, keeps serving the
 // well-behaved peer, and stores nothing forged or changed.
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/client_unary_call.h>
 #include <grpcpp/support/sync_stream.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -32,6 +30,7 @@
 #include "opmap/v1/ingest.grpc.pb.h"
 #include "opmap/v1/query.grpc.pb.h"
 #include "tests/integration/collector_fixture.h"
+#include "tests/integration/collector_hostile_fixture.h"
 #include "tests/integration/collector_test_util.h"
 #include "tests/testing/shared_data.h"
 
@@ -39,143 +38,13 @@ namespace opmap::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using hostile::CollectorHostileTest;
+using hostile::KernelBatch;
+using hostile::Stream;
+using hostile::kFleetToken;
 using opmap::v1::Ack;
 using opmap::v1::Batch;
 
-constexpr char kFleetToken[] = "fleet-token-0123456789abcdef";
-
-// One session's batch of `kernels` kernels named "k".
-Batch KernelBatch(const std::string& agent, const std::string& session, uint64_t seq,
-                  int kernels, bool last, int64_t dur_ns = 1000) {
-  Batch b;
-  b.set_agent_id(agent);
-  b.set_session_id(session);
-  b.set_seq(seq);
-  b.mutable_resource()->set_host("hostile-test");
-  if (seq == 1) {
-    b.mutable_strings()->add_strings("");
-    b.mutable_strings()->add_strings("k");
-  } else {
-    b.mutable_strings()->set_base_index(2);
-  }
-  for (int i = 0; i < kernels; ++i) {
-    b.mutable_kernels()->add_start_ns(1'700'000'000'000'000'000 + seq * 1'000'000'000 + i * 10);
-    b.mutable_kernels()->add_dur_ns(dur_ns);
-    b.mutable_kernels()->add_name_id(1);
-    b.mutable_kernels()->add_device(0);
-    b.mutable_kernels()->add_stream(7);
-  }
-  b.set_window_start_ns(1'700'000'000'000'000'000);
-  b.set_last_in_session(last);
-  return b;
-}
-
-// An Ingest stream with its token; Send writes one batch and reads its ack.
-class Stream {
- public:
-  Stream(const std::shared_ptr<grpc::Channel>& channel, const std::string& token)
-      : stub_(opmap::v1::Ingest::NewStub(channel)) {
-    ctx_.AddMetadata("authorization", absl::StrCat("Bearer ", token));
-    stream_ = stub_->Ingest(&ctx_);
-  }
-  // The ack, or nullopt when the stream ended (then Finish() says why).
-  std::optional<Ack> Send(const Batch& b) {
-    if (!stream_->Write(b)) return std::nullopt;
-    Ack ack;
-    if (!stream_->Read(&ack)) return std::nullopt;
-    return ack;
-  }
-  grpc::Status Finish() {
-    stream_->WritesDone();
-    Ack ack;
-    while (stream_->Read(&ack)) {
-    }
-    return stream_->Finish();
-  }
-
- private:
-  std::unique_ptr<opmap::v1::Ingest::Stub> stub_;
-  grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReaderWriter<Batch, Ack>> stream_;
-};
-
-class CollectorHostileTest : public ::testing::Test {
- protected:
-  void StartCollector(std::vector<std::string> extra = {}) {
-    CollectorProcess::Options options;
-    options.dir = dir_.path();
-    options.extra = std::move(extra);
-    collector_ = std::make_unique<CollectorProcess>(options);
-    // The fixture's tokens plus one bound to the fleet's agent ids.
-    WriteFileOrDie(collector_->tokens_file(),
-                   absl::StrCat(kAgentToken, " agent importer\n", kAnalystToken,
-                                " analyst alice\n", kAdminToken, " admin root\n", kFleetToken,
-                                " agent fleet agents=fleet-*\n"));
-    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
-  }
-  void TearDown() override {
-    if (HasFailure() && collector_) std::cerr << "collector stderr:\n" << collector_->Log();
-  }
-  std::shared_ptr<grpc::Channel> Channel() {
-    grpc::ChannelArguments args;
-    args.SetMaxSendMessageSize(-1);
-    return grpc::CreateCustomChannel(collector_->address(), grpc::InsecureChannelCredentials(),
-                                     args);
-  }
-  // Sessions w<first>..w<first+n-1> of agent "a", one complete batch of 50 kernels each.
-  void StoreWindows(int first, int n) {
-    Stream s(Channel(), kAgentToken);
-    for (int i = first; i < first + n; ++i) {
-      ASSERT_TRUE(s.Send(KernelBatch("a", absl::StrCat("w", i), 1, 50, true)));
-    }
-    EXPECT_TRUE(s.Finish().ok());
-  }
-  // GPU events stored for `session` (0 when it has none), through the real CLI.
-  int64_t StoredKernels(const std::string& session) {
-    RunResult r = Opmap({"export", "--collector", collector_->address(), "--token", kAdminToken,
-                         "--session", session, "--out", dir_.File("export.json")},
-                        dir_.path());
-    if (r.exit_code != 0) return 0;
-    absl::StatusOr<analysis::Trace> back =
-        analysis::ImportKinetoBytes(ReadFileOrEmpty(dir_.File("export.json")));
-    // An export of no session holds no event (the importer refuses it as empty).
-    return back.ok() ? static_cast<int64_t>(back->gpu_events.size()) : 0;
-  }
-  // One Ingest stream carrying `bytes` as its only message (ReceivedBatch's traits send
-  // them as they are, Batch or not); the status the collector ended it with.
-  grpc::Status SendRawMessage(const std::string& bytes) {
-    std::shared_ptr<grpc::Channel> channel = Channel();
-    const grpc::internal::RpcMethod method("/opmap.v1.Ingest/Ingest",
-                                           grpc::internal::RpcMethod::BIDI_STREAMING, channel);
-    grpc::ClientContext ctx;
-    ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAgentToken));
-    std::unique_ptr<grpc::ClientReaderWriter<collector::ReceivedBatch, Ack>> stream(
-        grpc::internal::ClientReaderWriterFactory<collector::ReceivedBatch, Ack>::Create(
-            channel.get(), method, &ctx));
-    collector::ReceivedBatch message;
-    message.bytes = bytes;
-    if (stream->Write(message)) stream->WritesDone();
-    Ack ack;
-    EXPECT_FALSE(stream->Read(&ack));
-    return stream->Finish();
-  }
-  // The well-behaved peer: one complete session through a fresh stream.
-  void WellBehavedSessionIsStored(const std::string& session) {
-    Stream s(Channel(), kAgentToken);
-    std::optional<Ack> ack = s.Send(KernelBatch("good-agent", session, 1, 3, true));
-    ASSERT_TRUE(ack.has_value()) << s.Finish().error_message();
-    EXPECT_EQ(ack->durable_seq(), 1u);
-    EXPECT_TRUE(s.Finish().ok());
-    EXPECT_EQ(StoredKernels(session), 3);
-  }
-
-  TempDir dir_;
-  std::unique_ptr<CollectorProcess> collector_;
-};
-
-// Finding 6: any agent token could write any agent's session. A token bound with
-// agents=fleet-* is refused PERMISSION_DENIED for another agent id: counted, logged with
-// the principal, nothing stored.
 TEST_F(CollectorHostileTest, BoundTokenCannotWriteAnotherAgentsSessions) {
   StartCollector();
   Stream forged(Channel(), kFleetToken);
@@ -619,91 +488,5 @@ TEST_F(CollectorHostileTest, SignoffWithARoleNobodyOwnsIsRefused) {
   EXPECT_TRUE(sign("ML compiler engineer").ok());
 }
 
-
-// The held-records limit counted records, not bytes: one agent token
-// held 6 GB with one-record batches carrying ~57 MiB of strings each. Bytes are now held
-// to --max-session-bytes per session (TOO_LARGE) and --max-held-bytes in all
-// (RESOURCE_EXHAUSTED), and the collector's memory stays near the bound.
-TEST_F(CollectorHostileTest, StringBytesAreBoundedNotJustRecords) {
-  StartCollector({"--max-held-bytes", "40000000", "--max-session-bytes", "20000000"});
-  // One kernel and 128 strings of 60,000 bytes: ~7.7 MB a batch.
-  auto fat = [](const std::string& session, uint64_t seq) {
-    Batch b = KernelBatch("a", session, seq, 1, false);
-    if (seq > 1) b.mutable_strings()->set_base_index(2 + 128 * (seq - 1));  // after ours
-    for (int i = 0; i < 128; ++i) b.mutable_strings()->add_strings(std::string(60000, 'a' + i % 26));
-    return b;
-  };
-  {
-    Stream s(Channel(), kAgentToken);
-    std::optional<Ack> ack = s.Send(fat("s1", 1));
-    ASSERT_TRUE(ack.has_value());
-    ASSERT_EQ(ack->rejected_size(), 0);
-    ack = s.Send(fat("s1", 2));
-    ASSERT_TRUE(ack.has_value());
-    ASSERT_EQ(ack->rejected_size(), 0);
-    ack = s.Send(fat("s1", 3));  // 23 MB in one session: over --max-session-bytes
-    ASSERT_TRUE(ack.has_value());
-    ASSERT_EQ(ack->rejected_size(), 1);
-    EXPECT_EQ(ack->rejected(0).code(), opmap::v1::REJECTION_CODE_TOO_LARGE);
-    EXPECT_THAT(ack->rejected(0).message(), HasSubstr("--max-session-bytes"));
-    EXPECT_TRUE(s.Finish().ok());
-  }
-  // More sessions, each under its own limit: all together pass --max-held-bytes.
-  int refused = 0;
-  for (int i = 0; i < 10; ++i) {
-    Stream s(Channel(), kAgentToken);
-    if (!s.Send(fat(absl::StrCat("more", i), 1))) {
-      grpc::Status st = s.Finish();
-      EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-      EXPECT_THAT(st.error_message(), HasSubstr("--max-held-bytes"));
-      ++refused;
-      continue;
-    }
-    EXPECT_TRUE(s.Finish().ok());
-  }
-  EXPECT_GE(refused, 7) << "40 MB hold five batches of 7.7 MB at most";
-  const double rss = PeakRssMiB(collector_->pid());
-  EXPECT_LT(rss, 400) << "collector peak RSS " << rss << " MiB for a 40 MB budget";
-  std::printf("held bytes: %d of 10 sessions refused; collector peak RSS %.0f MiB\n", refused, rss);
-  WellBehavedSessionIsStored("after-the-bytes");
-}
-
 }  // namespace
-// With the default limits the collector's RSS stays under the bound
-// docs/security.md states (1 GiB) whatever authenticated peers send: the byte budget
-// filled with one-record batches of long strings, and the record budget with kernels.
-TEST_F(CollectorHostileTest, DefaultLimitsHoldTheCollectorUnderOneGiB) {
-  StartCollector();
-  auto fat = [](const std::string& session) {
-    Batch b = KernelBatch("a", session, 1, 1, false);
-    for (int i = 0; i < 128; ++i) b.mutable_strings()->add_strings(std::string(60000, 'a' + i % 26));
-    return b;
-  };
-  // Records first: sessions of 400,000 kernels each until --max-held-records refuses.
-  int held_many = 0, held_fat = 0, refused = 0;
-  for (int i = 0; i < 12; ++i) {
-    Stream s(Channel(), kAgentToken);
-    if (s.Send(KernelBatch("a", absl::StrCat("many", i), 1, 400000, false))) {
-      ++held_many;
-    } else {
-      ++refused;
-    }
-    (void)s.Finish();
-  }
-  EXPECT_EQ(held_many, 7) << "3,000,000 records hold seven sessions of 400,000";
-  for (int i = 0; i < 45; ++i) {  // 45 x 7.7 MB = 346 MB against --max-held-bytes 256 MiB
-    Stream s(Channel(), kAgentToken);
-    if (s.Send(fat(absl::StrCat("fat", i)))) ++held_fat; else ++refused;
-    (void)s.Finish();
-  }
-  EXPECT_GT(held_fat, 20);
-  EXPECT_LT(held_fat, 45);
-  const double rss = PeakRssMiB(collector_->pid());
-  std::printf("default limits: %d sessions of 400,000 kernels and %d of 7.7 MB strings held, "
-              "%d batches refused; peak RSS %.0f MiB\n",
-              held_many, held_fat, refused, rss);
-  EXPECT_LT(rss, 1024) << "collector peak RSS " << rss << " MiB under the default limits";
-  WellBehavedSessionIsStored("after-the-defaults");
-}
-
 }  // namespace opmap::testing
