@@ -51,6 +51,10 @@ constexpr IntFlag kQueue{"--queue", 1, 1 << 20};
 constexpr IntFlag kRequests{"--requests", 1, 100'000'000};
 constexpr IntFlag kSlowLayer{"--slow-layer", 0, 63};
 constexpr IntFlag kSlowRepeat{"--slow-repeat", 2, 1000};
+constexpr IntFlag kSlowEvery{"--slow-every", 1, 1'000'000};
+constexpr IntFlag kStallUs{"--host-stall-us", 1, 10'000'000};
+constexpr IntFlag kStallEvery{"--stall-every", 1, 1'000'000};
+constexpr IntFlag kStallLayer{"--stall-layer", 0, 63};
 
 std::string RangeError(const IntFlag& f, std::string_view value) {
   return std::string(f.name) + ": expected an integer in [" + std::to_string(f.lo) + ", " +
@@ -87,6 +91,12 @@ regression (for A/B tests of opmap report):
   --slow-layer N   decoder layer N computes its MLP down projection --slow-repeat
                    times (same output, more work): a deliberate slowdown in one layer
   --slow-repeat R  (default 4)
+  --slow-every K   only every K-th request (ids K-1, 2K-1, ...) is slowed   (default 1)
+  --host-stall-us U  sleep U microseconds on the host inside decoder layer --stall-layer,
+                   before its first operator (before its launches on cuda): a CPU-bound
+                   gap, in every --stall-every-th request (ids K-1, 2K-1, ...)
+  --stall-every K  (default 1)
+  --stall-layer N  (default 0)
 other:
   --device cpu|cuda  where the operators run (cuda needs a build with OPMAP_DEMO_CUDA=ON
                      and a GPU; otherwise exits 2 with "unavailable: <reason>")
@@ -150,7 +160,9 @@ ParseResult ParseFlags(const std::vector<std::string>& args) {
     } int_fields[] = {{&kLayers, &c.layers},   {&kHidden, &c.hidden},   {&kHeads, &c.heads},
                       {&kSeq, &c.seq},         {&kBatch, &c.batch},     {&kVocab, &c.vocab},
                       {&kClients, &c.clients}, {&kWorkers, &c.workers}, {&kQueue, &c.queue},
-                      {&kSlowLayer, &c.slow_layer}, {&kSlowRepeat, &c.slow_repeat}};
+                      {&kSlowLayer, &c.slow_layer}, {&kSlowRepeat, &c.slow_repeat},
+                      {&kSlowEvery, &c.slow_every}, {&kStallUs, &c.host_stall_us},
+                      {&kStallEvery, &c.stall_every}, {&kStallLayer, &c.stall_layer}};
     bool matched = false;
     for (const auto& f : int_fields) {
       if (flag != f.spec->name) continue;
@@ -209,6 +221,11 @@ ParseResult ParseFlags(const std::vector<std::string>& args) {
   }
   if (c.slow_layer >= c.layers) {
     r.error = "--slow-layer " + std::to_string(c.slow_layer) + " is not a layer (the model has " +
+              std::to_string(c.layers) + ": 0.." + std::to_string(c.layers - 1) + ")";
+    return r;
+  }
+  if (c.stall_layer >= c.layers) {
+    r.error = "--stall-layer " + std::to_string(c.stall_layer) + " is not a layer (the model has " +
               std::to_string(c.layers) + ": 0.." + std::to_string(c.layers - 1) + ")";
     return r;
   }

@@ -31,6 +31,12 @@ struct Config {
   // MLP down projection `slow_repeat` times (same result, more work).
   int slow_layer = -1;
   int slow_repeat = 4;
+  int slow_every = 1;  // only requests with (id + 1) % slow_every == 0 are slowed
+  // A host-side stall for tail tests: requests with (id + 1) % stall_every == 0 sleep
+  // host_stall_us (0: never) inside decoder layer `stall_layer`, before its first operator.
+  int host_stall_us = 0;
+  int stall_every = 1;
+  int stall_layer = 0;
   Device device = Device::kCpu;
   bool json = false;
   // Non-empty: write one line per completed request to this file (RequestTimes,

@@ -1,8 +1,10 @@
 #include "examples/demo_infer/model.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace opmap::demo {
@@ -137,6 +139,9 @@ std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector
   for (int i = 0; i < c_.layers; ++i) {
     const Layer& y = layers_[i];
     ScopedRange layer(marks_, layer_marks_[i], uint64_t(i));
+    if (i == c_.stall_layer && c_.host_stall_us > 0 && (request_id + 1) % c_.stall_every == 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(c_.host_stall_us));
+    }
     {
       ScopedRange r(marks_, ops_[kLayerNorm].mark);
       b.LayerNorm(ws.x, y.ln1_g, y.ln1_b, ws.h, t, h);
@@ -179,7 +184,8 @@ std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector
     }
     {
       ScopedRange r(marks_, ops_[kDown].mark);
-      const int repeat = i == c_.slow_layer ? c_.slow_repeat : 1;
+      const bool slowed = i == c_.slow_layer && (request_id + 1) % c_.slow_every == 0;
+      const int repeat = slowed ? c_.slow_repeat : 1;
       for (int k = 0; k < repeat; ++k) {
         b.Linear(ws.up, 4 * h, y.w_down, y.b_down, ws.proj, t, 4 * h, h);
       }
