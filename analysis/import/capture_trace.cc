@@ -24,6 +24,22 @@ T Fixed(std::string_view record) {
 
 int64_t OrNone(uint64_t v) { return v == 0 ? kNone : static_cast<int64_t>(v); }
 
+// An NVTX payload that can be a request id: an integer in [0, 2^63); anything else none.
+int64_t IntegerPayload(uint8_t kind, uint64_t bits) {
+  switch (kind) {
+    case ring::kPayloadUint64:
+    case ring::kPayloadUint32:
+      return bits < (uint64_t{1} << 63) ? static_cast<int64_t>(bits) : kNone;
+    case ring::kPayloadInt64:
+    case ring::kPayloadInt32: {
+      const int64_t v = static_cast<int64_t>(bits);
+      return v >= 0 ? v : kNone;
+    }
+    default:
+      return kNone;
+  }
+}
+
 // Producer-written timestamps are hostile: within ±2^62 ns, end >= start and at most
 // 2^52 ns apart (analysis/model/trace.h), so that end - start cannot overflow and the
 // collector never rejects a whole batch for one event the agent could have refused.
@@ -118,6 +134,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       range.kind = analysis::RangeKind::kNvtx;
       range.process = pid_;
       range.thread = r.tid;
+      range.payload = IntegerPayload(r.payload_kind, r.payload);
       t.ranges.push_back(range);
       return;
     }
@@ -132,6 +149,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
       analysis::Range p;
       p.start_ns = r.start_ns;
       p.thread = r.tid;  // where it started, as Nsight Systems shows it
+      p.payload = IntegerPayload(r.payload_kind, r.payload);
       // An output marker is held too (named nothing), so its end is not an unmatched one.
       if (!analysis::NameNvtxRange(name, t.strings, p)) p.name = kOutputMarker;
       starts_[r.range_id] = p;

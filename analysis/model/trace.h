@@ -114,6 +114,10 @@ struct Range {
   // `{flops=F,bytes=B}`, see import/nvtx_names.h); kNone when not given.
   int64_t flops = kNone;
   int64_t bytes = kNone;
+  // The NVTX range's integer payload when it carried one in [0, 2^63) (a request id on a
+  // request range and on the ranges serving it: the per-request breakdown joins them,
+  // docs/metrics.md "Tail latency"); kNone otherwise.
+  int64_t payload = kNone;
 
   int64_t end_ns() const { return start_ns + dur_ns; }
 };

@@ -280,6 +280,9 @@ void EncodeRanges(const Trace& trace, Rows rows, const StringEncoder& strings,
       r->mutable_input_dims_id(), rows,
       [&](uint32_t i) { return ev(i).input_dims != kEmptyString; },
       [&](uint32_t i) { return strings.Get(ev(i).input_dims); });
+  OptionalColumn(
+      r->mutable_payload(), rows, [&](uint32_t i) { return ev(i).payload != kNone; },
+      [&](uint32_t i) { return w::PayloadToWire(ev(i).payload); });
 }
 
 // ---- Batching. ----

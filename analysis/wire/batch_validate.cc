@@ -94,7 +94,8 @@ std::vector<ColumnGroup> Groups(const opmap::v1::Batch& b) {
         {"name_id", r.name_id_size()}, {"kind", r.kind_size()}, {"tid", r.tid_size()}},
        {{"domain_id", r.domain_id_size()}, {"pid", r.pid_size()}, {"depth", r.depth_size()},
         {"external_id", r.external_id_size()}, {"flops", r.flops_size()},
-        {"bytes", r.bytes_size()}, {"input_dims_id", r.input_dims_id_size()}}},
+        {"bytes", r.bytes_size()}, {"input_dims_id", r.input_dims_id_size()},
+        {"payload", r.payload_size()}}},
       {"counters",
        {{"ts_ns", c.ts_ns_size()}, {"name_id", c.name_id_size()}, {"source", c.source_size()},
         {"value", c.value_size()}, {"time_enabled_ns", c.time_enabled_ns_size()},
@@ -216,6 +217,11 @@ absl::Status CheckValues(const opmap::v1::Batch& b, uint64_t table, std::string*
   RETURN_IF_ERROR(v.StringIds("ranges.input_dims_id", r.input_dims_id()));
   RETURN_IF_ERROR(v.Counts("ranges.flops", r.flops()));
   RETURN_IF_ERROR(v.Counts("ranges.bytes", r.bytes()));
+  for (int i = 0; i < r.payload_size(); ++i) {
+    if (r.payload(i) > (uint64_t{1} << 63)) {
+      return v.Bad("ranges.payload", i, "payload above 2^63 (payload + 1 is sent)");
+    }
+  }
 
   const auto& c = b.counters();
   RETURN_IF_ERROR(v.StringIds("counters.name_id", c.name_id()));

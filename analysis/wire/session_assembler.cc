@@ -112,6 +112,7 @@ void DecodeRanges(const opmap::v1::RangeColumns& r, const std::vector<StringId>&
     g.thread = w::HostIdFromWire(r.tid(i));
     g.external_id = w::IdFromWire(Optional(r.external_id(), i, uint64_t{0}));
     g.input_dims = names[Optional(r.input_dims_id(), i, 0u)];
+    g.payload = w::PayloadFromWire(Optional(r.payload(), i, uint64_t{0}));
   }
 }
 

@@ -29,6 +29,7 @@
 //                                        comes back as unknown size (never a made-up 0)
 //   memcpy / memset name               name_id, and kind inferred from the name
 //   Range.input_dims (StringId)        input_dims_id (0 = "" = none, both sides)
+//   Range.payload, kNone               payload + 1 (0 = none)
 //   RangeKind kNvtx                    RANGE_KIND_NVTX_PUSH_POP (START_END comes back kNvtx)
 // An OPTIONAL column is sent only when some row of the batch has a value for it.
 #ifndef OPMAP_ANALYSIS_WIRE_WIRE_CONVENTIONS_H_
@@ -46,6 +47,13 @@ inline uint64_t IdToWire(int64_t id) { return id == kNone ? 0 : static_cast<uint
 // Ids ≥ 2^63 from a live agent come back negative; they stay distinct, which is all the
 // mapping needs of them.
 inline int64_t IdFromWire(uint64_t id) { return id == 0 ? kNone : static_cast<int64_t>(id); }
+
+// Range.payload in [0, 2^63) or kNone <-> payload + 1, 0 = none (batch_validate refuses a
+// wire value above 2^63).
+inline uint64_t PayloadToWire(int64_t p) { return p < 0 ? 0 : static_cast<uint64_t>(p) + 1; }
+inline int64_t PayloadFromWire(uint64_t p) {
+  return p == 0 || p > (uint64_t{1} << 63) ? kNone : static_cast<int64_t>(p - 1);
+}
 
 inline uint32_t HostIdToWire(int64_t id) { return static_cast<uint32_t>(id); }
 inline int64_t HostIdFromWire(uint32_t id) { return static_cast<int32_t>(id); }
