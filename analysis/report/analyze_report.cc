@@ -10,6 +10,7 @@
 #include "analysis/report/report_fields.h"
 #include "analysis/report/modules_report.h"
 #include "analysis/report/stalls_report.h"
+#include "analysis/report/tail_report.h"
 #include "analysis/report/timeline_report.h"
 #include "common/text/csv.h"
 #include "common/text/printable.h"
@@ -149,6 +150,7 @@ std::string RenderAnalyzeJson(const TraceSummary& s, const ReportOptions& option
   TimelineJson(w, s.idle_time, s.launch_stats);
   ModulesJson(w, s.modules, options.top);
   HostRangesJson(w, s.host_ranges, options.top);
+  TailJson(w, s.tail, options.top);
   StallsJson(w, s.stalls, options.top);
   if (options.launches) LaunchesJson(w, s.launches);
   w.EndObject();
@@ -175,6 +177,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
     // all be empty, so one line says so and the host sections follow.
     out.append("\nGPU: no GPU events in this trace\n");
     out.append(HostRangesTable(s.host_ranges, options.top));
+    out.append(TailTable(s.tail, options.top));
     out.append(StallsTable(s.stalls, options.top));
     return out;
   }
@@ -229,6 +232,7 @@ std::string RenderAnalyzeTable(const TraceSummary& s, const ReportOptions& optio
   out.append(ModulesTable(s.modules, options.top));
   out.append(TimelineTable(s.idle_time, s.launch_stats));
   out.append(HostRangesTable(s.host_ranges, options.top));
+  out.append(TailTable(s.tail, options.top));
   out.append(StallsTable(s.stalls, options.top));
   return out;
 }

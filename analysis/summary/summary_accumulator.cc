@@ -161,6 +161,7 @@ void SummaryAccumulator::Add(const Trace& part, const MappingResult& mapping,
   launches_.Add(part, launches);
   host_.Add(part, ranges);
   modules_.Add(part, mapping, ranges);
+  requests_.Add(part, mapping, ranges);
 }
 
 TraceSummary SummaryAccumulator::Finish(TraceInfo info) {
@@ -219,6 +220,10 @@ TraceSummary SummaryAccumulator::Finish(TraceInfo info) {
   s.launch_stats = launches_.Finish();
   s.host_ranges = host_.Finish();
   s.modules = modules_.Finish();
+  s.tail = ExplainTails(requests_.Finish([&](std::string_view op) {
+    auto it = operator_index_.find(std::string(op));
+    return it == operator_index_.end() ? LayerType::kOther : operator_type[it->second];
+  }));
   return s;
 }
 

@@ -28,6 +28,7 @@
 #include "analysis/summary/host_ranges.h"
 #include "analysis/summary/modules.h"
 #include "analysis/summary/part_ranges.h"
+#include "analysis/summary/request_breakdown.h"
 #include "analysis/summary/trace_summary.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 #include "analysis/timeline/device_breakdown.h"
@@ -95,6 +96,7 @@ class SummaryAccumulator {
   LaunchStatsAccumulator launches_;
   HostRangeAccumulator host_;
   ModuleAccumulator modules_;
+  RequestBreakdownAccumulator requests_;
 };
 
 }  // namespace opmap::analysis

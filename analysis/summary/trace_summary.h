@@ -13,6 +13,7 @@
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/summary/host_ranges.h"
 #include "analysis/summary/modules.h"
+#include "analysis/summary/tail_explanation.h"
 #include "analysis/model/trace.h"
 #include "analysis/stalls/stall_summary.h"
 #include "analysis/stats/quantiles.h"
@@ -107,6 +108,7 @@ struct TraceSummary {
   LaunchStatsSummary launch_stats;
   HostRangeSummary host_ranges;  // operator ranges by self time (host side)
   ModuleSummary modules;         // GPU time by module (nn.Module / NVTX layer ranges)
+  RequestTailSummary tail;       // per-request breakdown and tail explanation
   StallSummary stalls;           // memory-stall fractions per kernel and layer type
   std::vector<LaunchRow> launches;  // in trace order; only with list_launches
   StreamingFacts streaming;
