@@ -102,7 +102,8 @@ other:
                      and a GPU; otherwise exits 2 with "unavailable: <reason>")
   --json           print a one-line JSON summary on stdout (fields: examples/README.md)
   --request-log F  write one line per completed request to F: id and CLOCK_REALTIME ns
-                   just before and after its range's NVTX start and end calls
+                   just before and after its range's NVTX start and end calls, and
+                   the ns --slow-every / --host-stall-us added to it
   --help           this text
   --version        print this build's version and exit (as the first argument)
 

@@ -128,7 +128,8 @@ std::vector<int32_t> Model::RequestTokens(uint64_t request_id) const {
 }
 
 std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector<int32_t>& tokens,
-                                    uint64_t request_id) const {
+                                    uint64_t request_id, int64_t* injected_ns) const {
+  int64_t injected = 0;
   const int t = c_.batch * c_.seq, h = c_.hidden;
   const int64_t th = int64_t(t) * h;
   ScopedRange forward(marks_, forward_mark_, request_id);
@@ -140,7 +141,13 @@ std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector
     const Layer& y = layers_[i];
     ScopedRange layer(marks_, layer_marks_[i], uint64_t(i));
     if (i == c_.stall_layer && c_.host_stall_us > 0 && (request_id + 1) % c_.stall_every == 0) {
+      const auto t0 = std::chrono::steady_clock::now();
       std::this_thread::sleep_for(std::chrono::microseconds(c_.host_stall_us));
+      const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - t0).count();
+      stall_ns_ += ns;
+      injected += ns;
+      ++stalled_requests_;
     }
     {
       ScopedRange r(marks_, ops_[kLayerNorm].mark);
@@ -186,8 +193,17 @@ std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector
       ScopedRange r(marks_, ops_[kDown].mark);
       const bool slowed = i == c_.slow_layer && (request_id + 1) % c_.slow_every == 0;
       const int repeat = slowed ? c_.slow_repeat : 1;
-      for (int k = 0; k < repeat; ++k) {
-        b.Linear(ws.up, 4 * h, y.w_down, y.b_down, ws.proj, t, 4 * h, h);
+      b.Linear(ws.up, 4 * h, y.w_down, y.b_down, ws.proj, t, 4 * h, h);
+      if (repeat > 1) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int k = 1; k < repeat; ++k) {
+          b.Linear(ws.up, 4 * h, y.w_down, y.b_down, ws.proj, t, 4 * h, h);
+        }
+        const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - t0).count();
+        slow_extra_ns_ += ns;
+        injected += ns;
+        ++slow_requests_;
       }
     }
     {
@@ -206,6 +222,7 @@ std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector
              c_.vocab);
   }
   b.CopyOut(ws.host_logits.data(), ws.logits, ws.host_logits.size());
+  if (injected_ns != nullptr) *injected_ns = injected;
   if (!b.Error().empty()) return {};
   std::vector<int32_t> next(c_.batch);
   for (int s = 0; s < c_.batch; ++s) {
@@ -215,6 +232,11 @@ std::vector<int32_t> Model::Forward(Backend& b, Workspace& ws, const std::vector
     next[s] = best;
   }
   return next;
+}
+
+Model::Injected Model::injected() const {
+  return {slow_requests_.load(), slow_extra_ns_.load(), stalled_requests_.load(),
+          stall_ns_.load()};
 }
 
 uint64_t Model::FlopsPerRequest() const {

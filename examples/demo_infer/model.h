@@ -11,6 +11,7 @@
 #ifndef OPMAP_EXAMPLES_DEMO_INFER_MODEL_H_
 #define OPMAP_EXAMPLES_DEMO_INFER_MODEL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,11 +59,23 @@ class Model {
 
   // One annotated forward pass. Returns the next token per sequence, or an empty vector
   // when the backend failed (its Error() says why).
+  // `injected_ns`, when given, receives the time --slow-every and --host-stall-us added.
   std::vector<int32_t> Forward(Backend& backend, Workspace& ws, const std::vector<int32_t>& tokens,
-                               uint64_t request_id) const;
+                               uint64_t request_id, int64_t* injected_ns = nullptr) const;
 
   const std::vector<OpInfo>& ops() const { return ops_; }
   uint64_t FlopsPerRequest() const;
+
+  // What --slow-every and --host-stall-us added, measured by the steady clock around the
+  // extra down projections and the sleeps: the ground truth tail tests compare against
+  // (on cuda the extra projections are launches, so only their host time is measured).
+  struct Injected {
+    int64_t slow_requests = 0;
+    int64_t slow_extra_ns = 0;
+    int64_t stalled_requests = 0;
+    int64_t stall_ns = 0;
+  };
+  Injected injected() const;
 
  private:
   struct Layer {
@@ -95,6 +108,8 @@ class Model {
   float *tok_emb_ = nullptr, *pos_emb_ = nullptr, *lnf_g_ = nullptr, *lnf_b_ = nullptr;
   float *w_head_ = nullptr, *b_head_ = nullptr;
   std::vector<Layer> layers_;
+  mutable std::atomic<int64_t> slow_requests_{0}, slow_extra_ns_{0};
+  mutable std::atomic<int64_t> stalled_requests_{0}, stall_ns_{0};
 };
 
 }  // namespace opmap::demo

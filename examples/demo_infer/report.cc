@@ -169,6 +169,12 @@ std::string JsonReport(const ReportInput& in) {
   o += ",\"percentiles\":\"exact over all requests, linear interpolation between closest ranks\"";
   o += ",\"queue_full_waits\":" + std::to_string(s.queue_full_waits);
   o += ",\"flops_per_request\":" + std::to_string(in.model->FlopsPerRequest());
+  const Model::Injected inj = in.model->injected();
+  auto mean_ms = [](int64_t ns, int64_t n) { return n > 0 ? Fmt("%.6f", double(ns) / n / 1e6) : "null"; };
+  o += ",\"injected\":{\"slow_requests\":" + std::to_string(inj.slow_requests) +
+       ",\"slow_extra_ms_mean\":" + mean_ms(inj.slow_extra_ns, inj.slow_requests) +
+       ",\"stalled_requests\":" + std::to_string(inj.stalled_requests) +
+       ",\"stall_ms_mean\":" + mean_ms(inj.stall_ns, inj.stalled_requests) + "}";
   o += ",\"model_gflops_per_s\":" + Fmt("%.4f", GflopsPerSecond(in));
   o += ",\"output_checksum\":\"" + Hex(s.output_checksum) + "\"";
   o += ",\"ranges\":{";
@@ -196,11 +202,12 @@ std::string WriteRequestLog(const std::string& path, std::vector<RequestTimes> t
             [](const RequestTimes& a, const RequestTimes& b) { return a.id < b.id; });
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return "cannot write '" + path + "'";
-  std::fputs("# id start_before_ns start_after_ns end_before_ns end_after_ns (CLOCK_REALTIME)\n",
+  std::fputs("# id start_before_ns start_after_ns end_before_ns end_after_ns (CLOCK_REALTIME) "
+             "injected_ns\n",
              f);
   for (const RequestTimes& t : times) {
-    std::fprintf(f, "%" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\n", t.id,
-                 t.start_before, t.start_after, t.end_before, t.end_after);
+    std::fprintf(f, "%" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
+                 t.id, t.start_before, t.start_after, t.end_before, t.end_after, t.injected_ns);
   }
   if (std::fclose(f) != 0) return "cannot write '" + path + "'";
   return "";

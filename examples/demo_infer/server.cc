@@ -118,7 +118,8 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
   auto worker = [&](int w) {
     WorkerTotals& t = totals[w];
     while (std::optional<Request> r = queue.Pop()) {
-      std::vector<int32_t> next = model.Forward(*backends[w], workspaces[w], r->tokens, r->id);
+      std::vector<int32_t> next = model.Forward(*backends[w], workspaces[w], r->tokens, r->id,
+                                                 &r->times.injected_ns);
       const Clock::time_point done = Clock::now();
       r->times.end_before = RealtimeNs();
       marks.End(r->range);

@@ -27,6 +27,7 @@ struct RequestTimes {
   uint64_t id = 0;
   int64_t start_before = 0, start_after = 0;
   int64_t end_before = 0, end_after = 0;
+  int64_t injected_ns = 0;  // what --slow-every / --host-stall-us added to this request
 };
 
 struct ServeResult {

@@ -4,7 +4,8 @@
 usage: match_requests.py REQUEST_LOG EXPORT_JSON PID
 
 REQUEST_LOG is opmap-demo-infer --request-log output: per request its id and CLOCK_REALTIME
-readings just before and after the NVTX calls that started and ended its range.
+readings just before and after the NVTX calls that started and ended its range, then the
+injected ns (ignored here).
 EXPORT_JSON is `opmap export` output (Chrome trace JSON; ts and dur in microseconds with
 nanosecond decimals). PID is the demo's process id: only its ranges named "request" count.
 
@@ -41,10 +42,10 @@ def main(argv):
             if line.startswith("#") or not line.strip():
                 continue
             fields = line.split()
-            if len(fields) != 5:
-                print(f"{log_path}:{n}: expected 5 fields, got {len(fields)}", file=sys.stderr)
+            if len(fields) != 6:
+                print(f"{log_path}:{n}: expected 6 fields, got {len(fields)}", file=sys.stderr)
                 return 2
-            rid, sb, sa, eb, ea = (int(x) for x in fields)
+            rid, sb, sa, eb, ea, _ = (int(x) for x in fields)
             requests.append((sb, sa, eb, ea, rid))
     requests.sort()
     starts = [r[0] for r in requests]
