@@ -107,31 +107,23 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     by_payload[rs[j].payload].push_back(static_cast<int32_t>(j));
   }
 
-  // This part's end: every GPU event and call of the part ends by it (a cut splits none).
-  int64_t part_end = std::numeric_limits<int64_t>::min();
-  for (const GpuEvent& g : part.gpu_events) part_end = std::max(part_end, g.end_ns());
-  for (const ApiCall& c : part.api_calls) part_end = std::max(part_end, c.end_ns());
-  for (size_t i = 0; i < rs.size(); ++i) {
-    part_end = std::max(part_end, PartRanges::EndsHere(ranges, i) ? rs[i].end_ns()
-                                                                    : rs[i].start_ns);
-  }
-
-  // Requests and their services in this part; services indexed by (process, thread).
-  struct Held {
-    State* state;
-    int64_t limit;
-    bool ends_here;
-  };
-  std::vector<Held> held;
+  // Requests and their services in this part, indexed by (process, thread).
   struct ThreadService {
     int64_t start, end;
     State* state;
+    Served* served;
   };
   absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<ThreadService>> by_thread;
+  auto index = [&](State& st, Served& served, const Service& s) {
+    by_thread[{s.process, s.thread}].push_back({s.start, s.end, &st, &served});
+    // A graph capture merge puts the launch copies of a replayed graph on the replay
+    // thread of its launch's thread, inside the launch call's time (trace.h).
+    by_thread[{s.process, ReplayThread(s.thread)}].push_back({s.start, s.end, &st, &served});
+  };
+  std::vector<State*> ending;
   for (int32_t i : requests) {
     const Range& r = rs[i];
-    const int64_t id = PartRanges::IdOf(ranges, i);
-    auto [it, added] = open_.try_emplace(id);
+    auto [it, added] = open_.try_emplace(PartRanges::IdOf(ranges, i));
     State& st = it->second;
     if (added) {
       st.record.name = std::string(part.strings.Get(r.name));
@@ -141,10 +133,9 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
       st.record.process = r.process;
       st.record.thread = r.thread;
       st.record.payload = r.payload;
-      st.cursor = r.start_ns;
+      st.own.services.push_back({r.process, r.thread, r.start_ns, r.end_ns()});
     }
-    st.services.clear();
-    st.events.clear();
+    index(st, st.own, st.own.services.front());
     if (r.payload != kNone) {
       if (auto p = by_payload.find(r.payload); p != by_payload.end()) {
         for (int32_t j : p->second) {
@@ -152,109 +143,156 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
           if (s.process != r.process || s.start_ns < r.start_ns || s.end_ns() > r.end_ns()) {
             continue;
           }
-          st.services.push_back({s.process, s.thread, s.start_ns, s.end_ns()});
+          const Service service{s.process, s.thread, s.start_ns, s.end_ns()};
+          if (st.joined.service_ids.insert(PartRanges::IdOf(ranges, j)).second) {
+            st.joined.services.push_back(service);
+          }
+          index(st, st.joined, service);
         }
       }
     }
-    if (!st.services.empty()) {
-      st.record.joined = true;
-    } else if (r.payload == kNone || (added && PartRanges::EndsHere(ranges, i))) {
-      // No payload, or the whole request is in this part and nothing carries its payload:
-      // it serves itself.
-      st.services.push_back({r.process, r.thread, r.start_ns, r.end_ns()});
+    if (PartRanges::EndsHere(ranges, i)) {
+      st.ending = true;
+      ending.push_back(&st);
     }
-    for (const Service& s : st.services) {
-      if (st.service_start == kNone || s.start < st.service_start) st.service_start = s.start;
-      by_thread[{s.process, s.thread}].push_back({s.start, s.end, &st});
-      // A graph capture merge puts the launch copies of a replayed graph on the replay
-      // thread of its launch's thread, inside the launch call's time (trace.h).
-      by_thread[{s.process, ReplayThread(s.thread)}].push_back({s.start, s.end, &st});
-    }
-    const bool ends_here = PartRanges::EndsHere(ranges, i);
-    held.push_back({&st, ends_here ? r.end_ns() : part_end, ends_here});
   }
   for (auto& [thread, list] : by_thread) {
     std::sort(list.begin(), list.end(),
               [](const ThreadService& a, const ThreadService& b) { return a.start < b.start; });
   }
-
-  // GPU events by their launch call's thread and time.
-  for (size_t e = 0; e < part.gpu_events.size(); ++e) {
-    const int32_t la = mapping.events[e].launch_api;
-    if (la < 0) continue;
-    const ApiCall& call = part.api_calls[la];
-    auto it = by_thread.find({call.process, call.thread});
-    if (it == by_thread.end()) continue;
+  // Every service on `key` that overlaps [start, end], each (state, way) once. Services on
+  // one thread overlap only by nesting: a bounded look-back from the last that starts by
+  // `end` finds them all.
+  auto each_service = [&](std::pair<int64_t, int64_t> key, int64_t start, int64_t end,
+                          const auto& fn) {
+    auto it = by_thread.find(key);
+    if (it == by_thread.end()) return;
     const std::vector<ThreadService>& list = it->second;
-    auto up = std::upper_bound(
-        list.begin(), list.end(), call.start_ns,
-        [](int64_t t, const ThreadService& s) { return t < s.start; });
-    // Services on one thread overlap only by nesting: a few look-backs find them all.
+    auto up = std::upper_bound(list.begin(), list.end(), end,
+                               [](int64_t t, const ThreadService& s) { return t < s.start; });
+    Served* last = nullptr;
     int looked = 0;
-    State* last = nullptr;
     for (auto s = up; s != list.begin() && looked < 64; ++looked) {
       --s;
-      if (call.start_ns <= s->end && s->state != last) {
-        s->state->events.push_back(static_cast<int32_t>(e));
-        last = s->state;
-      }
+      if (s->end < start || s->served == last) continue;
+      fn(*s);
+      last = s->served;
     }
-  }
+  };
 
-  // Each thread's innermost-range segments, built for service threads only.
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<Segment>> segments;
-  {
-    absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<int32_t>> on_thread;
-    for (size_t i = 0; i < rs.size(); ++i) {
-      auto key = std::make_pair(rs[i].process, rs[i].thread);
-      if (!IsReplayThread(rs[i].thread) && by_thread.contains(key)) {
-        on_thread[key].push_back(static_cast<int32_t>(i));
-      }
-    }
-    for (auto& [key, list] : on_thread) {
-      std::sort(list.begin(), list.end(), [&](int32_t a, int32_t b) {
-        if (rs[a].start_ns != rs[b].start_ns) return rs[a].start_ns < rs[b].start_ns;
-        if (rs[a].dur_ns != rs[b].dur_ns) return rs[a].dur_ns > rs[b].dur_ns;
-        return a < b;
-      });
-      segments[key] = InnermostSegments(rs, list);
-    }
-  }
-
-  std::vector<int32_t> range_key(rs.size(), -1);
   auto module_of = [&](int32_t r) -> std::string_view {
     const int32_t m = r < 0 ? -1 : modules.module_of[r];
     if (m < 0 || !modules.names[m]) return "";
     return modules.names[m]->name;
   };
-  auto range_component = [&](int32_t r) {
-    if (range_key[r] >= 0) return range_key[r];
-    const bool is_operator = operators[r] && !modules.names[r];
-    if (is_operator) {
-      std::optional<LayerType> t = ClassifyOperatorName(part.strings.Get(rs[r].name));
-      range_key[r] = KeyIndex(Kind::kHostOperator, LayerTypeName(t.value_or(LayerType::kOther)),
-                              module_of(r));
-    } else {
-      range_key[r] = KeyIndex(Kind::kHostGap, "", module_of(r));
-    }
-    return range_key[r];
-  };
-  const int32_t no_range = KeyIndex(Kind::kHostGap, "", "");
-  const int32_t queue = KeyIndex(Kind::kQueue, "", "");
-  const int32_t wait = KeyIndex(Kind::kGpuWait, "", "");
+  // Ranges on service threads, each kept once: in the part it ends in, or in the part its
+  // request ends in if it goes on past that.
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const Range& r = rs[i];
+    if (IsReplayThread(r.thread)) continue;
+    int32_t key = -1;
+    each_service({r.process, r.thread}, r.start_ns, r.end_ns(), [&](const ThreadService& s) {
+      if (!PartRanges::EndsHere(ranges, i) && !s.state->ending) return;
+      if (key < 0) {
+        const bool is_operator = operators[i] && !modules.names[i];
+        const std::optional<LayerType> type =
+            is_operator ? ClassifyOperatorName(part.strings.Get(r.name)) : std::nullopt;
+        key = is_operator ? KeyIndex(Kind::kHostOperator,
+                                     LayerTypeName(type.value_or(LayerType::kOther)),
+                                     module_of(static_cast<int32_t>(i)))
+                          : KeyIndex(Kind::kHostGap, "", module_of(static_cast<int32_t>(i)));
+      }
+      std::vector<HeldRange>& held = s.served->ranges;
+      const bool again = !held.empty() && held.back().start == r.start_ns &&
+                         held.back().end == r.end_ns() && held.back().thread == r.thread;
+      if (!again) held.push_back({r.process, r.thread, r.start_ns, r.end_ns(), key});
+    });
+  }
+  // GPU events by their launch call's thread and time (an event is in one part only).
+  for (size_t e = 0; e < part.gpu_events.size(); ++e) {
+    const int32_t la = mapping.events[e].launch_api;
+    if (la < 0) continue;
+    const ApiCall& call = part.api_calls[la];
+    int32_t key = -1;
+    each_service({call.process, call.thread}, call.start_ns, call.start_ns,
+                 [&](const ThreadService& s) {
+      const GpuEvent& g = part.gpu_events[e];
+      if (key < 0) {
+        const int32_t r = mapping.events[e].range;
+        const bool copy = g.kind != GpuEventKind::kKernel;
+        const std::string what =
+            r >= 0 && !copy ? "op:" + std::string(part.strings.Get(rs[r].name))
+                            : std::string(LayerTypeName(
+                                  copy ? LayerType::kMemcpy
+                                       : ClassifyKernelName(part.strings.Get(g.name))));
+        key = KeyIndex(copy ? Kind::kCopy : Kind::kGpu, what, module_of(r));
+      }
+      s.served->events.push_back({g.start_ns, g.end_ns(), call.start_ns, key});
+    });
+  }
+  for (State* st : ending) {
+    Close(*st);
+    done_.push_back(std::move(*st));
+  }
+  for (int32_t i : requests) {
+    if (PartRanges::EndsHere(ranges, i)) open_.erase(PartRanges::IdOf(ranges, i));
+  }
+}
 
-  auto add = [](State& st, int32_t key, int64_t ns) {
-    if (ns > 0) st.ns[key] += ns;
+// The sweep over a request's extent, once all of it is held.
+void RequestBreakdownAccumulator::Close(State& st) {
+  RequestRecord& rec = st.record;
+  rec.joined = !st.joined.services.empty();
+  Served& served = rec.joined ? st.joined : st.own;
+  std::sort(served.services.begin(), served.services.end(),
+            [](const Service& a, const Service& b) { return a.start < b.start; });
+  std::stable_sort(served.events.begin(), served.events.end(),
+                   [](const HeldEvent& a, const HeldEvent& b) { return a.start < b.start; });
+  rec.gpu_events = static_cast<int64_t>(served.events.size());
+  int64_t limit = rec.start_ns + rec.dur_ns;  // to its last GPU event's end
+  for (const HeldEvent& e : served.events) limit = std::max(limit, e.end);
+  rec.extent_ns = limit - rec.start_ns;
+  const int64_t service_start = served.services.front().start;
+
+  // Each service thread's innermost-range segments.
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<Segment>> segments;
+  {
+    absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<Range>> on_thread;
+    for (const HeldRange& h : served.ranges) {
+      Range r;
+      r.start_ns = h.start;
+      r.dur_ns = h.end - h.start;
+      r.name = static_cast<StringId>(h.key);  // the component, carried through the sweep
+      on_thread[{h.process, h.thread}].push_back(r);
+    }
+    for (auto& [key, list] : on_thread) {
+      std::sort(list.begin(), list.end(), [](const Range& a, const Range& b) {
+        if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+        if (a.dur_ns != b.dur_ns) return a.dur_ns > b.dur_ns;
+        return a.name < b.name;
+      });
+      std::vector<int32_t> order(list.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+      std::vector<Segment> segs = InnermostSegments(list, order);
+      for (Segment& seg : segs) seg.range = static_cast<int32_t>(list[seg.range].name);
+      segments[key] = std::move(segs);
+    }
+  }
+
+  absl::flat_hash_map<int32_t, int64_t> ns;
+  const int32_t no_range = KeyIndex(Kind::kHostGap, "", "");
+  auto add = [&](int32_t key, int64_t n) {
+    if (n > 0) ns[key] += n;
   };
   // [a, b) with no GPU work of the request running or launched: by the innermost range
   // on the service thread open at each instant.
-  auto host = [&](State& st, int64_t a, int64_t b) {
-    for (const Service& s : st.services) {
+  auto host = [&](int64_t a, int64_t b) {
+    for (const Service& s : served.services) {
       if (a >= b) return;
       if (s.end <= a) continue;
       if (s.start > a) {
         const int64_t to = std::min(b, s.start);
-        add(st, no_range, to - a);
+        add(no_range, to - a);
         a = to;
         if (a >= b) return;
       }
@@ -264,83 +302,52 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
                                   [](int64_t t, const Segment& x) { return t < x.end; });
       for (; seg != segs.end() && seg->start < until && a < until; ++seg) {
         if (seg->start > a) {
-          add(st, no_range, seg->start - a);
+          add(no_range, seg->start - a);
           a = seg->start;
         }
         const int64_t to = std::min(until, seg->end);
-        add(st, range_component(seg->range), to - a);
+        add(seg->range, to - a);
         a = to;
       }
       if (a < until) {
-        add(st, no_range, until - a);
+        add(no_range, until - a);
         a = until;
       }
     }
-    if (a < b) add(st, no_range, b - a);
+    if (a < b) add(no_range, b - a);
   };
-  // [a, b) with no GPU work of the request running; its next event launched at `launch`.
-  auto idle = [&](State& st, int64_t a, int64_t b, int64_t launch) {
-    const int64_t queued_until = st.service_start == kNone ? b : st.service_start;
-    if (a < queued_until) {
-      const int64_t to = std::min(b, queued_until);
-      add(st, queue, to - a);
+  // [a, b) with no GPU work of the request running; the earliest pending launch at `launch`.
+  const int32_t queue = KeyIndex(Kind::kQueue, "", "");
+  const int32_t wait = KeyIndex(Kind::kGpuWait, "", "");
+  auto idle = [&](int64_t a, int64_t b, int64_t launch) {
+    if (a < service_start) {
+      const int64_t to = std::min(b, service_start);
+      add(queue, to - a);
       a = to;
     }
     if (a >= b) return;
     const int64_t host_end = std::clamp(launch, a, b);
-    host(st, a, host_end);
-    add(st, wait, b - host_end);
+    host(a, host_end);
+    add(wait, b - host_end);
   };
 
-  for (Held& h : held) {
-    State& st = *h.state;
-    std::sort(st.services.begin(), st.services.end(),
-              [](const Service& a, const Service& b) { return a.start < b.start; });
-    std::sort(st.events.begin(), st.events.end(), [&](int32_t a, int32_t b) {
-      const GpuEvent& x = part.gpu_events[a];
-      const GpuEvent& y = part.gpu_events[b];
-      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : a < b;
-    });
-    st.record.gpu_events += static_cast<int64_t>(st.events.size());
-    if (h.ends_here) {  // the request lasts until its last GPU event ends
-      for (int32_t e : st.events) h.limit = std::max(h.limit, part.gpu_events[e].end_ns());
-      st.record.extent_ns = h.limit - st.record.start_ns;
-    }
-    for (int32_t e : st.events) {
-      const GpuEvent& g = part.gpu_events[e];
-      if (g.start_ns > st.cursor) {
-        idle(st, st.cursor, g.start_ns, part.api_calls[mapping.events[e].launch_api].start_ns);
-      }
-      const int64_t busy_end = std::min(g.end_ns(), h.limit);
-      if (busy_end <= st.cursor) continue;
-      const int32_t r = mapping.events[e].range;
-      const bool copy = g.kind != GpuEventKind::kKernel;
-      std::string what = r >= 0 && !copy ? "op:" + std::string(part.strings.Get(rs[r].name))
-                                         : std::string(LayerTypeName(
-                                               copy ? LayerType::kMemcpy
-                                                    : ClassifyKernelName(part.strings.Get(g.name))));
-      add(st, KeyIndex(copy ? Kind::kCopy : Kind::kGpu, what, module_of(r)),
-          busy_end - std::max(st.cursor, g.start_ns));
-      st.cursor = busy_end;
-    }
-    if (h.limit > st.cursor) {
-      idle(st, st.cursor, h.limit, kForever);
-      st.cursor = h.limit;
-    }
+  // Per event, the earliest launch among it and the events after it: what is pending in
+  // the gap before it.
+  const std::vector<HeldEvent>& events = served.events;
+  std::vector<int64_t> pending(events.size() + 1, kForever);
+  for (size_t j = events.size(); j-- > 0;) pending[j] = std::min(pending[j + 1], events[j].launch);
+  int64_t cursor = rec.start_ns;
+  for (size_t j = 0; j < events.size(); ++j) {
+    const HeldEvent& e = events[j];
+    if (e.start > cursor) idle(cursor, e.start, pending[j]);
+    if (e.end <= cursor) continue;
+    add(e.key, e.end - std::max(cursor, e.start));
+    cursor = e.end;
   }
-  for (int32_t i : requests) {
-    if (!PartRanges::EndsHere(ranges, i)) continue;
-    auto it = open_.find(PartRanges::IdOf(ranges, i));
-    State& st = it->second;
-    if (!st.record.joined) {  // a payload that nothing served: its wait was not a queue
-      if (auto q = st.ns.find(queue); q != st.ns.end()) {
-        st.ns[no_range] += q->second;
-        st.ns.erase(queue);
-      }
-    }
-    done_.push_back(std::move(st));
-    open_.erase(it);
-  }
+  if (limit > cursor) idle(cursor, limit, kForever);
+  st.ns.assign(ns.begin(), ns.end());
+  served = Served();
+  (rec.joined ? st.own : st.joined) = Served();
 }
 
 RequestBreakdowns RequestBreakdownAccumulator::Finish(

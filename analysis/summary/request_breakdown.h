@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
@@ -90,17 +91,32 @@ class RequestBreakdownAccumulator {
   RequestBreakdowns Finish(const std::function<LayerType(std::string_view)>& operator_type);
 
  private:
+  // What a request keeps until it ends, for one way of serving it (by itself, or by the
+  // ranges its payload joins): a trace given in parts lends each part only once.
   struct Service {
     int64_t process, thread, start, end;
   };
+  struct HeldRange {  // a range on a service thread, with its host component
+    int64_t process, thread, start, end;
+    int32_t key;
+  };
+  struct HeldEvent {  // a GPU event it launched, with its component and launch time
+    int64_t start, end, launch;
+    int32_t key;
+  };
+  struct Served {
+    std::vector<Service> services;
+    absl::flat_hash_set<int64_t> service_ids;  // range ids in the whole trace
+    std::vector<HeldRange> ranges;
+    std::vector<HeldEvent> events;
+  };
   struct State {
     RequestRecord record;
-    int64_t cursor = 0;              // time given to components so far
-    int64_t service_start = kNone;   // earliest service range start seen
-    std::vector<Service> services;   // this part's
-    std::vector<int32_t> events;     // this part's GPU events, by index
-    absl::flat_hash_map<int32_t, int64_t> ns;  // internal component key -> ns
+    Served own, joined;
+    bool ending = false;  // its range ends in the part being added
+    std::vector<std::pair<int32_t, int64_t>> ns;  // internal component key, ns
   };
+  void Close(State& state);
   // A component before operator layer types are known: `what` is "op:" + operator name for
   // an event typed by its operator, else a layer type name.
   struct Key {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -162,10 +163,13 @@ KeyComposition Compose(const RequestBreakdowns& b, const std::string& key,
   for (const auto& [c, ns] : sum) {
     k.parts.push_back({b.components[c], ns / n, k.mean_dur_ns > 0 ? ns / n / k.mean_dur_ns : 0});
   }
-  std::stable_sort(k.parts.begin(), k.parts.end(),
-                   [](const KeyComposition::Part& a, const KeyComposition::Part& b) {
-                     return a.mean_ns > b.mean_ns;
-                   });
+  // Ties in a canonical order, whatever order the components were met in.
+  std::sort(k.parts.begin(), k.parts.end(),
+            [](const KeyComposition::Part& a, const KeyComposition::Part& b) {
+              if (a.mean_ns != b.mean_ns) return a.mean_ns > b.mean_ns;
+              return std::tie(a.component.kind, a.component.layer_type, a.component.module) <
+                     std::tie(b.component.kind, b.component.layer_type, b.component.module);
+            });
   return k;
 }
 
