@@ -11,7 +11,8 @@ namespace opmap::analysis {
 // On each (process, thread), ranges sorted by start (longer first on ties) are swept with a
 // stack of open ranges; the innermost open range that wholly contains the next one is its
 // parent.
-std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count) {
+std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count,
+                                  std::vector<uint32_t>* sorted) {
   const std::vector<Range>& ranges = trace.ranges;
   std::vector<int32_t> parent(ranges.size(), -1);
   std::vector<uint32_t> order(ranges.size());
@@ -44,12 +45,18 @@ std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count) {
     }
     open.push_back(order[k]);
   }
+  if (sorted != nullptr) *sorted = std::move(order);
   return parent;
 }
 
 void HostRangeAccumulator::Add(const Trace& part, const PartRanges* ranges) {
   int64_t threads = 0;
   const std::vector<int32_t> parent = RangeParents(part, &threads);
+  Add(part, ranges, parent, threads);
+}
+
+void HostRangeAccumulator::Add(const Trace& part, const PartRanges* ranges,
+                               const std::vector<int32_t>& parent, int64_t threads) {
   // Children that end in this part take their time off their parent, now or (a parent
   // that goes on into the next part) when it ends.
   std::vector<int64_t> children_ns(part.ranges.size(), 0);

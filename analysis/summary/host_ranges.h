@@ -57,7 +57,10 @@ struct HostRangeSummary {
 // Ranges of every kind in `trace`; an empty trace gives an empty summary.
 // Per range (index into trace.ranges): its parent, the innermost range on its (process,
 // thread) that wholly contains it, or -1; and the number of threads with ranges.
-std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count);
+// `order`, when given, receives the range indices in the order swept: by (process, thread),
+// then start, longer first on ties.
+std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count,
+                                  std::vector<uint32_t>* order = nullptr);
 
 // The summary over a trace given whole or in parts (part_ranges.h): a range is counted in
 // the part it ends in, its self time less the children of every part.
@@ -65,6 +68,9 @@ class HostRangeAccumulator {
  public:
   explicit HostRangeAccumulator(stats::ValueBudget* budget = nullptr) : budget_(budget) {}
   void Add(const Trace& part, const PartRanges* ranges);
+  // The same with the part's RangeParents already computed.
+  void Add(const Trace& part, const PartRanges* ranges, const std::vector<int32_t>& parent,
+           int64_t threads);
   HostRangeSummary Finish() const;
 
  private:

@@ -225,7 +225,11 @@ std::string ModuleTypeOf(std::string_view module_name) {
 
 void ModuleAccumulator::Add(const Trace& part, const MappingResult& mapping,
                             const PartRanges* ranges) {
-  const ModuleAttribution attribution = AttributeModules(part);
+  Add(part, mapping, ranges, AttributeModules(part));
+}
+
+void ModuleAccumulator::Add(const Trace& part, const MappingResult& mapping,
+                            const PartRanges* ranges, const ModuleAttribution& attribution) {
   const std::vector<int32_t>& module_of = attribution.module_of;
   // This part's module instances, by range index of the part.
   absl::flat_hash_map<int32_t, Instance> instances;

@@ -115,6 +115,9 @@ class ModuleAccumulator {
  public:
   explicit ModuleAccumulator(stats::ValueBudget* budget = nullptr) : budget_(budget) {}
   void Add(const Trace& part, const MappingResult& mapping, const PartRanges* ranges);
+  // The same with the part's AttributeModules already computed.
+  void Add(const Trace& part, const MappingResult& mapping, const PartRanges* ranges,
+           const ModuleAttribution& attribution);
   ModuleSummary Finish() const;
 
  private:

@@ -21,10 +21,10 @@ struct Segment {
   int32_t range;
 };
 
-// `on_thread`: the thread's ranges by start, longer first on ties. Ranges that overlap
-// without nesting (start/end ranges) give way to the later one.
-std::vector<Segment> InnermostSegments(const std::vector<Range>& ranges,
-                                       const std::vector<int32_t>& on_thread) {
+// `ranges`: one thread's, by start, longer first on ties. Ranges that overlap without
+// nesting (start/end ranges) give way to the later one. Segment::range indexes `ranges`.
+template <typename R>
+std::vector<Segment> InnermostSegments(const std::vector<R>& ranges) {
   std::vector<Segment> out;
   std::vector<int32_t> open;
   int64_t cur = std::numeric_limits<int64_t>::min();
@@ -32,22 +32,31 @@ std::vector<Segment> InnermostSegments(const std::vector<Range>& ranges,
     if (b > a) out.push_back({a, b, r});
   };
   auto close_until = [&](int64_t t) {
-    while (!open.empty() && ranges[open.back()].end_ns() <= t) {
-      const int64_t e = ranges[open.back()].end_ns();
+    while (!open.empty() && ranges[open.back()].end <= t) {
+      const int64_t e = ranges[open.back()].end;
       emit(cur, e, open.back());
       cur = std::max(cur, e);
       open.pop_back();
     }
   };
-  for (int32_t r : on_thread) {
-    const int64_t s = ranges[r].start_ns;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const int64_t s = ranges[r].start;
     close_until(s);
     if (!open.empty()) emit(cur, s, open.back());
     cur = std::max(cur, s);
-    open.push_back(r);
+    open.push_back(static_cast<int32_t>(r));
   }
   close_until(kForever);
   return out;
+}
+
+bool HasRequestRange(const Trace& part) {
+  absl::flat_hash_map<StringId, bool> seen;
+  for (const Range& r : part.ranges) {
+    auto [it, added] = seen.try_emplace(r.name, false);
+    if (added && !RequestKey(part.strings.Get(r.name)).empty()) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -74,6 +83,18 @@ int32_t RequestBreakdownAccumulator::KeyIndex(RequestComponentKind kind, std::st
 
 void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& mapping,
                                       const PartRanges* ranges) {
+  if (!HasRequestRange(part)) return;
+  int64_t threads = 0;
+  std::vector<uint32_t> order;
+  const std::vector<int32_t> parent = RangeParents(part, &threads, &order);
+  Add(part, mapping, ranges, parent, order, AttributeModules(part));
+}
+
+void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& mapping,
+                                      const PartRanges* ranges,
+                                      const std::vector<int32_t>& parent,
+                                      const std::vector<uint32_t>& order,
+                                      const ModuleAttribution& modules) {
   const std::vector<Range>& rs = part.ranges;
   // Request ranges of the part (a request name is looked up once per string).
   absl::flat_hash_map<StringId, bool> is_request;
@@ -84,9 +105,6 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     if (it->second) requests.push_back(static_cast<int32_t>(i));
   }
   if (requests.empty()) return;
-
-  int64_t threads = 0;
-  const std::vector<int32_t> parent = RangeParents(part, &threads);
   // One step annotated twice (SGLang's step[...] around vLLM-style execute_...): a request
   // range inside another of the same key on its thread is that request, not another.
   std::erase_if(requests, [&](int32_t i) {
@@ -97,7 +115,6 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     return false;
   });
   if (requests.empty()) return;
-  const ModuleAttribution modules = AttributeModules(part);
   const std::vector<bool> operators = OperatorRanges(part);
 
   // Outermost non-request ranges with a payload: the candidates to serve a request.
@@ -112,6 +129,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     int64_t start, end;
     State* state;
     Served* served;
+    int64_t max_end = 0;  // the latest end among this and the services before it
   };
   absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<ThreadService>> by_thread;
   auto index = [&](State& st, Served& served, const Service& s) {
@@ -159,53 +177,96 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   for (auto& [thread, list] : by_thread) {
     std::sort(list.begin(), list.end(),
               [](const ThreadService& a, const ThreadService& b) { return a.start < b.start; });
+    int64_t max_end = std::numeric_limits<int64_t>::min();
+    for (ThreadService& s : list) s.max_end = max_end = std::max(max_end, s.end);
   }
-  // Every service on `key` that overlaps [start, end], each (state, way) once. Services on
-  // one thread overlap only by nesting: a bounded look-back from the last that starts by
-  // `end` finds them all.
-  auto each_service = [&](std::pair<int64_t, int64_t> key, int64_t start, int64_t end,
-                          const auto& fn) {
-    auto it = by_thread.find(key);
-    if (it == by_thread.end()) return;
-    const std::vector<ThreadService>& list = it->second;
+  // Every service on `key` that overlaps [start, end], each (state, way) once: back from
+  // the last that starts by `end` until none before can reach `start`.
+  auto services_on = [&](int64_t process, int64_t thread) -> std::vector<ThreadService>* {
+    auto it = by_thread.find({process, thread});
+    return it == by_thread.end() ? nullptr : &it->second;
+  };
+  auto each_service = [&](const std::vector<ThreadService>* on_thread, int64_t start,
+                          int64_t end, const auto& fn) {
+    if (on_thread == nullptr) return;
+    const std::vector<ThreadService>& list = *on_thread;
     auto up = std::upper_bound(list.begin(), list.end(), end,
                                [](int64_t t, const ThreadService& s) { return t < s.start; });
     Served* last = nullptr;
-    int looked = 0;
-    for (auto s = up; s != list.begin() && looked < 64; ++looked) {
+    for (auto s = up; s != list.begin();) {
       --s;
+      if (s->max_end < start) break;
       if (s->end < start || s->served == last) continue;
+      // A request its payload joined is served so: what its own thread did is not needed.
+      if (s->served == &s->state->own && !s->state->joined.services.empty()) continue;
       fn(*s);
       last = s->served;
     }
   };
 
+  absl::flat_hash_map<StringId, LayerType> operator_type, kernel_type;
+  auto type_of_operator = [&](StringId name) {
+    auto [it, added] = operator_type.try_emplace(name, LayerType::kOther);
+    if (added) it->second = ClassifyOperatorName(part.strings.Get(name)).value_or(LayerType::kOther);
+    return it->second;
+  };
+  auto type_of_kernel = [&](StringId name) {
+    auto [it, added] = kernel_type.try_emplace(name, LayerType::kOther);
+    if (added) it->second = ClassifyKernelName(part.strings.Get(name));
+    return it->second;
+  };
   auto module_of = [&](int32_t r) -> std::string_view {
     const int32_t m = r < 0 ? -1 : modules.module_of[r];
     if (m < 0 || !modules.names[m]) return "";
     return modules.names[m]->name;
   };
+  // Component keys by (kind, operator or kernel name, module range) within the part, so a
+  // key's strings are built once per distinct component, not per range or event.
+  absl::flat_hash_map<std::tuple<uint8_t, StringId, int32_t>, int32_t> part_keys;
+  // `tag`: the kind, and 0x80 where `name` is an operator's (else a kernel's or none).
+  auto cached_key = [&](uint8_t tag, StringId name, int32_t r, const auto& make) {
+    const int32_t m = r < 0 ? -1 : modules.module_of[r];
+    auto [it, added] = part_keys.try_emplace({tag, name, m}, -1);
+    if (added) it->second = make();
+    return it->second;
+  };
   // Ranges on service threads, each kept once: in the part it ends in, or in the part its
-  // request ends in if it goes on past that.
-  for (size_t i = 0; i < rs.size(); ++i) {
+  // request ends in if it goes on past that. In sweep order, so that a request held in
+  // one part needs no sort when it closes.
+  // `order` groups a thread's ranges: its services and each request's held list are looked
+  // up once per thread.
+  const std::vector<ThreadService>* on_thread = nullptr;
+  std::pair<int64_t, int64_t> thread_of_list = {kNone, kNone};
+  absl::flat_hash_map<Served*, std::vector<HeldRange>*> held_on_thread;
+  for (uint32_t i : order) {
     const Range& r = rs[i];
     if (IsReplayThread(r.thread)) continue;
+    if (std::make_pair(r.process, r.thread) != thread_of_list) {
+      thread_of_list = {r.process, r.thread};
+      on_thread = services_on(r.process, r.thread);
+      held_on_thread.clear();
+    }
     int32_t key = -1;
-    each_service({r.process, r.thread}, r.start_ns, r.end_ns(), [&](const ThreadService& s) {
+    each_service(on_thread, r.start_ns, r.end_ns(), [&](const ThreadService& s) {
       if (!PartRanges::EndsHere(ranges, i) && !s.state->ending) return;
       if (key < 0) {
-        const bool is_operator = operators[i] && !modules.names[i];
-        const std::optional<LayerType> type =
-            is_operator ? ClassifyOperatorName(part.strings.Get(r.name)) : std::nullopt;
-        key = is_operator ? KeyIndex(Kind::kHostOperator,
-                                     LayerTypeName(type.value_or(LayerType::kOther)),
-                                     module_of(static_cast<int32_t>(i)))
-                          : KeyIndex(Kind::kHostGap, "", module_of(static_cast<int32_t>(i)));
+        const int32_t ri = static_cast<int32_t>(i);
+        if (operators[i] && !modules.names[i]) {
+          key = cached_key(static_cast<uint8_t>(Kind::kHostOperator) | 0x80, r.name, ri, [&] {
+            return KeyIndex(Kind::kHostOperator, LayerTypeName(type_of_operator(r.name)),
+                            module_of(ri));
+          });
+        } else {
+          key = cached_key(static_cast<uint8_t>(Kind::kHostGap), kEmptyString, ri,
+                           [&] { return KeyIndex(Kind::kHostGap, "", module_of(ri)); });
+        }
       }
-      std::vector<HeldRange>& held = s.served->ranges;
+      auto [h, added] = held_on_thread.try_emplace(s.served, nullptr);
+      if (added) h->second = &s.served->ranges[{r.process, r.thread}];
+      std::vector<HeldRange>& held = *h->second;
       const bool again = !held.empty() && held.back().start == r.start_ns &&
-                         held.back().end == r.end_ns() && held.back().thread == r.thread;
-      if (!again) held.push_back({r.process, r.thread, r.start_ns, r.end_ns(), key});
+                         held.back().end == r.end_ns() && held.back().key == key;
+      if (!again) held.push_back({r.start_ns, r.end_ns(), key});
     });
   }
   // GPU events by their launch call's thread and time (an event is in one part only).
@@ -214,18 +275,22 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     if (la < 0) continue;
     const ApiCall& call = part.api_calls[la];
     int32_t key = -1;
-    each_service({call.process, call.thread}, call.start_ns, call.start_ns,
+    each_service(services_on(call.process, call.thread), call.start_ns, call.start_ns,
                  [&](const ThreadService& s) {
       const GpuEvent& g = part.gpu_events[e];
       if (key < 0) {
         const int32_t r = mapping.events[e].range;
         const bool copy = g.kind != GpuEventKind::kKernel;
-        const std::string what =
-            r >= 0 && !copy ? "op:" + std::string(part.strings.Get(rs[r].name))
-                            : std::string(LayerTypeName(
-                                  copy ? LayerType::kMemcpy
-                                       : ClassifyKernelName(part.strings.Get(g.name))));
-        key = KeyIndex(copy ? Kind::kCopy : Kind::kGpu, what, module_of(r));
+        const Kind kind = copy ? Kind::kCopy : Kind::kGpu;
+        const bool by_operator = r >= 0 && !copy;
+        const uint8_t tag = static_cast<uint8_t>(kind) | (by_operator ? 0x80 : 0);
+        key = cached_key(tag, by_operator ? rs[r].name : g.name, r, [&] {
+          const std::string what =
+              by_operator ? "op:" + std::string(part.strings.Get(rs[r].name))
+                          : std::string(LayerTypeName(copy ? LayerType::kMemcpy
+                                                           : type_of_kernel(g.name)));
+          return KeyIndex(kind, what, module_of(r));
+        });
       }
       s.served->events.push_back({g.start_ns, g.end_ns(), call.start_ns, key});
     });
@@ -256,31 +321,28 @@ void RequestBreakdownAccumulator::Close(State& st) {
 
   // Each service thread's innermost-range segments.
   absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<Segment>> segments;
-  {
-    absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<Range>> on_thread;
-    for (const HeldRange& h : served.ranges) {
-      Range r;
-      r.start_ns = h.start;
-      r.dur_ns = h.end - h.start;
-      r.name = static_cast<StringId>(h.key);  // the component, carried through the sweep
-      on_thread[{h.process, h.thread}].push_back(r);
+  for (auto& [thread, held] : served.ranges) {
+    auto before = [](const HeldRange& a, const HeldRange& b) {
+      if (a.start != b.start) return a.start < b.start;
+      if (a.end != b.end) return a.end > b.end;
+      return a.key < b.key;
+    };
+    // Held in sweep order already when the request lay in one part.
+    if (!std::is_sorted(held.begin(), held.end(), before)) {
+      std::sort(held.begin(), held.end(), before);
     }
-    for (auto& [key, list] : on_thread) {
-      std::sort(list.begin(), list.end(), [](const Range& a, const Range& b) {
-        if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-        if (a.dur_ns != b.dur_ns) return a.dur_ns > b.dur_ns;
-        return a.name < b.name;
-      });
-      std::vector<int32_t> order(list.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-      std::vector<Segment> segs = InnermostSegments(list, order);
-      for (Segment& seg : segs) seg.range = static_cast<int32_t>(list[seg.range].name);
-      segments[key] = std::move(segs);
-    }
+    std::vector<Segment> segs = InnermostSegments(held);
+    for (Segment& seg : segs) seg.range = held[seg.range].key;
+    segments[thread] = std::move(segs);
   }
 
-  absl::flat_hash_map<int32_t, int64_t> ns;
-  const int32_t no_range = KeyIndex(Kind::kHostGap, "", "");
+  if (no_range_ < 0) {
+    no_range_ = KeyIndex(Kind::kHostGap, "", "");
+    queue_ = KeyIndex(Kind::kQueue, "", "");
+    wait_ = KeyIndex(Kind::kGpuWait, "", "");
+  }
+  const int32_t no_range = no_range_, queue = queue_, wait = wait_;
+  std::vector<int64_t> ns(keys_.size(), 0);  // by key: every key of the request exists now
   auto add = [&](int32_t key, int64_t n) {
     if (n > 0) ns[key] += n;
   };
@@ -317,8 +379,6 @@ void RequestBreakdownAccumulator::Close(State& st) {
     if (a < b) add(no_range, b - a);
   };
   // [a, b) with no GPU work of the request running; the earliest pending launch at `launch`.
-  const int32_t queue = KeyIndex(Kind::kQueue, "", "");
-  const int32_t wait = KeyIndex(Kind::kGpuWait, "", "");
   auto idle = [&](int64_t a, int64_t b, int64_t launch) {
     if (a < service_start) {
       const int64_t to = std::min(b, service_start);
@@ -345,7 +405,10 @@ void RequestBreakdownAccumulator::Close(State& st) {
     cursor = e.end;
   }
   if (limit > cursor) idle(cursor, limit, kForever);
-  st.ns.assign(ns.begin(), ns.end());
+  st.ns.clear();
+  for (size_t k = 0; k < ns.size(); ++k) {
+    if (ns[k] > 0) st.ns.emplace_back(static_cast<int32_t>(k), ns[k]);
+  }
   served = Served();
   (rec.joined ? st.own : st.joined) = Served();
 }
@@ -372,10 +435,18 @@ RequestBreakdowns RequestBreakdownAccumulator::Finish(
   out.requests.reserve(done_.size());
   for (State& st : done_) {
     RequestRecord& r = out.requests.emplace_back(std::move(st.record));
-    absl::flat_hash_map<int32_t, int64_t> merged;
-    for (const auto& [k, ns] : st.ns) merged[remap[k]] += ns;
-    r.parts.assign(merged.begin(), merged.end());
+    for (const auto& [k, ns] : st.ns) r.parts.emplace_back(remap[k], ns);
+    // Keys that resolved to one component (two operators of one layer type) merge.
     std::sort(r.parts.begin(), r.parts.end());
+    size_t w = 0;
+    for (size_t i = 0; i < r.parts.size(); ++i) {
+      if (w > 0 && r.parts[w - 1].first == r.parts[i].first) {
+        r.parts[w - 1].second += r.parts[i].second;
+      } else {
+        r.parts[w++] = r.parts[i];
+      }
+    }
+    r.parts.resize(w);
   }
   done_.clear();
   // Canonical order, whatever parts the trace came in.

@@ -38,6 +38,7 @@
 #include "absl/container/node_hash_map.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/model/trace.h"
+#include "analysis/summary/modules.h"
 #include "analysis/summary/part_ranges.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 
@@ -85,6 +86,11 @@ class RequestBreakdownAccumulator {
  public:
   // `mapping` is MapGpuEvents(part); `ranges` nullptr when the part is the whole trace.
   void Add(const Trace& part, const MappingResult& mapping, const PartRanges* ranges = nullptr);
+  // The same with the part's RangeParents (and its sweep order) and AttributeModules
+  // already computed.
+  void Add(const Trace& part, const MappingResult& mapping, const PartRanges* ranges,
+           const std::vector<int32_t>& parent, const std::vector<uint32_t>& order,
+           const ModuleAttribution& modules);
   // `operator_type` gives the layer type of a GPU event's operator by name (the summary's
   // rule: the name rule, else its kernels' majority), known only once every part is in.
   // Requests still open (never ended) are left out.
@@ -97,7 +103,7 @@ class RequestBreakdownAccumulator {
     int64_t process, thread, start, end;
   };
   struct HeldRange {  // a range on a service thread, with its host component
-    int64_t process, thread, start, end;
+    int64_t start, end;
     int32_t key;
   };
   struct HeldEvent {  // a GPU event it launched, with its component and launch time
@@ -107,7 +113,8 @@ class RequestBreakdownAccumulator {
   struct Served {
     std::vector<Service> services;
     absl::flat_hash_set<int64_t> service_ids;  // range ids in the whole trace
-    std::vector<HeldRange> ranges;
+    // By (process, thread) of the service thread.
+    absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<HeldRange>> ranges;
     std::vector<HeldEvent> events;
   };
   struct State {
@@ -137,6 +144,7 @@ class RequestBreakdownAccumulator {
   absl::node_hash_map<int64_t, State> open_;
   std::vector<State> done_;
   std::vector<Key> keys_;
+  int32_t no_range_ = -1, queue_ = -1, wait_ = -1;  // keys every request may use
   absl::flat_hash_map<Key, int32_t> key_index_;
 };
 

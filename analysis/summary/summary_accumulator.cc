@@ -159,9 +159,14 @@ void SummaryAccumulator::Add(const Trace& part, const MappingResult& mapping,
   const std::vector<int32_t> launches = mapping.LaunchApiIndex();
   idle_.Add(part, launches);
   launches_.Add(part, launches);
-  host_.Add(part, ranges);
-  modules_.Add(part, mapping, ranges);
-  requests_.Add(part, mapping, ranges);
+  // The part's range nesting and module tree, once for the three that read them.
+  int64_t threads = 0;
+  std::vector<uint32_t> order;
+  const std::vector<int32_t> parent = RangeParents(part, &threads, &order);
+  const ModuleAttribution modules = AttributeModules(part);
+  host_.Add(part, ranges, parent, threads);
+  modules_.Add(part, mapping, ranges, modules);
+  requests_.Add(part, mapping, ranges, parent, order, modules);
 }
 
 TraceSummary SummaryAccumulator::Finish(TraceInfo info) {

@@ -1,0 +1,139 @@
+// What the per-request breakdown and tail explanation (analysis/summary/request_breakdown.h,
+// tail_explanation.h) add to `opmap analyze`: per trace, best of N, the time to import,
+// map and summarize it (Summarize includes the breakdown) against the breakdown alone on
+// the same trace in the same run. Target (docs/benchmarks.md): ≤ 10% of analyze's time.
+//
+// usage: request_breakdown_bench [--reps N] [FILE...]
+//   FILE: Kineto JSON (.json, .json.gz) or an opmap capture file (.opcap); default: every
+//   Kineto trace under $OPMAP_SHARED_DIR/traces (default <repo>/../shared).
+// Exit status 0 whatever the figures (a benchmark, not a test); 2 on a bad argument or file.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/import/capture_import.h"
+#include "analysis/import/kineto_importer.h"
+#include "analysis/mapping/kernel_mapper.h"
+#include "analysis/summary/host_ranges.h"
+#include "analysis/summary/modules.h"
+#include "analysis/summary/request_breakdown.h"
+#include "analysis/summary/tail_explanation.h"
+#include "analysis/summary/trace_summary.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *out = s.str();
+  return true;
+}
+
+absl::StatusOr<opmap::analysis::Trace> Load(const std::string& path, std::string bytes) {
+  if (path.size() > 6 && path.ends_with(".opcap")) return opmap::capture::ImportCaptureFile(bytes);
+  return opmap::analysis::ImportKinetoBytes(std::move(bytes));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 5;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--help") {
+      std::printf("usage: request_breakdown_bench [--reps N] [FILE...]\n");
+      return 0;
+    } else if (a.starts_with("--")) {
+      std::fprintf(stderr, "request_breakdown_bench: unknown flag %s\n", a.c_str());
+      return 2;
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.empty()) {
+    const char* env = std::getenv("OPMAP_SHARED_DIR");
+    const std::filesystem::path shared =
+        env != nullptr ? env : std::filesystem::path(OPMAP_SOURCE_DIR) / ".." / "shared";
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(shared / "traces", ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string p = it->path().string();
+      if (p.find("capture_traces") == std::string::npos &&
+          (p.ends_with(".json.gz") || p.ends_with(".json"))) {
+        files.push_back(p);
+      }
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) {
+      std::printf("unavailable: no traces under %s\n", (shared / "traces").c_str());
+      return 0;
+    }
+  }
+  std::printf("best of %d; target: the breakdown <= 10%% of analyze (import + map + summarize)\n",
+              reps);
+  std::printf("%-60s %8s %10s %10s %10s %8s\n", "trace", "requests", "analyze_s", "summary_s",
+              "breakdown_s", "ratio");
+  double worst = 0;
+  for (const std::string& path : files) {
+    std::string bytes;
+    if (!ReadFile(path, &bytes)) {
+      std::fprintf(stderr, "request_breakdown_bench: cannot read %s\n", path.c_str());
+      return 2;
+    }
+    double best_analyze = 1e30, best_summary = 1e30, best_breakdown = 1e30;
+    int64_t requests = 0;
+    for (int r = 0; r < reps; ++r) {
+      const Clock::time_point t0 = Clock::now();
+      absl::StatusOr<opmap::analysis::Trace> trace = Load(path, bytes);
+      if (!trace.ok()) {
+        std::fprintf(stderr, "request_breakdown_bench: %s: %s\n", path.c_str(),
+                     std::string(trace.status().message()).c_str());
+        return 2;
+      }
+      const opmap::analysis::MappingResult mapping = opmap::analysis::MapGpuEvents(*trace);
+      const Clock::time_point t1 = Clock::now();
+      const opmap::analysis::TraceSummary s = opmap::analysis::Summarize(*trace, mapping);
+      const Clock::time_point t2 = Clock::now();
+      // What Summarize computes once for its sections and lends the breakdown: not its cost.
+      int64_t threads = 0;
+      std::vector<uint32_t> order;
+      const std::vector<int32_t> parent = opmap::analysis::RangeParents(*trace, &threads, &order);
+      const opmap::analysis::ModuleAttribution modules = opmap::analysis::AttributeModules(*trace);
+      const Clock::time_point t2b = Clock::now();
+      opmap::analysis::RequestBreakdownAccumulator acc;
+      acc.Add(*trace, mapping, nullptr, parent, order, modules);
+      const opmap::analysis::RequestTailSummary tail = opmap::analysis::ExplainTails(
+          acc.Finish([](std::string_view) { return opmap::analysis::LayerType::kOther; }));
+      const Clock::time_point t3 = Clock::now();
+      requests = tail.requests;
+      (void)s;
+      best_analyze = std::min(best_analyze, Seconds(t0, t2));
+      best_summary = std::min(best_summary, Seconds(t1, t2));
+      best_breakdown = std::min(best_breakdown, Seconds(t2b, t3));
+    }
+    // Summarize includes the breakdown once: analyze without it is analyze - breakdown.
+    const double ratio = best_breakdown / std::max(1e-9, best_analyze - best_breakdown);
+    worst = std::max(worst, ratio);
+    std::printf("%-60s %8lld %10.4f %10.4f %10.4f %7.1f%%\n",
+                std::filesystem::path(path).filename().c_str(), static_cast<long long>(requests),
+                best_analyze, best_summary, best_breakdown, 100 * ratio);
+  }
+  std::printf("largest share: %.1f%% [%s]\n", 100 * worst, worst <= 0.10 ? "ok" : "MISSED");
+  return 0;
+}
