@@ -28,12 +28,16 @@ using namespace query_internal;  // NOLINT: the query subcommands' shared pieces
 
 using text::JsonWriter;
 
-constexpr char kQueryUsage[] = R"(usage: opmap query latency|breakdown|kernels|counters|power --collector HOST:PORT [options]
+constexpr char kQueryUsage[] = R"(usage: opmap query latency|tail|breakdown|kernels|counters|power --collector HOST:PORT [options]
 
 Asks a collector about the events it stores (imported traces and live agents alike).
 
   latency    percentiles of --subject's values, grouped by --group-by; from the
              collector's mergeable DDSketches (the header states their relative error)
+  tail       why the slowest requests were slow: per request key (and --group-by), the
+             excess of each component of the requests above --quantile over the
+             p40-p60 band (queue, GPU time by layer type and module, host gaps, ...),
+             from the collector's request-breakdown rollups (docs/metrics.md)
   breakdown  per GPU: span, busy, idle, compute and non-compute time (interval unions)
   kernels    the heaviest kernels by summed GPU time, with p50/p99 and share
   counters   hardware/software counters (PAPI, perf_event) summed over the selected
@@ -53,7 +57,8 @@ options:
                           request       each range named request or iteration, or
                                         ProfilerStep#N: its duration
   --of S                latency: the same as --subject (operator = operator-gpu)
-  --group-by LIST       latency: comma-separated keys, in order, from operator,
+  --group-by LIST       tail: from host, revision, session (per request key always);
+                        latency: comma-separated keys, in order, from operator,
                         layer_type, kernel, host, revision, module, module_type, request,
                         session (one row per capture window, "agent/session", with
                         its window_start_ns and window_end_ns)
@@ -67,7 +72,9 @@ options:
                         module_type: the module name without instance indices
                         (BertLayer_3 → BertLayer)
   --quantiles LIST      latency: each in [0,1] (default 0.5,0.95,0.99)
-  --limit N             latency, counters, power: rows at most (default: collector's)
+  --quantile LIST       tail: the tails to explain, each in (0,1) (default 0.99,0.95)
+  --limit N             latency, counters, power: rows at most (default: collector's);
+                        tail: breakdown rows fetched at most (default 1000000)
   --top N               kernels: rows at most (default 20)
   -h, --help            this text
 
@@ -412,6 +419,20 @@ absl::Status SetQuantiles(std::string_view v, Args* args) {
   return absl::OkStatus();
 }
 
+absl::Status SetTailQuantiles(std::string_view v, Args* args) {
+  args->tail_flag = true;
+  args->tail_quantiles.clear();
+  for (absl::string_view part : absl::StrSplit(base::AbslView(v), ',', absl::SkipWhitespace())) {
+    double q;
+    if (!absl::SimpleAtod(part, &q) || !(q > 0 && q < 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not in (0, 1)"));
+    }
+    args->tail_quantiles.push_back(q);
+  }
+  if (args->tail_quantiles.empty()) return absl::InvalidArgumentError("needs at least one value");
+  return absl::OkStatus();
+}
+
 absl::Status SetSubject(std::string_view v, Args* args) {
   args->latency_flag = true;
   if (!ParseSubject(std::string(v), &args->subject)) {
@@ -436,6 +457,7 @@ const FlagKeys<Args>& QueryKeys() {
         {"subject", false, "S", "", SetSubject},
         {"group-by", false, "KEYS", "", SetGroupBy},
         {"quantiles", false, "Q,...", "", SetQuantiles},
+        {"quantile", false, "Q,...", "", SetTailQuantiles},
         {"limit", false, "N", "", CountFlag(&Args::limit, &Args::rows_flag)},
         {"top", false, "N", "", CountFlag(&Args::top, &Args::kernels_flag)},
     };
@@ -461,18 +483,33 @@ int RunQuery(const std::vector<std::string>& argv) {
   if (operands.size() > 1) return QueryUsageError("unexpected argument '" + operands[1] + "'");
   if (!operands.empty()) args.what = operands[0];
   if (args.what.empty()) {
-    return QueryUsageError("what to query? latency, breakdown, kernels, counters or power");
+    return QueryUsageError("what to query? latency, tail, breakdown, kernels, counters or power");
   }
   if (args.what != "latency" && args.what != "breakdown" && args.what != "kernels" &&
-      args.what != "counters" && args.what != "power") {
+      args.what != "counters" && args.what != "power" && args.what != "tail") {
     return QueryUsageError("unknown query '" + args.what +
-                      "' (expected latency, breakdown, kernels, counters or power)");
+                      "' (expected latency, tail, breakdown, kernels, counters or power)");
+  }
+  if (args.tail_flag && args.what != "tail") {
+    return QueryUsageError("--quantile applies to 'tail' only (latency takes --quantiles)");
+  }
+  if (args.what == "tail") {
+    if (args.format == Format::kCsv) return QueryUsageError("tail prints a table or json, not csv");
+    if (args.latency_flag) return QueryUsageError("--subject, --of and --quantiles apply to 'latency' only");
+    for (size_t g = 0; g < args.group_by.size(); ++g) {
+      if (args.group_by[g] != opmap::v1::GROUP_BY_HOST &&
+          args.group_by[g] != opmap::v1::GROUP_BY_REVISION &&
+          args.group_by[g] != opmap::v1::GROUP_BY_SESSION) {
+        return QueryUsageError("--group-by: tail groups by host, revision or session (select a "
+                               "model with --model), not '" + args.group_names[g] + "'");
+      }
+    }
   }
   if (args.latency_flag && args.what != "latency") {
     return QueryUsageError("--subject, --of and --quantiles apply to 'latency' only");
   }
   if (args.rows_flag && args.what != "latency" && args.what != "counters" &&
-      args.what != "power") {
+      args.what != "power" && args.what != "tail") {
     return QueryUsageError("--group-by and --limit apply to 'latency', 'counters' and 'power' "
                            "only");
   }
@@ -513,6 +550,7 @@ int RunQuery(const std::vector<std::string>& argv) {
   if (!client.ok()) return QueryUsageError(std::string(client.status().message()));
 
   if (args.what == "latency") return Latency(args, **client, range);
+  if (args.what == "tail") return Tail(args, **client, range);
   if (args.what == "breakdown") return Breakdown(args, **client, range);
   if (args.what == "counters") return Counters(args, **client, range);
   if (args.what == "power") return Power(args, **client, range);

@@ -30,9 +30,10 @@ struct Args {
   std::vector<opmap::v1::GroupBy> group_by;
   std::vector<std::string> group_names;
   std::vector<double> quantiles = {0.5, 0.95, 0.99};
+  std::vector<double> tail_quantiles = {0.99, 0.95};  // tail: --quantile
   uint32_t limit = 0;
   uint32_t top = 20;
-  bool latency_flag = false, kernels_flag = false, rows_flag = false;
+  bool latency_flag = false, kernels_flag = false, rows_flag = false, tail_flag = false;
   bool has_range = false;
 };
 
@@ -61,6 +62,8 @@ int CallFailed(const grpc::Status& status, const CollectorChannel& client,
 
 // `opmap query counters` (query_counters.cc).
 int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
+// `opmap query tail` (query_tail.cc).
+int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
 // `opmap query power` (query_power.cc).
 int Power(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
 

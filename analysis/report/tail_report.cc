@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "analysis/report/report_fields.h"
+#include "analysis/summary/tail_buckets.h"
 #include "common/text/printable.h"
 
 namespace opmap::analysis {
@@ -48,7 +49,11 @@ void ExcessTable(std::string& out, const char* title, const std::vector<Componen
 void TailJson(text::JsonWriter& w, const RequestTailSummary& s, int top) {
   w.Key("tail").BeginObject();
   w.Field("requests", s.requests).Field("requests_with_gpu_events", s.requests_with_gpu_events);
-  w.Field("joined_requests", s.joined_requests).Field("max_sum_error_ns", s.max_sum_error_ns);
+  if (s.from_buckets) {
+    w.Field("from_latency_buckets", true).Field("bucket_alpha", kTailBucketAlpha);
+  } else {
+    w.Field("joined_requests", s.joined_requests).Field("max_sum_error_ns", s.max_sum_error_ns);
+  }
   if (!s.unavailable.empty()) w.Field("unavailable", s.unavailable);
   w.Key("compositions").BeginArray();
   for (const KeyComposition& k : s.compositions) {
@@ -106,12 +111,19 @@ std::string TailTable(const RequestTailSummary& s, int top) {
     absl::StrAppendFormat(&out, "\ntail latency: unavailable: %s\n", s.unavailable);
     return out;
   }
-  absl::StrAppendFormat(&out,
-                        "\ntail latency: %d requests (%d joined to their service ranges by "
-                        "payload, %d with GPU events); components sum to each duration "
-                        "(largest error %d ns)\n",
-                        s.requests, s.joined_requests, s.requests_with_gpu_events,
-                        s.max_sum_error_ns);
+  if (s.from_buckets) {
+    absl::StrAppendFormat(&out,
+                          "\ntail latency: %d requests, from latency buckets about %.1f%% wide "
+                          "(tail and band end on bucket boundaries)\n",
+                          s.requests, 100 * (2 * kTailBucketAlpha / (1 - kTailBucketAlpha)));
+  } else {
+    absl::StrAppendFormat(&out,
+                          "\ntail latency: %d requests (%d joined to their service ranges by "
+                          "payload, %d with GPU events); components sum to each duration "
+                          "(largest error %d ns)\n",
+                          s.requests, s.joined_requests, s.requests_with_gpu_events,
+                          s.max_sum_error_ns);
+  }
   const int rows = top > 0 ? std::min(top, 8) : 8;
   for (const KeyComposition& k : s.compositions) {
     const size_t n = Rows(k.parts.size(), rows);

@@ -8,45 +8,48 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "analysis/summary/event_layer_types.h"
+#include "analysis/summary/host_ranges.h"
 #include "analysis/summary/modules.h"
+#include "analysis/summary/request_breakdown.h"
+#include "analysis/summary/tail_buckets.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
 
 namespace opmap::analysis {
 namespace {
 
-struct Accumulator {
-  int64_t count = 0;
-  int64_t sum_ns = 0;
-  int64_t min_ns = 0;
-  int64_t max_ns = 0;
-  stats::DDSketch sketch;
-
-  void Add(int64_t v) {
-    if (count == 0 || v < min_ns) min_ns = v;
-    if (count == 0 || v > max_ns) max_ns = v;
-    ++count;
-    sum_ns += v;
-    sketch.Add(static_cast<double>(v));
-  }
-};
+using Accumulator = RollupValues;
 
 RollupRow ToRow(RollupSubject subject, LayerType type, std::string_view op,
                 std::string_view kernel, std::string_view module, Accumulator acc) {
-  RollupRow row;
-  row.module = std::string(module);
-  row.subject = subject;
-  row.layer_type = std::string(LayerTypeName(type));
-  row.operator_name = std::string(op);
-  row.kernel_name = std::string(kernel);
-  row.count = acc.count;
-  row.sum_ns = acc.sum_ns;
-  row.min_ns = acc.min_ns;
-  row.max_ns = acc.max_ns;
-  row.sketch = std::move(acc.sketch);
-  return row;
+  return std::move(acc).ToRow(subject, LayerTypeName(type), op, kernel, module);
 }
 
 }  // namespace
+
+void RollupValues::Add(int64_t v) {
+  if (count == 0 || v < min_ns) min_ns = v;
+  if (count == 0 || v > max_ns) max_ns = v;
+  ++count;
+  sum_ns += v;
+  sketch.Add(static_cast<double>(v));
+}
+
+RollupRow RollupValues::ToRow(RollupSubject subject, std::string_view layer_type,
+                              std::string_view op, std::string_view kernel,
+                              std::string_view module) && {
+  RollupRow row;
+  row.module = std::string(module);
+  row.subject = subject;
+  row.layer_type = std::string(layer_type);
+  row.operator_name = std::string(op);
+  row.kernel_name = std::string(kernel);
+  row.count = count;
+  row.sum_ns = sum_ns;
+  row.min_ns = min_ns;
+  row.max_ns = max_ns;
+  row.sketch = std::move(sketch);
+  return row;
+}
 
 SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   SessionRollup out;
@@ -153,6 +156,23 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
     out.rows.push_back(ToRow(RollupSubject::kOperatorCpu,
                              classifier.ClassifyOperator(op, name).value_or(LayerType::kOther),
                              name, "", module_names[module], std::move(acc)));
+  }
+  // Each request's breakdown, by latency bucket (tail_buckets.h).
+  if (out.request_count > 0) {
+    int64_t threads = 0;
+    std::vector<uint32_t> order;
+    const std::vector<int32_t> parent = RangeParents(trace, &threads, &order);
+    RequestBreakdownAccumulator breakdown;
+    breakdown.Add(trace, mapping, nullptr, parent, order, attribution);
+    absl::flat_hash_map<std::string_view, LayerType> operator_type;
+    for (const auto& [id, t] : types.operator_types) {
+      operator_type[trace.strings.Get(id)] = t.layer_type;
+    }
+    AddTailBucketRows(breakdown.Finish([&](std::string_view op) {
+                        auto it = operator_type.find(op);
+                        return it == operator_type.end() ? LayerType::kOther : it->second;
+                      }),
+                      &out.rows);
   }
   // Deterministic order (hash maps have none): subject, GPU time descending, then keys.
   std::sort(out.rows.begin(), out.rows.end(), [](const RollupRow& a, const RollupRow& b) {

@@ -43,6 +43,9 @@ enum class RollupSubject : uint8_t {
   kOperatorGpu = 1,  // one value per operator instance: its kernels' summed GPU time
   kRequest = 2,      // one value per request range: its duration (key in operator_name)
   kOperatorCpu = 3,  // one value per operator range: its inclusive host duration
+  // One value per request and component of its breakdown, by latency bucket
+  // (tail_buckets.h): what `opmap query tail` reads.
+  kRequestComponent = 4,
 };
 // Stored as integers: never renumber.
 
@@ -59,6 +62,19 @@ struct RollupRow {
   int64_t min_ns = 0;
   int64_t max_ns = 0;
   stats::DDSketch sketch;  // of the values in ns
+};
+
+// The values of one row as they are added: count, sum, min, max and their sketch.
+struct RollupValues {
+  int64_t count = 0;
+  int64_t sum_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  stats::DDSketch sketch;
+
+  void Add(int64_t v);
+  RollupRow ToRow(RollupSubject subject, std::string_view layer_type, std::string_view op,
+                  std::string_view kernel, std::string_view module) &&;
 };
 
 struct SessionRollup {

@@ -28,25 +28,19 @@ std::string LabelFor(const RequestComponent& c, bool by_module) {
   }
 }
 
-// Mean ns per view key over `members` (indices into requests).
-std::map<View, double> Means(const RequestBreakdowns& b, const std::vector<size_t>& members,
-                             bool by_module) {
-  std::map<View, double> sum;
-  for (size_t i : members) {
-    for (const auto& [c, ns] : b.requests[i].parts) {
-      const RequestComponent& comp = b.components[c];
-      sum[{comp.kind, LabelFor(comp, by_module)}] += static_cast<double>(ns);
-    }
-  }
-  for (auto& [k, v] : sum) v /= static_cast<double>(members.size());
-  return sum;
+// Mean ns per view key: `sums` over `n` requests.
+std::map<View, double> Means(const ComponentSums& sums, int64_t n, bool by_module) {
+  std::map<View, double> mean;
+  for (const auto& [c, ns] : sums) mean[{c.kind, LabelFor(c, by_module)}] += ns;
+  for (auto& [k, v] : mean) v /= static_cast<double>(n);
+  return mean;
 }
 
-std::vector<ComponentExcess> Excess(const RequestBreakdowns& b, const std::vector<size_t>& tail,
-                                    const std::vector<size_t>& band, bool by_module,
+std::vector<ComponentExcess> Excess(const ComponentSums& tail, int64_t tail_n,
+                                    const ComponentSums& band, int64_t band_n, bool by_module,
                                     double gap) {
-  const std::map<View, double> t = Means(b, tail, by_module);
-  const std::map<View, double> m = Means(b, band, by_module);
+  const std::map<View, double> t = Means(tail, tail_n, by_module);
+  const std::map<View, double> m = Means(band, band_n, by_module);
   std::map<View, ComponentExcess> rows;
   for (const auto& [k, v] : t) rows[k].tail_mean_ns = v;
   for (const auto& [k, v] : m) rows[k].band_mean_ns = v;
@@ -61,6 +55,16 @@ std::vector<ComponentExcess> Excess(const RequestBreakdowns& b, const std::vecto
   std::stable_sort(out.begin(), out.end(), [](const ComponentExcess& a, const ComponentExcess& b) {
     return a.excess_ns > b.excess_ns;
   });
+  return out;
+}
+
+ComponentSums SumsOf(const RequestBreakdowns& b, const std::vector<size_t>& members) {
+  std::map<int32_t, double> sum;
+  for (size_t i : members) {
+    for (const auto& [c, ns] : b.requests[i].parts) sum[c] += static_cast<double>(ns);
+  }
+  ComponentSums out;
+  for (const auto& [c, ns] : sum) out.emplace_back(b.components[c], ns);
   return out;
 }
 
@@ -131,8 +135,7 @@ TailExplanation Explain(const RequestBreakdowns& b, const std::string& key,
   t.tail_mean_ns = mean(tail);
   t.band_mean_ns = mean(band);
   t.gap_ns = t.tail_mean_ns - t.band_mean_ns;
-  t.by_module = Excess(b, tail, band, true, t.gap_ns);
-  t.by_layer_type = Excess(b, tail, band, false, t.gap_ns);
+  AttributeExcess(SumsOf(b, tail), SumsOf(b, band), t);
   std::vector<size_t> slowest = tail;
   std::sort(slowest.begin(), slowest.end(), [&](size_t a, size_t c) {
     return b.requests[a].extent_ns != b.requests[c].extent_ns ? b.requests[a].extent_ns > b.requests[c].extent_ns
@@ -143,7 +146,6 @@ TailExplanation Explain(const RequestBreakdowns& b, const std::string& key,
     const RequestRecord& r = b.requests[i];
     t.exemplars.push_back({r.name, r.start_ns, r.dur_ns, r.extent_ns, r.payload, r.process, r.thread});
   }
-  t.sentence = Sentence(t);
   return t;
 }
 
@@ -174,6 +176,12 @@ KeyComposition Compose(const RequestBreakdowns& b, const std::string& key,
 }
 
 }  // namespace
+
+void AttributeExcess(const ComponentSums& tail, const ComponentSums& band, TailExplanation& t) {
+  t.by_module = Excess(tail, t.tail_requests, band, t.band_requests, true, t.gap_ns);
+  t.by_layer_type = Excess(tail, t.tail_requests, band, t.band_requests, false, t.gap_ns);
+  t.sentence = Sentence(t);
+}
 
 std::string_view RequestComponentPhrase(RequestComponentKind kind) {
   switch (kind) {

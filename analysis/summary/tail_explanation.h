@@ -78,11 +78,20 @@ struct RequestTailSummary {
   std::vector<KeyComposition> compositions;   // by key
   std::vector<TailExplanation> explanations;  // by key, then quantile
   std::string unavailable;  // set when the trace has no request ranges
+  // Explained from latency buckets (tail_buckets.h), not from each request: per-request
+  // facts (joined, GPU events, sum check, exemplars, compositions) are not known.
+  bool from_buckets = false;
 };
 
 inline constexpr int kMaxTailExemplars = 10;
 // Fewer requests of a key than this: no explanation (a tail of one or two requests).
 inline constexpr int64_t kMinTailRequests = 20;
+
+// Component ns summed over a set of requests.
+using ComponentSums = std::vector<std::pair<RequestComponent, double>>;
+// Fills t.by_module, t.by_layer_type and t.sentence from the tail's and the band's sums;
+// t's counts, quantiles and means are set.
+void AttributeExcess(const ComponentSums& tail, const ComponentSums& band, TailExplanation& t);
 
 RequestTailSummary ExplainTails(const RequestBreakdowns& breakdowns,
                                 const std::vector<double>& quantiles = {0.99, 0.95});

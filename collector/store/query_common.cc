@@ -33,6 +33,7 @@ const char* SubjectName(analysis::RollupSubject subject) {
     case analysis::RollupSubject::kOperatorGpu: return "OPERATOR_GPU";
     case analysis::RollupSubject::kRequest: return "REQUEST";
     case analysis::RollupSubject::kOperatorCpu: return "OPERATOR_CPU";
+    case analysis::RollupSubject::kRequestComponent: return "REQUEST_COMPONENT";
   }
   return "?";
 }
@@ -150,13 +151,19 @@ absl::StatusOr<LatencyPlan> PlanLatency(const opmap::v1::LatencyRequest& request
     case opmap::v1::LATENCY_SUBJECT_OPERATOR_CPU:
       plan.subject = RollupSubject::kOperatorCpu;
       break;
+    case opmap::v1::LATENCY_SUBJECT_REQUEST_COMPONENT:
+      plan.subject = RollupSubject::kRequestComponent;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrFormat("subject: unknown value %d", static_cast<int>(request.subject())));
   }
-  plan.host_subject =
-      plan.subject == RollupSubject::kRequest || plan.subject == RollupSubject::kOperatorCpu;
+  plan.host_subject = plan.subject == RollupSubject::kRequest ||
+                      plan.subject == RollupSubject::kOperatorCpu ||
+                      plan.subject == RollupSubject::kRequestComponent;
   plan.is_request = plan.subject == RollupSubject::kRequest;
+  plan.is_component = plan.subject == RollupSubject::kRequestComponent;
+  const bool is_component = plan.is_component;
   const char* const subject_name = SubjectName(plan.subject);
   const bool is_request = plan.is_request;
   auto not_for = [&](int i, const char* group, const char* why) {
@@ -167,7 +174,7 @@ absl::StatusOr<LatencyPlan> PlanLatency(const opmap::v1::LatencyRequest& request
   for (int i = 0; i < request.group_by_size(); ++i) {
     switch (request.group_by(i)) {
       case opmap::v1::GROUP_BY_OPERATOR:
-        if (is_request) return not_for(i, "OPERATOR", "group by REQUEST");
+        if (is_request || is_component) return not_for(i, "OPERATOR", "group by REQUEST");
         columns.push_back(KeyColumn::kOperator);
         break;
       case opmap::v1::GROUP_BY_LAYER_TYPE:
@@ -177,7 +184,7 @@ absl::StatusOr<LatencyPlan> PlanLatency(const opmap::v1::LatencyRequest& request
       case opmap::v1::GROUP_BY_HOST: columns.push_back(KeyColumn::kHost); break;
       case opmap::v1::GROUP_BY_REVISION: columns.push_back(KeyColumn::kRevision); break;
       case opmap::v1::GROUP_BY_KERNEL:
-        if (plan.subject != RollupSubject::kKernel) {
+        if (plan.subject != RollupSubject::kKernel && !is_component) {
           return not_for(i, "KERNEL", is_request ? "group by REQUEST"
                                                  : "one value per operator, over all its kernels");
         }
@@ -193,8 +200,8 @@ absl::StatusOr<LatencyPlan> PlanLatency(const opmap::v1::LatencyRequest& request
         break;
       case opmap::v1::GROUP_BY_SESSION: columns.push_back(KeyColumn::kSession); break;
       case opmap::v1::GROUP_BY_REQUEST:
-        // Request rows keep their key in the operator column (rollup.h).
-        if (is_request) {
+        // Request rows keep their key in the operator column (rollup.h, tail_buckets.h).
+        if (is_request || is_component) {
           columns.push_back(KeyColumn::kOperator);
         } else {
           *response.add_unavailable() = MakeUnavailable(
@@ -240,9 +247,11 @@ absl::Status FinishLatency(const opmap::v1::LatencyRequest& request, const Laten
     const int64_t missing = plan.by_module ? n.before_v4 : n.before_v3;
     if (groups.empty() && n.complete > missing) {
       *response.add_unavailable() = MakeUnavailable(
-          "rows", plan.is_request ? "the selected sessions hold no request ranges (ranges named "
-                                    "request or iteration, or ProfilerStep#N)"
-                                  : "the selected sessions hold no operator ranges");
+          "rows", plan.is_request     ? "the selected sessions hold no request ranges (ranges named "
+                                        "request or iteration, or ProfilerStep#N)"
+                  : plan.is_component ? "the selected sessions hold no request breakdowns (no "
+                                        "request ranges, or stored by a collector before them)"
+                                      : "the selected sessions hold no operator ranges");
       return absl::OkStatus();
     }
   }

@@ -120,8 +120,9 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     ASSERT_EQ(static_cast<int64_t>(row.sketch.count()), row.count);
     ASSERT_EQ(static_cast<int64_t>(row.sketch.min()), row.min_ns);
     ASSERT_EQ(static_cast<int64_t>(row.sketch.max()), row.max_ns);
-    if (row.subject == RollupSubject::kRequest || row.subject == RollupSubject::kOperatorCpu) {
-      continue;  // host subjects: checked below
+    if (row.subject == RollupSubject::kRequest || row.subject == RollupSubject::kOperatorCpu ||
+        row.subject == RollupSubject::kRequestComponent) {
+      continue;  // host subjects and request breakdowns: checked below and in their tests
     }
     if (row.subject == RollupSubject::kOperatorGpu) {
       EXPECT_TRUE(row.kernel_name.empty());
@@ -400,11 +401,20 @@ TEST(Rollup, HostRangesWithoutGpuEvents) {
   EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "aten::linear")->layer_type, "matmul");
   EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "layer_norm")->layer_type, "norm");
   EXPECT_EQ(Find(r, RollupSubject::kOperatorCpu, "my_custom_op")->layer_type, "other");
-  // Nothing but these five (subject, name) keys.
+  // Nothing but these five (subject, name) keys, and the requests' breakdown rows
+  // (tail_buckets.h): every request once in an extent row of its key.
   std::set<std::pair<RollupSubject, std::string>> keys;
-  for (const RollupRow& row : r.rows) keys.emplace(row.subject, row.operator_name);
+  std::map<std::string, int64_t> extents;
+  for (const RollupRow& row : r.rows) {
+    if (row.subject == RollupSubject::kRequestComponent) {
+      if (row.layer_type == "extent") extents[row.operator_name] += row.count;
+      continue;
+    }
+    keys.emplace(row.subject, row.operator_name);
+    EXPECT_TRUE(row.kernel_name.empty());
+  }
   EXPECT_EQ(keys.size(), 5u);
-  for (const RollupRow& row : r.rows) EXPECT_TRUE(row.kernel_name.empty());
+  EXPECT_EQ(extents, (std::map<std::string, int64_t>{{"request", 40}, {"ProfilerStep", 2}}));
   // Modules as `opmap analyze` attributes them (modules.h): the request ranges on thread 1
   // enclose operators but are requests, not modules (modules.cc ParseModuleName), and the
   // short nn.Module frame encloses none: every operator is outside any module.
@@ -440,7 +450,9 @@ TEST(Rollup, HostSubjectsBesideGpuEvents) {
   ExpectRow(Find(r, RollupSubject::kRequest, "iteration"), {10'000});
   ExpectRow(Find(r, RollupSubject::kOperatorCpu, "aten::mm"), {3'000});
   ExpectRow(Find(r, RollupSubject::kOperatorGpu, "aten::mm"), {400});
-  EXPECT_EQ(r.rows.size(), 4u);  // + the kernel row
+  // + the kernel row, and the request's breakdown: its extent and four components (host
+  // gap, host operator until the launch, gpu wait, the kernel) in one latency bucket.
+  EXPECT_EQ(r.rows.size(), 4u + 5u);
 }
 
 }  // namespace
