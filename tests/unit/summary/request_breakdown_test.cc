@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/mapping/kernel_mapper.h"
+#include "analysis/summary/tail_buckets.h"
 #include "analysis/summary/tail_explanation.h"
 #include "analysis/summary/trace_parts.h"
 #include "gtest/gtest.h"
@@ -237,5 +238,77 @@ TEST(TailExplanation, TooFewRequestsSayWhy) {
             "no request ranges (request, iteration, ProfilerStep#N or a serving step)");
 }
 
+
+TEST(TailBuckets, LabelsRoundTripAndHostileOnesAreRefused) {
+  for (RequestComponent c : {RequestComponent{RequestComponentKind::kGpu, LayerType::kMatmul, "m"},
+                             RequestComponent{RequestComponentKind::kQueue, LayerType::kOther, ""},
+                             RequestComponent{RequestComponentKind::kHostOperator,
+                                              LayerType::kAttention, "decoder_layer.1"}}) {
+    const std::optional<RequestComponent> back = ParseComponentLabel(ComponentLabel(c), c.module);
+    ASSERT_TRUE(back.has_value()) << ComponentLabel(c);
+    EXPECT_EQ(back->kind, c.kind);
+    EXPECT_EQ(back->layer_type, c.layer_type);
+    EXPECT_EQ(back->module, c.module);
+  }
+  EXPECT_EQ(ComponentLabel({RequestComponentKind::kGpu, LayerType::kMatmul, ""}), "gpu:matmul");
+  for (const char* bad : {"extent", "gpu", "queue:matmul", "gpu:nonsense", "", ":", "host_gap:"}) {
+    EXPECT_FALSE(ParseComponentLabel(bad, "").has_value()) << bad;
+  }
+}
+
+TEST(TailBuckets, BucketsHoldTheirExtentsWithinAlpha) {
+  for (int64_t ns : std::vector<int64_t>{1, 2, 999, 1000000, 123456789, int64_t{1} << 52}) {
+    const double v = TailBucketValue(TailBucket(ns));
+    EXPECT_LE(std::abs(v - double(ns)), kTailBucketAlpha * double(ns) * 1.0000001) << ns;
+  }
+  EXPECT_EQ(TailBucket(0), 0);
+  EXPECT_LT(TailBucket(1000), TailBucket(1200));
+}
+
+// The rows of 100 requests (two slowed in one module), merged as a collector merges them,
+// explain the tail as the requests themselves do.
+TEST(TailBuckets, RowsExplainTheTailAsTheRequestsDo) {
+  RequestBreakdowns b;
+  b.components = {{RequestComponentKind::kHostOperator, LayerType::kMatmul, "decoder_layer.1"},
+                  {RequestComponentKind::kHostOperator, LayerType::kMatmul, "decoder_layer.0"}};
+  for (int i = 0; i < 100; ++i) {
+    RequestRecord r;
+    r.key = "request";
+    const int64_t slow = (i + 1) % 50 == 0 ? 6'000'000 : 0;
+    r.parts = {{0, 1'000'000 + slow + i * 1000}, {1, 1'000'000}};
+    r.dur_ns = r.extent_ns = r.parts[0].second + r.parts[1].second;
+    b.requests.push_back(r);
+  }
+  std::vector<RollupRow> rows;
+  AddTailBucketRows(b, &rows);
+  std::map<int32_t, TailBucketRow> buckets;
+  for (const RollupRow& row : rows) {
+    EXPECT_EQ(row.subject, RollupSubject::kRequestComponent);
+    EXPECT_EQ(row.operator_name, "request");
+    TailBucketRow& t = buckets[std::stoi(row.kernel_name)];
+    t.bucket = std::stoi(row.kernel_name);
+    if (row.layer_type == kExtentLabel) {
+      t.requests += row.count;
+      t.extent_sum_ns += double(row.sum_ns);
+    } else {
+      std::optional<RequestComponent> c = ParseComponentLabel(row.layer_type, row.module);
+      ASSERT_TRUE(c.has_value()) << row.layer_type;
+      t.components.emplace_back(*c, double(row.sum_ns));
+    }
+  }
+  EXPECT_LT(buckets.size(), 10u) << "rows grow with buckets, not requests";
+  std::vector<TailBucketRow> list;
+  for (auto& [i, t] : buckets) list.push_back(t);
+  const TailExplanation t = ExplainTailFromBuckets("request", list, 0.99);
+  EXPECT_EQ(t.requests, 100);
+  EXPECT_EQ(t.tail_requests, 2);  // both slowed requests share the top bucket
+  ASSERT_FALSE(t.by_module.empty());
+  EXPECT_EQ(t.by_module[0].label, "decoder_layer.1");
+  // 6 ms injected; the tail's and the band's own spread (i·1 µs) move it by tens of µs.
+  EXPECT_NEAR(t.by_module[0].excess_ns, 6'000'000, 60'000);
+  EXPECT_NEAR(t.by_module[0].share, 1.0, 0.01);
+  EXPECT_EQ(ExplainTailFromBuckets("request", {list.front()}, 0.99).unavailable.empty(),
+            list.front().requests >= kMinTailRequests);
+}
 }  // namespace
 }  // namespace opmap::analysis
