@@ -2,6 +2,7 @@
 // that SessionAssembler gives back exactly the Trace that went in.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -198,6 +199,9 @@ TEST(SessionAssembler, SyntheticTraceRoundTripsExactly) {
   t.ranges[5].process = kNone;
   t.ranges[6].process = 0;  // Kineto's pid 0 / tid 0 rows
   t.ranges[6].thread = 0;
+  t.ranges[7].payload = 0;  // a request id of 0 is a payload, not none
+  t.ranges[8].payload = 41;
+  t.ranges[9].payload = std::numeric_limits<int64_t>::max();
   t.api_calls[8].external_id = 0;  // Kineto's "no external id"; reads back as kNone
   t.api_calls[6].process = 31337;
   t.api_calls[7].correlation = kNone;
@@ -270,6 +274,7 @@ TEST(SessionAssembler, SyntheticTraceRoundTripsExactly) {
     EXPECT_EQ(a.thread, b.thread);
     EXPECT_EQ(a.external_id, b.external_id);
     EXPECT_EQ(t.strings.Get(a.input_dims), back.strings.Get(b.input_dims));
+    EXPECT_EQ(a.payload, b.payload);
   }
   EXPECT_EQ(back.info.format, "live");
   EXPECT_EQ(back.info.process, kPid);

@@ -209,6 +209,20 @@ TEST(ValidateBatch, FlopsAndBytesAreCountsOrNaN) {
             "ranges.bytes[4]: inf is not a count (finite and >= 0, or NaN for unknown)");
 }
 
+TEST(ValidateBatch, PayloadFitsInt64OrIsNone) {
+  Batch b = ValidBatch();
+  opmap::v1::RangeColumns* r = b.mutable_ranges();
+  r->clear_payload();
+  for (int i = 0; i < r->start_ns_size(); ++i) r->add_payload(i == 2 ? uint64_t{1} << 63 : i);
+  EXPECT_TRUE(ValidateBatch(b, 0, {}).ok());  // 2^63 is payload 2^63 - 1: the largest carried
+  r->set_payload(3, (uint64_t{1} << 63) + 1);
+  Rejected rej = Validate(b);
+  EXPECT_EQ(rej.message, "ranges.payload[3]: payload above 2^63 (payload + 1 is sent)");
+  EXPECT_EQ(rej.field, "ranges.payload[3]");
+  r->add_payload(7);  // one more value than rows
+  EXPECT_NE(Validate(b).message.find("ranges.payload"), std::string::npos);
+}
+
 TEST(ValidateBatch, CounterRunningWithinEnabled) {
   Batch b = ValidBatch();
   b.mutable_counters()->set_time_running_ns(1, 7);
