@@ -150,6 +150,7 @@ std::string TailTable(const RequestTailSummary& s, int top) {
     absl::StrAppendFormat(&out, "%s p%g: %s\n", t.key, t.quantile * 100, t.sentence);
     ExcessTable(out, "kind and module", t.by_module, rows);
     ExcessTable(out, "kind and layer type", t.by_layer_type, rows);
+    if (t.exemplars.empty()) continue;
     out.append("  slowest:");
     for (const TailExemplar& e : t.exemplars) {
       absl::StrAppendFormat(&out, " %.1f us", Us(e.extent_ns));
