@@ -5,7 +5,10 @@
 // that much excess, within 10%, on the component the injection lives in, as its largest.
 #include <simdjson.h>
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
+#include <thread>
 #include <map>
 #include <sstream>
 #include <string>
@@ -134,5 +137,68 @@ TEST_F(TailE2e, WithoutInjectionNoComponentHoldsTheTail) {
   EXPECT_LT(a.by_layer_type[0].excess_us, 2500) << a.by_layer_type[0].kind;
 }
 
+
+// The same injection captured live: the agent streams the demo's window to a real
+// collector, and `opmap query tail` (its request-breakdown rollups) names the same
+// component as analyze does of a capture file above.
+class TailLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CollectorProcess::Options options;
+    options.dir = dir_.path();
+    collector_ = std::make_unique<CollectorProcess>(options);
+    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
+    WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
+    // One window long enough for the whole run.
+    agent_ = std::make_unique<AgentProcess>(
+        dir_.path(), std::vector<std::string>{
+                         "--collector", collector_->address(), "--insecure", "--token-file",
+                         dir_.File("agent.token"), "--capture-window", "30s", "--capture-every",
+                         "60s", "--capture-jitter", "0", "--cpu-budget", "0.9"});
+    ASSERT_TRUE(agent_->Start().ok()) << agent_->Log();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<CollectorProcess> collector_;
+  std::unique_ptr<AgentProcess> agent_;
+  simdjson::dom::parser parser_;
+};
+
+TEST_F(TailLive, QueryTailOfALiveWindowNamesTheSlowedLayer) {
+  std::vector<std::string> env = InjectEnv(agent_->socket());
+  env.push_back("OPMAP_INIT_WAIT_MS=5000");
+  RunResult demo = opmap::testing::Run(
+      {DemoBin(), "--requests", "300", "--rate", "30", "--workers", "2", "--seed", "42",
+       "--slow-every", "50", "--slow-layer", "1", "--slow-repeat", "40"},
+      dir_.path(), env, absl::Seconds(120));
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  // The window closes when the process exits; wait until its session is stored whole.
+  std::string out;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline) {
+    RunResult q = opmap::testing::Run(
+        {OpmapBin(), "query", "tail", "--collector", collector_->address(), "--format", "json"},
+        dir_.path(), {std::string("OPMAP_TOKEN=") + kAnalystToken}, absl::Seconds(30));
+    if (q.exit_code == 0 && q.out.find("\"groups\":[{") != std::string::npos) {
+      out = q.out;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ASSERT_FALSE(out.empty()) << "no request breakdown stored\n" << agent_->Log();
+  simdjson::dom::element doc = parser_.parse(out);
+  simdjson::dom::element tail = doc["groups"].at(0)["tail"];
+  EXPECT_GE(int64_t(tail["requests"]), 250);
+  bool found = false;
+  for (simdjson::dom::element e : tail["explanations"].get_array()) {
+    if (std::string_view(e["key"]) != "request" || double(e["quantile"]) != 0.99) continue;
+    found = true;
+    EXPECT_EQ(std::string_view(e["by_module"].at(0)["kind"]), "host_operator") << out;
+    EXPECT_EQ(std::string_view(e["by_module"].at(0)["label"]), "decoder_layer.1") << out;
+    EXPECT_EQ(std::string_view(e["by_layer_type"].at(0)["label"]), "matmul") << out;
+    EXPECT_GT(double(e["by_module"].at(0)["share"]), 0.5) << out;
+  }
+  EXPECT_TRUE(found) << out;
+}
 }  // namespace
 }  // namespace opmap::testing::tail_e2e
