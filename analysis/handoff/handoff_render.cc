@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "analysis/bottleneck/evidence_format.h"
 #include "analysis/handoff/handoff_report.h"
+#include "analysis/report/tail_report.h"
 #include "common/text/json_writer.h"
 #include "common/text/units.h"
 
@@ -322,6 +323,7 @@ ReportDocument HandoffDocument(const HandoffReport& r, const TraceSummary& s,
   DocSection mitigations = MitigationsSection(r.mitigations);
   mitigations.paragraphs.push_back("Gain bounds are fractions of the " + r.total_basis + ".");
   doc.sections.push_back(std::move(mitigations));
+  doc.sections.push_back(TailSection(r.tail, o.top));
   return doc;
 }
 
@@ -385,6 +387,7 @@ std::string HandoffJson(const HandoffReport& r, const HandoffOptions& o) {
   w.EndArray();
   w.Field("module_type_count", static_cast<int64_t>(r.host.module_types.size()));
   w.EndObject();
+  TailJson(w, r.tail, o.top);
   w.EndObject();
   return w.Take();
 }

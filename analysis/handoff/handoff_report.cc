@@ -137,6 +137,7 @@ HandoffReport BuildHandoff(const Trace& trace, const MappingResult& mapping,
   r.sheet = BuildMappingSheet(trace, mapping, sheet);
   r.layer_types = LayerTypes(r.sheet, r.stalls, options.envelope);
   r.host = SummarizeHostTables(trace);
+  r.tail = summary.tail;
 
   // Gain fractions are of the wall time the requests took when the trace has them (a
   // host-bound trace's GPU time understates what a host fix saves), else of GPU time.

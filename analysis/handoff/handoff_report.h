@@ -63,6 +63,7 @@ struct HandoffReport {
   int64_t total_ns = 0;                // the denominator of gain fractions, and its basis
   std::string total_basis;
   HostTables host;                     // host time by operator shape and module type
+  RequestTailSummary tail;             // per-request breakdown and tail explanation
 };
 
 HandoffReport BuildHandoff(const Trace& trace, const MappingResult& mapping,

@@ -105,6 +105,48 @@ void TailJson(text::JsonWriter& w, const RequestTailSummary& s, int top) {
   w.EndObject();
 }
 
+DocSection TailSection(const RequestTailSummary& s, int top) {
+  DocSection d;
+  d.heading = "Tail latency";
+  if (!s.unavailable.empty()) {
+    d.paragraphs.push_back("unavailable: " + s.unavailable);
+    return d;
+  }
+  d.paragraphs.push_back(absl::StrFormat(
+      "%d requests; each request's time split into queue, GPU time, copies, GPU wait, host "
+      "time in operators and host gaps (docs/metrics.md, \"Tail latency\"); the tail's mean "
+      "of each against the p40-p60 band's.",
+      s.requests));
+  const size_t rows = top > 0 ? static_cast<size_t>(top) : 10;
+  for (const TailExplanation& t : s.explanations) {
+    if (!t.unavailable.empty()) {
+      d.paragraphs.push_back(absl::StrFormat("%s p%g: unavailable: %s", t.key, t.quantile * 100,
+                                             t.unavailable));
+      continue;
+    }
+    d.paragraphs.push_back(absl::StrFormat("%s p%g: %s.", t.key, t.quantile * 100, t.sentence));
+    if (t.quantile != 0.99) continue;
+    for (auto [title, list] : {std::pair{"by kind and module", &t.by_module},
+                               std::pair{"by kind and layer type", &t.by_layer_type}}) {
+      DocTable table;
+      table.title = absl::StrFormat("%s p99 excess %s", t.key, title);
+      table.columns = {"kind", "label", "tail_us", "band_us", "excess_us", "share"};
+      table.align_right = {false, false, true, true, true, true};
+      for (size_t i = 0; i < list->size() && i < rows; ++i) {
+        const ComponentExcess& c = (*list)[i];
+        table.rows.push_back({std::string(RequestComponentKindName(c.kind)),
+                              c.label.empty() ? "-" : c.label,
+                              absl::StrFormat("%.1f", Us(c.tail_mean_ns)),
+                              absl::StrFormat("%.1f", Us(c.band_mean_ns)),
+                              absl::StrFormat("%.1f", Us(c.excess_ns)),
+                              absl::StrFormat("%.1f%%", 100 * c.share)});
+      }
+      d.tables.push_back(std::move(table));
+    }
+  }
+  return d;
+}
+
 std::string TailTable(const RequestTailSummary& s, int top) {
   std::string out;
   if (!s.unavailable.empty()) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "analysis/report/document.h"
 #include "analysis/summary/tail_explanation.h"
 #include "common/text/json_writer.h"
 
@@ -13,6 +14,9 @@ namespace opmap::analysis {
 // Adds "tail" to the open object; `top` rows per excess list (0 = all).
 void TailJson(text::JsonWriter& w, const RequestTailSummary& s, int top);
 std::string TailTable(const RequestTailSummary& s, int top);
+// The handoff and release reports' section: the sentence per key and quantile, and the
+// excess tables of the p99 tail (Markdown / HTML).
+DocSection TailSection(const RequestTailSummary& s, int top);
 
 }  // namespace opmap::analysis
 

@@ -59,6 +59,15 @@ TEST_F(CollectorTailTest, QueryTailAnswersAsAnalyzeDoes) {
   ASSERT_GE(analyzed.requests, 290);
   ASSERT_EQ(analyzed.module_label, "decoder_layer.1");
 
+  // The handoff report carries the same explanation.
+  RunResult md = Opmap({"analyze", capture, "--report", "md", "--output", dir_.File("h.md")},
+                       dir_.path());
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  const std::string report = ReadFileOrEmpty(dir_.File("h.md"));
+  EXPECT_NE(report.find("## Tail latency"), std::string::npos);
+  EXPECT_NE(report.find("| host_operator | decoder_layer.1 |"), std::string::npos)
+      << report.substr(report.find("## Tail latency"));
+
   RunResult imp = Import(capture, {"--label", "trace=tail"});
   ASSERT_EQ(imp.exit_code, 0) << imp.err;
   RunResult q = Query({"tail", "--label", "trace=tail", "--group-by", "host"});

@@ -81,6 +81,12 @@ TEST_F(HandoffCli, H100BertMfuBottlenecksAndMitigations) {
                                      "\n"));
   EXPECT_THAT(std::string(doc["opmap_version"].get_string().value_unsafe()), ::testing::StartsWith("0."));
 
+  // The tail section: one ProfilerStep, broken down whole, too few for a tail.
+  EXPECT_EQ(doc["tail"]["requests"].get_int64().value_unsafe(), 1);
+  EXPECT_EQ(doc["tail"]["max_sum_error_ns"].get_int64().value_unsafe(), 0);
+  EXPECT_EQ(std::string_view(doc["tail"]["explanations"].at(0)["unavailable"].get_string().value_unsafe()),
+            "1 request of ProfilerStep, fewer than the 20 a tail needs");
+
   // Per operator, every instance summed (by hand: mfu_trace_test.cc).
   simdjson::dom::element addmm = Operator(doc, "aten::addmm");
   EXPECT_EQ(addmm["instances"].get_int64().value_unsafe(), 26);
