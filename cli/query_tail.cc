@@ -4,15 +4,14 @@
 // request key, latency bucket, component and module; each group's buckets are explained
 // as analysis/summary/tail_buckets.h says, and printed as `opmap analyze` prints its tail.
 #include <iostream>
-#include <map>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/report/tail_report.h"
 #include "analysis/summary/tail_buckets.h"
 #include "cli/query_common.h"
+#include "cli/tail_rows.h"
 #include "common/text/printable.h"
 
 namespace opmap::cli::query_internal {
@@ -21,28 +20,12 @@ namespace {
 // Rows past this many are cut by the collector: the answer then says so.
 constexpr uint32_t kTailRowLimit = 1'000'000;
 
-struct Group {
-  std::vector<std::string> key;  // the caller's group-by values
-  std::string request_key;
-  std::map<int32_t, analysis::TailBucketRow> buckets;
-};
-
 }  // namespace
 
 int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range) {
-  opmap::v1::LatencyRequest req;
-  if (args.has_range) *req.mutable_range() = range;
-  *req.mutable_filter() = args.selection.filter;
-  req.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST_COMPONENT);
-  for (opmap::v1::GroupBy g : args.group_by) req.add_group_by(g);
-  const int own = req.group_by_size();
-  for (opmap::v1::GroupBy g : {opmap::v1::GROUP_BY_REQUEST, opmap::v1::GROUP_BY_KERNEL,
-                               opmap::v1::GROUP_BY_LAYER_TYPE, opmap::v1::GROUP_BY_MODULE}) {
-    req.add_group_by(g);
-  }
-  req.add_quantiles(0.5);
   const uint32_t limit = args.limit > 0 ? args.limit : kTailRowLimit;
-  req.set_limit(limit);
+  const opmap::v1::LatencyRequest req =
+      TailRowsRequest(args.has_range ? &range : nullptr, args.selection.filter, args.group_by, limit);
   opmap::v1::LatencyResponse resp;
   std::string endpoint;
   grpc::Status status = client.CallWithFailover(
@@ -56,36 +39,8 @@ int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange&
               << " rows; narrow --since/--until or the filter, or raise --limit\n";
     return 1;
   }
-
-  std::map<std::vector<std::string>, Group> groups;
   int64_t bad_rows = 0;
-  for (const opmap::v1::LatencyRow& row : resp.rows()) {
-    if (row.key_size() != own + 4) {
-      ++bad_rows;
-      continue;
-    }
-    std::vector<std::string> key(row.key().begin(), row.key().begin() + own + 1);
-    Group& g = groups[key];
-    g.key.assign(row.key().begin(), row.key().begin() + own);
-    g.request_key = row.key(own);
-    int32_t bucket = 0;
-    if (!absl::SimpleAtoi(row.key(own + 1), &bucket)) {
-      ++bad_rows;
-      continue;
-    }
-    analysis::TailBucketRow& b = g.buckets[bucket];
-    b.bucket = bucket;
-    const std::string& label = row.key(own + 2);
-    if (label == analysis::kExtentLabel) {
-      b.requests += static_cast<int64_t>(row.count());
-      b.extent_sum_ns += static_cast<double>(row.sum_ns());
-    } else if (std::optional<analysis::RequestComponent> c =
-                   analysis::ParseComponentLabel(label, row.key(own + 3))) {
-      b.components.emplace_back(*c, static_cast<double>(row.sum_ns()));
-    } else {
-      ++bad_rows;
-    }
-  }
+  std::vector<TailGroup> groups = ParseTailRows(resp, args.group_by.size(), &bad_rows);
   if (bad_rows > 0) {
     std::cerr << "opmap query tail: " << bad_rows
               << " rows of the collector's answer are not request breakdown rows; left out\n";
@@ -102,17 +57,13 @@ int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange&
     w.EndArray();
     w.Key("groups").BeginArray();
   }
-  for (auto& [id, g] : groups) {
-    std::vector<analysis::TailBucketRow> buckets;
+  for (const TailGroup& g : groups) {
     analysis::RequestTailSummary summary;
     summary.from_buckets = true;
-    for (auto& [index, b] : g.buckets) {
-      summary.requests += b.requests;
-      buckets.push_back(std::move(b));
-    }
+    for (const analysis::TailBucketRow& b : g.buckets) summary.requests += b.requests;
     for (double q : args.tail_quantiles) {
       summary.explanations.push_back(
-          analysis::ExplainTailFromBuckets(g.request_key, buckets, q));
+          analysis::ExplainTailFromBuckets(g.request_key, g.buckets, q));
     }
     std::vector<std::string> named;
     for (size_t i = 0; i < g.key.size(); ++i) {

@@ -13,6 +13,7 @@
 
 #include "common/base/status_macros.h"
 #include "analysis/release/arm_figures.h"
+#include "cli/tail_rows.h"
 #include "opmap/v1/query.grpc.pb.h"
 #include "common/version/version.h"
 
@@ -254,6 +255,23 @@ absl::StatusOr<std::vector<std::string>> ArmValues(CollectorChannel& client,
   return std::vector<std::string>(values.begin(), values.end());
 }
 
+// The p99 tail per request key from the request-breakdown rollups (docs/metrics.md "Tail
+// latency"); none when the sessions hold no breakdowns.
+absl::Status FetchTails(CollectorChannel& client, const ArmQuery& q, Arm& arm) {
+  const opmap::v1::LatencyRequest req =
+      TailRowsRequest(q.has_range ? &q.range : nullptr, q.filter, {}, 1'000'000);
+  opmap::v1::LatencyResponse resp;
+  RETURN_IF_ERROR(CallQuery(client, "LatencyPercentiles", [&](Stub& s, grpc::ClientContext& c) {
+    return s.LatencyPercentiles(&c, req, &resp);
+  }));
+  int64_t bad_rows = 0;
+  for (const TailGroup& g : ParseTailRows(resp, 0, &bad_rows)) {
+    arm.tails.push_back(analysis::ExplainTailFromBuckets(g.request_key, g.buckets, 0.99));
+  }
+  if (arm.tails.empty()) arm.unavailable["tail"] = "the sessions hold no request breakdowns";
+  return absl::OkStatus();
+}
+
 absl::StatusOr<FetchedArm> FetchArm(CollectorChannel& client, const ArmQuery& q) {
   FetchedArm out;
   Arm& arm = out.arm;
@@ -305,6 +323,7 @@ absl::StatusOr<FetchedArm> FetchArm(CollectorChannel& client, const ArmQuery& q)
   if (!out.envelope_source.empty()) arm.inputs["envelope.source"] = out.envelope_source;
   analysis::SetPower(power, q.profile, arm);
   RETURN_IF_ERROR(FetchLayers(client, q, arm));
+  RETURN_IF_ERROR(FetchTails(client, q, arm));
   RETURN_IF_ERROR(FetchStallShare(client, q, arm));
   arm.unavailable["errors"] =
       "the sessions carry no request error counts (opmap records ranges, not request outcomes)";

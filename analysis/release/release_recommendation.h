@@ -18,6 +18,7 @@
 #include "analysis/profile/workload_profile.h"
 #include "analysis/release/mann_whitney.h"
 #include "analysis/report/document.h"
+#include "analysis/summary/tail_explanation.h"
 #include "common/text/json_writer.h"
 
 namespace opmap::analysis {
@@ -75,6 +76,9 @@ struct Arm {
   std::optional<double> flops_per_joule;
   std::optional<double> mfu_per_watt;      // mfu (0..1) ÷ gpu_watts
   std::vector<LayerTime> layers;
+  // The p99 tail per request key, from the collector's request-breakdown rollups
+  // (docs/metrics.md "Tail latency"); empty when the sessions hold none.
+  std::vector<TailExplanation> tails;
   // Why a figure is missing ("mfu" -> "no hardware envelope ...").
   std::map<std::string, std::string> unavailable;
   // Reproducibility: model revision, compiler/runtime versions, power mode, seeds, hosts.

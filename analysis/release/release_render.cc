@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/release/release_internal.h"
+#include "analysis/release/release_tail.h"
 
 namespace opmap::analysis {
 namespace {
@@ -224,6 +225,7 @@ void WriteRecommendationJson(const ReleaseInputs& in, const Recommendation& r, t
   w.Key("inputs").BeginObject();
   for (const auto& [k, v] : r.inputs) w.Field(k, v);
   w.EndObject();
+  WriteTailGrowthJson(in, w);
   w.Key("unavailable").BeginObject();
   for (const auto& [k, v] : in.baseline.unavailable) w.Field("baseline." + k, v);
   for (const auto& [k, v] : in.candidate.unavailable) w.Field("candidate." + k, v);
@@ -301,6 +303,7 @@ std::vector<DocSection> RecommendationSections(const ReleaseInputs& in, const Re
     layers.tables.push_back(std::move(lt));
   }
   out.push_back(std::move(layers));
+  out.push_back(TailGrowthSection(in));
 
   DocSection plots;
   plots.heading = "Latency";

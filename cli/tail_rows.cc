@@ -1,0 +1,68 @@
+#include "cli/tail_rows.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+
+namespace opmap::cli {
+
+opmap::v1::LatencyRequest TailRowsRequest(const opmap::v1::TimeRange* range,
+                                          const opmap::v1::Filter& filter,
+                                          const std::vector<opmap::v1::GroupBy>& group_by,
+                                          uint32_t limit) {
+  opmap::v1::LatencyRequest req;
+  if (range != nullptr) *req.mutable_range() = *range;
+  *req.mutable_filter() = filter;
+  req.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST_COMPONENT);
+  for (opmap::v1::GroupBy g : group_by) req.add_group_by(g);
+  for (opmap::v1::GroupBy g : {opmap::v1::GROUP_BY_REQUEST, opmap::v1::GROUP_BY_KERNEL,
+                               opmap::v1::GROUP_BY_LAYER_TYPE, opmap::v1::GROUP_BY_MODULE}) {
+    req.add_group_by(g);
+  }
+  req.add_quantiles(0.5);
+  req.set_limit(limit);
+  return req;
+}
+
+std::vector<TailGroup> ParseTailRows(const opmap::v1::LatencyResponse& response,
+                                     size_t group_keys, int64_t* bad_rows) {
+  const int own = static_cast<int>(group_keys);
+  std::map<std::vector<std::string>, std::map<int32_t, analysis::TailBucketRow>> buckets;
+  *bad_rows = 0;
+  for (const opmap::v1::LatencyRow& row : response.rows()) {
+    int32_t bucket = 0;
+    if (row.key_size() != own + 4 || !absl::SimpleAtoi(row.key(own + 1), &bucket)) {
+      ++*bad_rows;
+      continue;
+    }
+    std::vector<std::string> id(row.key().begin(), row.key().begin() + own + 1);
+    const std::string& label = row.key(own + 2);
+    std::optional<analysis::RequestComponent> component;
+    if (label != analysis::kExtentLabel) {
+      component = analysis::ParseComponentLabel(label, row.key(own + 3));
+      if (!component) {
+        ++*bad_rows;
+        continue;
+      }
+    }
+    analysis::TailBucketRow& b = buckets[std::move(id)][bucket];
+    b.bucket = bucket;
+    if (component) {
+      b.components.emplace_back(*component, static_cast<double>(row.sum_ns()));
+    } else {
+      b.requests += static_cast<int64_t>(row.count());
+      b.extent_sum_ns += static_cast<double>(row.sum_ns());
+    }
+  }
+  std::vector<TailGroup> out;
+  for (auto& [id, rows] : buckets) {
+    TailGroup& g = out.emplace_back();
+    g.key.assign(id.begin(), id.end() - 1);
+    g.request_key = id.back();
+    for (auto& [index, b] : rows) g.buckets.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace opmap::cli
