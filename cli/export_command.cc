@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -32,6 +33,9 @@ options:
   --session S           only the capture session S (its session id, as `opmap import`
                         prints it)
   --agent A             only sessions of agent A
+  --request R           with --session: only request R of it — the events within the
+                        extent of the request range whose NVTX payload is R (its id; an
+                        exemplar of `opmap analyze`'s tail), GPU work included
   --max-events N        at most N events (default: the collector's limit); a cut export
                         says so
   --quiet               no summary line
@@ -111,6 +115,7 @@ struct ExportFlags {
   SelectionFlags selection;
   std::string out, session, agent;
   uint64_t max_events = 0;
+  std::optional<uint64_t> request;
   bool quiet = false;
 };
 
@@ -125,6 +130,15 @@ const FlagKeys<ExportFlags>& ExportKeys() {
            if (!absl::SimpleAtoi(std::string(v), &f->max_events)) {
              return absl::InvalidArgumentError("needs a non-negative integer");
            }
+           return absl::OkStatus();
+         }},
+        {"request", false, "R", "",
+         [](std::string_view v, ExportFlags* f) {
+           uint64_t id = 0;
+           if (!absl::SimpleAtoi(std::string(v), &id) || id >= (uint64_t{1} << 63)) {
+             return absl::InvalidArgumentError("needs a request id (an integer in [0, 2^63))");
+           }
+           f->request = id;
            return absl::OkStatus();
          }},
         {"quiet", true, "", "", SwitchField(&ExportFlags::quiet)},
@@ -162,6 +176,10 @@ int RunExport(const std::vector<std::string>& argv) {
   req.set_agent_id(flags.agent);
   req.set_session_id(flags.session);
   req.set_max_events(flags.max_events);
+  if (flags.request) {
+    if (flags.session.empty()) return ExportUsageError("--request needs --session (a request of one session)");
+    req.set_request_id(*flags.request);
+  }
   if (!connection.timeout_given) connection.timeout = absl::Minutes(10);
   absl::StatusOr<std::unique_ptr<CollectorChannel>> client = CollectorChannel::Create(connection);
   if (!client.ok()) return ExportUsageError(std::string(client.status().message()));

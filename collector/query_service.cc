@@ -17,6 +17,7 @@
 #include "common/base/status_macros.h"
 #include "analysis/bottleneck/mitigations.h"
 #include "analysis/report/chrome_trace.h"
+#include "analysis/summary/request_breakdown.h"
 #include "common/text/printable.h"
 #include "analysis/wire/batch_codec.h"
 #include "collector/auth_first.h"
@@ -114,6 +115,17 @@ absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest
         return absl::OkStatus();
       }));
 
+  if (request.has_request_id()) {
+    if (request.session_id().empty()) {
+      return absl::InvalidArgumentError("request_id: needs session_id (a request of one session)");
+    }
+    if (sessions.size() != 1) {
+      return absl::NotFoundError(absl::StrFormat(
+          "request_id: the selection holds %d sessions with id %s; give agent_id too",
+          sessions.size(), request.session_id()));
+    }
+  }
+
   // Pass 2: each session whole (its string table starts in its first batch), rendered
   // with the time filter.
   bool stopped = false;
@@ -144,19 +156,14 @@ absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest
   render.flush_bytes = options.chunk_bytes > (256 << 10) ? options.chunk_bytes - (128 << 10)
                                                          : options.chunk_bytes;
   analysis::ChromeTraceWriter* writer_ptr = nullptr;
-  analysis::ChromeTraceWriter writer(
-      render, [&](std::string_view data) { return send(data, false, writer_ptr); });
-  writer_ptr = &writer;
 
   analysis::BatchLimits unlimited;
   unlimited.max_records = SIZE_MAX;
   unlimited.max_new_strings = SIZE_MAX;
   unlimited.max_string_bytes = SIZE_MAX;
-  for (const BatchHeader& h : sessions) {
-    if (writer.truncated()) break;
+  auto assemble = [&](const BatchHeader& h, analysis::SessionAssembler& assembler) -> absl::Status {
     ASSIGN_OR_RETURN(std::vector<std::string> payloads,
                      store.LoadSessionPayloads(h.agent_id, h.session_id));
-    analysis::SessionAssembler assembler;
     opmap::v1::Batch batch;
     for (const std::string& payload : payloads) {
       if (!batch.ParseFromString(payload)) {
@@ -169,7 +176,27 @@ absl::Status ExportTraceChunks(Store& store, const opmap::v1::ExportTraceRequest
                                                    s.message()));
       }
     }
-    payloads.clear();
+    return absl::OkStatus();
+  };
+  // One request: its extent is the time filter (the session is assembled once, here).
+  std::unique_ptr<analysis::SessionAssembler> held;
+  if (request.has_request_id()) {
+    held = std::make_unique<analysis::SessionAssembler>();
+    RETURN_IF_ERROR(assemble(sessions.front(), *held));
+    ASSIGN_OR_RETURN(const analysis::RequestRecord r,
+                     analysis::FindRequest(held->trace(), request.request_id()));
+    render.start_ns = r.start_ns;
+    render.end_ns = r.start_ns + r.extent_ns + 1;
+  }
+  analysis::ChromeTraceWriter writer(
+      render, [&](std::string_view data) { return send(data, false, writer_ptr); });
+  writer_ptr = &writer;
+
+  for (const BatchHeader& h : sessions) {
+    if (writer.truncated()) break;
+    analysis::SessionAssembler fresh;
+    analysis::SessionAssembler& assembler = held ? *held : fresh;
+    if (!held) RETURN_IF_ERROR(assemble(h, assembler));
     analysis::ChromeTraceSource source;
     source.label = SessionLabel(h);
     source.default_pid = h.resource.pid();

@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/serving/request_key.h"
 #include "analysis/summary/host_ranges.h"
 #include "analysis/summary/modules.h"
@@ -106,11 +107,16 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   }
   if (requests.empty()) return;
   // One step annotated twice (SGLang's step[...] around vLLM-style execute_...): a request
-  // range inside another of the same key on its thread is that request, not another.
+  // range inside another of the same key and payload on its thread is that request, not
+  // another. (Requests with their own ids — start/end ranges of overlapping requests on a
+  // client thread — nest in time without being one.)
   std::erase_if(requests, [&](int32_t i) {
     const std::string_view key = RequestKey(part.strings.Get(rs[i].name));
     for (int32_t p = parent[i]; p >= 0; p = parent[p]) {
-      if (is_request[rs[p].name] && RequestKey(part.strings.Get(rs[p].name)) == key) return true;
+      if (is_request[rs[p].name] && rs[p].payload == rs[i].payload &&
+          RequestKey(part.strings.Get(rs[p].name)) == key) {
+        return true;
+      }
     }
     return false;
   });
@@ -456,6 +462,18 @@ RequestBreakdowns RequestBreakdownAccumulator::Finish(
                      std::tie(b.start_ns, b.dur_ns, b.thread, b.name);
             });
   return out;
+}
+
+absl::StatusOr<RequestRecord> FindRequest(const Trace& trace, uint64_t request_id) {
+  if (request_id < (uint64_t{1} << 63)) {
+    RequestBreakdownAccumulator acc;
+    acc.Add(trace, MapGpuEvents(trace));
+    RequestBreakdowns all = acc.Finish([](std::string_view) { return LayerType::kOther; });
+    for (RequestRecord& r : all.requests) {
+      if (r.payload == static_cast<int64_t>(request_id)) return std::move(r);
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no request range carries payload ", request_id));
 }
 
 }  // namespace opmap::analysis

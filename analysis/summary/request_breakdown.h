@@ -18,10 +18,10 @@
 // outermost ranges inside it that carry P (e.g. a `request` start/end range from arrival
 // to completion, payload = request id, and the worker's `forward` push/pop range with the
 // same payload); any other request range serves itself, on its own thread. A request range
-// inside another of the same key on its thread is part of it, not a request. A request lasts
-// until the later of its range's end and its last GPU event's end (a step range that only
-// launches a graph ends before the graph runs; its caller waits for the GPU): that extent,
-// not the range's duration, is what its components sum to. A trace given in parts
+// inside another of the same key and payload (or none) on its thread is part of it, not a
+// request. A request lasts until the later of its range's end and its last GPU event's end
+// (a step range that only launches a graph ends before the graph runs; its caller waits for
+// the GPU): that extent, not the range's duration, is what its components sum to. A trace given in parts
 // (part_ranges.h) gives each request its time in every part it overlaps.
 #ifndef OPMAP_ANALYSIS_SUMMARY_REQUEST_BREAKDOWN_H_
 #define OPMAP_ANALYSIS_SUMMARY_REQUEST_BREAKDOWN_H_
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "analysis/mapping/kernel_mapper.h"
@@ -147,6 +148,11 @@ class RequestBreakdownAccumulator {
   int32_t no_range_ = -1, queue_ = -1, wait_ = -1;  // keys every request may use
   absl::flat_hash_map<Key, int32_t> key_index_;
 };
+
+// The request whose range carries NVTX payload `request_id` (the first by start when
+// several do), with its extent: what `opmap export --request` cuts a session to. NotFound
+// naming the id when no request range carries it.
+absl::StatusOr<RequestRecord> FindRequest(const Trace& trace, uint64_t request_id);
 
 }  // namespace opmap::analysis
 

@@ -70,6 +70,45 @@ TEST_F(CollectorTailTest, QueryTailAnswersAsAnalyzeDoes) {
 
   RunResult imp = Import(capture, {"--label", "trace=tail"});
   ASSERT_EQ(imp.exit_code, 0) << imp.err;
+
+  // The slowest exemplar, exported alone: the events that start within its extent.
+  {
+    simdjson::dom::parser p2;
+    simdjson::dom::element ex = p2.parse(a.out)["tail"]["explanations"].at(0)["exemplars"].at(0);
+    const int64_t id = int64_t(ex["request_id"]), start = int64_t(ex["start_ns"]);
+    const double extent_us = double(ex["extent_us"]);
+    RunResult sessions = Query({"latency", "--subject", "request", "--group-by", "session",
+                                "--label", "trace=tail"});
+    ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
+    simdjson::dom::parser p3;
+    const std::string session_key(std::string_view(p3.parse(sessions.out)["rows"].at(0)["session"]));
+    const std::string session = session_key.substr(session_key.find('/') + 1);
+    RunResult exp = Opmap({"export", "--collector", collector_->address(), "--token",
+                           kAnalystToken, "--session", session, "--request",
+                           std::to_string(id), "--out", dir_.File("exemplar.json"), "--quiet"},
+                          dir_.path());
+    ASSERT_EQ(exp.exit_code, 0) << exp.err;
+    simdjson::dom::parser p4;
+    simdjson::dom::element trace = p4.load(dir_.File("exemplar.json"));
+    int64_t events = 0, requests = 0;
+    for (simdjson::dom::element e : trace["traceEvents"].get_array()) {
+      if (std::string_view(e["ph"]) != "X") continue;
+      ++events;
+      const double ts_us = double(e["ts"]);
+      EXPECT_GE(ts_us, start / 1000.0 - 0.001);
+      EXPECT_LE(ts_us, start / 1000.0 + extent_us + 0.001);
+      if (std::string_view(e["name"]) == "request") ++requests;
+    }
+    EXPECT_GE(events, 20) << "the request, its forward, layers and operators";
+    EXPECT_GE(requests, 1);
+    RunResult missing = Opmap({"export", "--collector", collector_->address(), "--token",
+                               kAnalystToken, "--session", session, "--request", "99999",
+                               "--out", dir_.File("none.json")},
+                              dir_.path());
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_NE(missing.err.find("no request range carries payload 99999"), std::string::npos)
+        << missing.err;
+  }
   RunResult q = Query({"tail", "--label", "trace=tail", "--group-by", "host"});
   ASSERT_EQ(q.exit_code, 0) << q.err;
   simdjson::dom::parser qparser;

@@ -139,8 +139,12 @@ TEST(RequestBreakdown, OneStepAnnotatedTwiceIsOneRequest) {
   AddRange(t, "execute_32_context_0(sq0sk0)_generation_32(sq32sk100)", 5, 95, 1, kNone,
            RangeKind::kUserAnnotation);
   AddRange(t, "request", 10, 20, 1);  // another key inside: a request of its own
+  // Two requests' start/end ranges on one client thread, one inside the other in time:
+  // their ids differ, so they stay two.
+  AddRange(t, "request", 200, 400, 9, 5);
+  AddRange(t, "request", 250, 300, 9, 6);
   const RequestBreakdowns b = Breakdown(t);
-  ASSERT_EQ(b.requests.size(), 2u);
+  ASSERT_EQ(b.requests.size(), 4u);
   EXPECT_EQ(b.requests[0].key, "step:decode");
   EXPECT_EQ(b.requests[0].dur_ns, 100);
   EXPECT_EQ(b.requests[1].key, "request");
