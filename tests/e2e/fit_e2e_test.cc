@@ -51,11 +51,10 @@ struct Platform {
 class FitEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    CollectorProcess::Options options;
-    options.dir = dir_.path();
-    collector_ = std::make_unique<CollectorProcess>(options);
-    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
-    WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
+    absl::StatusOr<std::unique_ptr<CollectorProcess>> collector =
+        StartCollectorWithAgentToken(dir_);
+    ASSERT_TRUE(collector.ok()) << collector.status();
+    collector_ = *std::move(collector);
     WriteFileOrDie(dir_.File("fit.profile"), kFitProfile);
     WriteFileOrDie(dir_.File("nvml.script"), kTwoBoardsNvmlScript);
   }

@@ -27,11 +27,10 @@ struct PowerRowJson {
 class PowerEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    CollectorProcess::Options options;
-    options.dir = dir_.path();
-    collector_ = std::make_unique<CollectorProcess>(options);
-    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
-    WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
+    absl::StatusOr<std::unique_ptr<CollectorProcess>> collector =
+        StartCollectorWithAgentToken(dir_);
+    ASSERT_TRUE(collector.ok()) << collector.status();
+    collector_ = *std::move(collector);
     // Two boards drawing steadily (the energy counter advances at that power over time).
     WriteFileOrDie(dir_.File("nvml.script"), kTwoBoardsNvmlScript);
   }

@@ -38,11 +38,10 @@ throughput_target = 10
 class ReleaseAb : public ::testing::Test {
  protected:
   void SetUp() override {
-    CollectorProcess::Options options;
-    options.dir = dir_.path();
-    collector_ = std::make_unique<CollectorProcess>(options);
-    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
-    WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
+    absl::StatusOr<std::unique_ptr<CollectorProcess>> collector =
+        StartCollectorWithAgentToken(dir_);
+    ASSERT_TRUE(collector.ok()) << collector.status();
+    collector_ = *std::move(collector);
     WriteFileOrDie(dir_.File("demo.profile"), kProfile);
     // 2 s windows every 2.5 s for both processes at once; a CPU budget the agent stays
     // under here, so windows keep their length.

@@ -144,11 +144,10 @@ TEST_F(TailE2e, WithoutInjectionNoComponentHoldsTheTail) {
 class TailLive : public ::testing::Test {
  protected:
   void SetUp() override {
-    CollectorProcess::Options options;
-    options.dir = dir_.path();
-    collector_ = std::make_unique<CollectorProcess>(options);
-    ASSERT_TRUE(collector_->Start().ok()) << collector_->Log();
-    WriteFileOrDie(dir_.File("agent.token"), std::string(kAgentToken) + "\n");
+    absl::StatusOr<std::unique_ptr<CollectorProcess>> collector =
+        StartCollectorWithAgentToken(dir_);
+    ASSERT_TRUE(collector.ok()) << collector.status();
+    collector_ = *std::move(collector);
     // One window long enough for the whole run.
     agent_ = std::make_unique<AgentProcess>(
         dir_.path(), std::vector<std::string>{

@@ -19,6 +19,18 @@ std::vector<std::string> InjectEnv(const std::string& agent_socket) {
   return {"NVTX_INJECTION64_PATH=" + InjectLib(), "OPMAP_AGENT_SOCKET=" + agent_socket};
 }
 
+absl::StatusOr<std::unique_ptr<CollectorProcess>> StartCollectorWithAgentToken(
+    const TempDir& dir) {
+  CollectorProcess::Options options;
+  options.dir = dir.path();
+  auto collector = std::make_unique<CollectorProcess>(options);
+  if (absl::Status s = collector->Start(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(s.message(), "\n", collector->Log()));
+  }
+  WriteFileOrDie(dir.File("agent.token"), std::string(kAgentToken) + "\n");
+  return collector;
+}
+
 AgentProcess::AgentProcess(std::string dir, std::vector<std::string> extra)
     : dir_(std::move(dir)), extra_(std::move(extra)) {}
 

@@ -7,11 +7,13 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tests/integration/collector_fixture.h"
 
@@ -52,6 +54,12 @@ class AgentProcess {
   Child child_;
   int starts_ = 0;
 };
+
+// A collector on SQLite in `dir` (127.0.0.1:0) and `dir`/agent.token holding kAgentToken:
+// what a test that runs the real agent against a real collector starts from. The error
+// carries the collector's log.
+absl::StatusOr<std::unique_ptr<CollectorProcess>> StartCollectorWithAgentToken(
+    const TempDir& dir);
 
 // The environment that makes the demo register with `agent_socket`.
 std::vector<std::string> InjectEnv(const std::string& agent_socket);
