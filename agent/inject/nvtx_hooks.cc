@@ -390,6 +390,31 @@ auto WithUtf8(const wchar_t* text, Fn&& fn) {
   const uint64_t state = LoadWindowState();                                   \
   if ((FlagsOf(state) & (ring::kCaptureNvtx | kKeepStacks)) == 0) return value
 
+// Inside another hook of this thread (a tool calling NVTX from a callback) push and pop
+// both do nothing; checked here so that a pop never pairs with someone else's push.
+void MarkCommon(uint64_t state, const DomainEntry* domain, const Attributes& a) {
+  if (Self().in_hook) return;
+  PushCommon(state, domain, a);
+  PopCommon(state, domain);
+}
+
+void MarkA(const char* message) {
+  OPMAP_DORMANT_RETURN();
+  MarkCommon(state, nullptr, FromAscii(message));
+}
+void MarkW(const wchar_t* message) {
+  OPMAP_DORMANT_RETURN();
+  MarkCommon(state, nullptr, FromWide(message));
+}
+void MarkEx(const nvtxEventAttributes_t* a) {
+  OPMAP_DORMANT_RETURN();
+  MarkCommon(state, nullptr, FromEvent(a));
+}
+void DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  OPMAP_DORMANT_RETURN();
+  MarkCommon(state, AsDomain(d), FromEvent(a));
+}
+
 int RangePushA(const char* message) {
   OPMAP_STACK_DORMANT_RETURN(0);
   return PushCommon(state, nullptr, FromAscii(message));

@@ -23,6 +23,13 @@
 
 namespace opmap::inject::nvtx {
 
+// Marks (an instant, e.g. a request's arrival) are recorded as a range pushed and popped at
+// once on the calling thread: the same record, name and payload, about no duration.
+void MarkA(const char* message);
+void MarkW(const wchar_t* message);
+void MarkEx(const nvtxEventAttributes_t* attributes);
+void DomainMarkEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes);
+
 int RangePushA(const char* message);
 int RangePushW(const wchar_t* message);
 int RangePushEx(const nvtxEventAttributes_t* attributes);

@@ -26,6 +26,9 @@ bool InstallCore(const NvtxExportTableCallbacks* cb) {
   NvtxFunctionTable t = nullptr;
   unsigned int n = 0;
   if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) == 0) return false;
+  Set(t, n, NVTX_CBID_CORE_MarkEx, Fn(&nvtx::MarkEx));
+  Set(t, n, NVTX_CBID_CORE_MarkA, Fn(&nvtx::MarkA));
+  Set(t, n, NVTX_CBID_CORE_MarkW, Fn(&nvtx::MarkW));
   Set(t, n, NVTX_CBID_CORE_RangePushA, Fn(&nvtx::RangePushA));
   Set(t, n, NVTX_CBID_CORE_RangePushW, Fn(&nvtx::RangePushW));
   Set(t, n, NVTX_CBID_CORE_RangePushEx, Fn(&nvtx::RangePushEx));
@@ -46,6 +49,7 @@ bool InstallCore2(const NvtxExportTableCallbacks* cb) {
   Set(t, n, NVTX_CBID_CORE2_DomainDestroy, Fn(&nvtx::DomainDestroy));
   Set(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, Fn(&nvtx::DomainRegisterStringA));
   Set(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, Fn(&nvtx::DomainRegisterStringW));
+  Set(t, n, NVTX_CBID_CORE2_DomainMarkEx, Fn(&nvtx::DomainMarkEx));
   Set(t, n, NVTX_CBID_CORE2_DomainRangePushEx, Fn(&nvtx::DomainRangePushEx));
   Set(t, n, NVTX_CBID_CORE2_DomainRangePop, Fn(&nvtx::DomainRangePop));
   Set(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, Fn(&nvtx::DomainRangeStartEx));

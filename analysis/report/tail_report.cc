@@ -53,6 +53,8 @@ void TailJson(text::JsonWriter& w, const RequestTailSummary& s, int top) {
     w.Field("from_latency_buckets", true).Field("bucket_alpha", kTailBucketAlpha);
   } else {
     w.Field("joined_requests", s.joined_requests).Field("max_sum_error_ns", s.max_sum_error_ns);
+    w.Field("arrival_marked_requests", s.arrival_marked_requests);
+    w.Field("arrival_marks_dropped", s.arrival_marks_dropped);
   }
   if (!s.unavailable.empty()) w.Field("unavailable", s.unavailable);
   w.Key("compositions").BeginArray();
@@ -161,10 +163,10 @@ std::string TailTable(const RequestTailSummary& s, int top) {
   } else {
     absl::StrAppendFormat(&out,
                           "\ntail latency: %d requests (%d joined to their service ranges by "
-                          "payload, %d with GPU events); components sum to each duration "
-                          "(largest error %d ns)\n",
-                          s.requests, s.joined_requests, s.requests_with_gpu_events,
-                          s.max_sum_error_ns);
+                          "payload, %d from an arrival mark, %d with GPU events); components "
+                          "sum to each duration (largest error %d ns)\n",
+                          s.requests, s.joined_requests, s.arrival_marked_requests,
+                          s.requests_with_gpu_events, s.max_sum_error_ns);
   }
   const int rows = top > 0 ? std::min(top, 8) : 8;
   for (const KeyComposition& k : s.compositions) {

@@ -15,6 +15,7 @@ namespace {
 
 using Kind = RequestComponentKind;
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+constexpr std::string_view kArrivalName = "arrival";
 
 // The innermost range at each instant of one thread: disjoint segments in time order.
 struct Segment {
@@ -123,6 +124,19 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   if (requests.empty()) return;
   const std::vector<bool> operators = OperatorRanges(part);
 
+  // Arrival marks (`arrival` ranges with a payload: the request id): the latest per
+  // (process, id) waits for its request, across parts.
+  for (const Range& r : rs) {
+    if (r.payload == kNone || part.strings.Get(r.name) != kArrivalName) continue;
+    auto [it, added] = arrivals_.try_emplace({r.process, r.payload}, r.start_ns);
+    if (!added) {
+      it->second = std::max(it->second, r.start_ns);
+    } else if (arrivals_.size() > kMaxWaitingArrivals) {
+      arrivals_.erase(it);
+      ++arrivals_dropped_;
+    }
+  }
+
   // Outermost non-request ranges with a payload: the candidates to serve a request.
   absl::flat_hash_map<int64_t, std::vector<int32_t>> by_payload;
   for (size_t j = 0; j < rs.size(); ++j) {
@@ -158,6 +172,15 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
       st.record.thread = r.thread;
       st.record.payload = r.payload;
       st.own.services.push_back({r.process, r.thread, r.start_ns, r.end_ns()});
+      // Marked arrival: the request lasts from it, queued until its range starts.
+      if (r.payload != kNone) {
+        if (auto a = arrivals_.find({r.process, r.payload});
+            a != arrivals_.end() && a->second <= r.start_ns) {
+          st.record.start_ns = a->second;
+          st.record.arrival_marked = true;
+          arrivals_.erase(a);
+        }
+      }
     }
     index(st, st.own, st.own.services.front());
     if (r.payload != kNone) {
@@ -315,12 +338,13 @@ void RequestBreakdownAccumulator::Close(State& st) {
   RequestRecord& rec = st.record;
   rec.joined = !st.joined.services.empty();
   Served& served = rec.joined ? st.joined : st.own;
+  const int64_t range_start = st.own.services.front().start;
   std::sort(served.services.begin(), served.services.end(),
             [](const Service& a, const Service& b) { return a.start < b.start; });
   std::stable_sort(served.events.begin(), served.events.end(),
                    [](const HeldEvent& a, const HeldEvent& b) { return a.start < b.start; });
   rec.gpu_events = static_cast<int64_t>(served.events.size());
-  int64_t limit = rec.start_ns + rec.dur_ns;  // to its last GPU event's end
+  int64_t limit = range_start + rec.dur_ns;  // to its last GPU event's end
   for (const HeldEvent& e : served.events) limit = std::max(limit, e.end);
   rec.extent_ns = limit - rec.start_ns;
   const int64_t service_start = served.services.front().start;
@@ -422,6 +446,7 @@ void RequestBreakdownAccumulator::Close(State& st) {
 RequestBreakdowns RequestBreakdownAccumulator::Finish(
     const std::function<LayerType(std::string_view)>& operator_type) {
   RequestBreakdowns out;
+  out.arrival_marks_dropped = arrivals_dropped_;
   absl::flat_hash_map<std::tuple<uint8_t, uint8_t, std::string>, int32_t> final_index;
   std::vector<int32_t> remap(keys_.size());
   for (size_t k = 0; k < keys_.size(); ++k) {

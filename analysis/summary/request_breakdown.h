@@ -1,8 +1,10 @@
 // RequestBreakdown: where each request's time went — every instant of a request range
 // (serving/request_key.h) given to exactly one component, so that a request's components
 // sum to its duration (docs/metrics.md, "Tail latency"):
-//   queue          before the request's service began (a request range joined by payload
-//                  to the ranges serving it, below);
+//   queue          before the request's service began: from its `arrival` mark (an NVTX
+//                  mark or range named `arrival` with the request's payload, before its
+//                  range) to its range's start, or within a request range joined by
+//                  payload to the ranges serving it (below) until the first of them;
 //   gpu / copy     a kernel / a memcpy or memset the request launched was running: layer
 //                  type and module of the event's operator (kernel name's type when it has
 //                  none). Concurrent events count once, for the one that started first;
@@ -66,19 +68,21 @@ struct RequestComponent {
 struct RequestRecord {
   std::string key;   // RequestKey of its name
   std::string name;
-  int64_t start_ns = 0;
+  int64_t start_ns = 0;   // the range's start, or its arrival mark's when marked
   int64_t dur_ns = 0;     // the range's
   int64_t extent_ns = 0;  // to the later of the range's end and its GPU work's (≥ dur_ns)
   int64_t process = kNone;
   int64_t thread = kNone;
   int64_t payload = kNone;
   bool joined = false;  // served by payload-joined ranges (else by itself)
+  bool arrival_marked = false;  // start_ns is its `arrival` mark's (before its range)
   int64_t gpu_events = 0;
   // (index into RequestBreakdowns::components, ns), ns > 0; the ns sum to extent_ns.
   std::vector<std::pair<int32_t, int64_t>> parts;
 };
 
 struct RequestBreakdowns {
+  int64_t arrival_marks_dropped = 0;  // waiting past kMaxWaitingArrivals
   std::vector<RequestComponent> components;
   std::vector<RequestRecord> requests;  // by start time
 };
@@ -143,6 +147,11 @@ class RequestBreakdownAccumulator {
 
   // By the request range's id in the whole trace; node map: Add holds pointers to states.
   absl::node_hash_map<int64_t, State> open_;
+  // Arrival marks waiting for their request, by (process, payload): at most
+  // kMaxWaitingArrivals (more are dropped and counted).
+  static constexpr size_t kMaxWaitingArrivals = size_t{1} << 16;
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> arrivals_;
+  int64_t arrivals_dropped_ = 0;
   std::vector<State> done_;
   std::vector<Key> keys_;
   int32_t no_range_ = -1, queue_ = -1, wait_ = -1;  // keys every request may use

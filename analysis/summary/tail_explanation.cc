@@ -198,6 +198,7 @@ std::string_view RequestComponentPhrase(RequestComponentKind kind) {
 RequestTailSummary ExplainTails(const RequestBreakdowns& b, const std::vector<double>& quantiles) {
   RequestTailSummary s;
   s.requests = static_cast<int64_t>(b.requests.size());
+  s.arrival_marks_dropped = b.arrival_marks_dropped;
   if (b.requests.empty()) {
     s.unavailable = "no request ranges (request, iteration, ProfilerStep#N or a serving step)";
     return s;
@@ -208,6 +209,7 @@ RequestTailSummary ExplainTails(const RequestBreakdowns& b, const std::vector<do
     by_key[r.key].push_back(i);
     if (r.gpu_events > 0) ++s.requests_with_gpu_events;
     if (r.joined) ++s.joined_requests;
+    if (r.arrival_marked) ++s.arrival_marked_requests;
     int64_t sum = 0;
     for (const auto& [c, ns] : r.parts) sum += ns;
     s.max_sum_error_ns = std::max(s.max_sum_error_ns, std::abs(sum - r.extent_ns));

@@ -73,6 +73,8 @@ struct RequestTailSummary {
   int64_t requests = 0;
   int64_t requests_with_gpu_events = 0;
   int64_t joined_requests = 0;  // served by payload-joined ranges
+  int64_t arrival_marked_requests = 0;  // starting at their `arrival` mark
+  int64_t arrival_marks_dropped = 0;    // marks past the bound of those waiting
   // The largest |Σ components − extent| over all requests (0: the breakdown is closed).
   int64_t max_sum_error_ns = 0;
   std::vector<KeyComposition> compositions;   // by key

@@ -97,6 +97,9 @@ regression (for A/B tests of opmap report):
                    gap, in every --stall-every-th request (ids K-1, 2K-1, ...)
   --stall-every K  (default 1)
   --stall-layer N  (default 0)
+  --arrival-marks  an NVTX mark `arrival` (payload: the request id) at each arrival, and
+                   the `request` range from when a worker takes the request to its
+                   completion (default: the range runs from arrival)
 other:
   --device cpu|cuda  where the operators run (cuda needs a build with OPMAP_DEMO_CUDA=ON
                      and a GPU; otherwise exits 2 with "unavailable: <reason>")
@@ -128,12 +131,12 @@ ParseResult ParseFlags(const std::vector<std::string>& args) {
       r.help = true;
       return r;
     }
-    if (flag == "--json") {
+    if (flag == "--json" || flag == "--arrival-marks") {
       if (has_value) {
-        r.error = "--json takes no value";
+        r.error = flag + " takes no value";
         return r;
       }
-      c.json = true;
+      (flag == "--json" ? c.json : c.arrival_marks) = true;
       continue;
     }
     // Every other flag takes a value.

@@ -37,6 +37,9 @@ struct Config {
   int host_stall_us = 0;
   int stall_every = 1;
   int stall_layer = 0;
+  // An NVTX mark `arrival` (payload = request id) when a request arrives; its `request`
+  // range then starts when a worker takes it (service), not at arrival.
+  bool arrival_marks = false;
   Device device = Device::kCpu;
   bool json = false;
   // Non-empty: write one line per completed request to this file (RequestTimes,

@@ -59,6 +59,15 @@ void NvtxMarks::Push(MarkId mark, const uint64_t* payload) {
 #endif
 }
 
+void NvtxMarks::Instant(MarkId mark, uint64_t payload) {
+  Mark& m = marks_[mark];
+  m.count.fetch_add(1, std::memory_order_relaxed);
+#ifdef OPMAP_DEMO_HAVE_NVTX
+  nvtxEventAttributes_t a = Attributes(m.handle, &payload);
+  nvtxDomainMarkEx(static_cast<nvtxDomainHandle_t>(domain_), &a);
+#endif
+}
+
 void NvtxMarks::Pop() {
 #ifdef OPMAP_DEMO_HAVE_NVTX
   nvtxDomainRangePop(static_cast<nvtxDomainHandle_t>(domain_));

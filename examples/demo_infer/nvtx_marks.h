@@ -37,6 +37,8 @@ class NvtxMarks {
   // Payload, when given, is an UNSIGNED_INT64 in the event attributes.
   void Push(MarkId mark, const uint64_t* payload = nullptr);
   void Pop();
+  // An NVTX mark (nvtxDomainMarkEx): an instant with a payload.
+  void Instant(MarkId mark, uint64_t payload);
   RangeId Start(MarkId mark, uint64_t payload);
   void End(RangeId range);
 

@@ -86,6 +86,7 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
     workspaces.push_back(model.NewWorkspace(*backends.back()));
   }
   const MarkId request_mark = marks.Register("request", "request");
+  const MarkId arrival_mark = config.arrival_marks ? marks.Register("arrival", "arrival") : -1;
 
   BoundedQueue<Request> queue(size_t(config.queue));
   std::atomic<uint64_t> full_waits{0};
@@ -107,9 +108,13 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
       r.tokens = model.RequestTokens(r.id);
       r.arrival = Clock::now();
       r.times.id = r.id;
-      r.times.start_before = RealtimeNs();
-      r.range = marks.Start(request_mark, r.id);
-      r.times.start_after = RealtimeNs();
+      if (config.arrival_marks) {
+        marks.Instant(arrival_mark, r.id);
+      } else {
+        r.times.start_before = RealtimeNs();
+        r.range = marks.Start(request_mark, r.id);
+        r.times.start_after = RealtimeNs();
+      }
       if (queue.Push(std::move(r))) full_waits.fetch_add(1, std::memory_order_relaxed);
     }
   };
@@ -118,6 +123,11 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
   auto worker = [&](int w) {
     WorkerTotals& t = totals[w];
     while (std::optional<Request> r = queue.Pop()) {
+      if (config.arrival_marks) {  // the range is the service; the mark was the arrival
+        r->times.start_before = RealtimeNs();
+        r->range = marks.Start(request_mark, r->id);
+        r->times.start_after = RealtimeNs();
+      }
       std::vector<int32_t> next = model.Forward(*backends[w], workspaces[w], r->tokens, r->id,
                                                  &r->times.injected_ns);
       const Clock::time_point done = Clock::now();

@@ -138,6 +138,40 @@ TEST_F(TailE2e, WithoutInjectionNoComponentHoldsTheTail) {
 }
 
 
+// Arrival marks: the request range is the service (a worker takes the request), an NVTX
+// mark `arrival` with the request id marks when it came; the breakdown then starts each
+// request at its mark, so its extent is the demo's own arrival-to-completion latency, and
+// under load (one worker at ~70% busy) queueing is the tail.
+TEST_F(TailE2e, ArrivalMarksPutQueueingInTheRequest) {
+  const std::string capture = dir_.File("arrival.opcap");
+  RunResult demo = opmap::testing::Run(
+      {DemoBin(), "--requests", "300", "--rate", "250", "--workers", "1", "--seed", "42",
+       "--arrival-marks", "--json"},
+      dir_.path(),
+      {"NVTX_INJECTION64_PATH=" + InjectLib(), "OPMAP_CAPTURE_FILE=" + capture,
+       "OPMAP_CAPTURE_SECONDS=120"},
+      absl::Seconds(120));
+  ASSERT_EQ(demo.exit_code, 0) << demo.err;
+  simdjson::dom::parser demo_parser;
+  const double demo_mean_ms = double(demo_parser.parse(demo.out)["latency_ms"]["mean"]);
+  RunResult a = opmap::testing::Run({OpmapBin(), "analyze", capture, "--format", "json"},
+                                    dir_.path());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  simdjson::dom::element tail = parser_.parse(a.out)["tail"];
+  const int64_t requests = int64_t(tail["requests"]);
+  EXPECT_GE(requests, 290);
+  EXPECT_EQ(int64_t(tail["arrival_marked_requests"]), requests);
+  EXPECT_EQ(int64_t(tail["max_sum_error_ns"]), 0);
+  // The captured requests' mean extent is the demo's mean latency (a few requests may
+  // start before the capture's window: 2% is the bar).
+  const double mean_ms = double(tail["compositions"].at(0)["mean_us"]) / 1000;
+  EXPECT_NEAR(mean_ms, demo_mean_ms, 0.02 * demo_mean_ms);
+  for (simdjson::dom::element e : tail["explanations"].get_array()) {
+    if (double(e["quantile"]) != 0.99) continue;
+    EXPECT_EQ(std::string_view(e["by_module"].at(0)["kind"]), "queue") << a.out.substr(0, 2000);
+  }
+}
+
 // The same injection captured live: the agent streams the demo's window to a real
 // collector, and `opmap query tail` (its request-breakdown rollups) names the same
 // component as analyze does of a capture file above.

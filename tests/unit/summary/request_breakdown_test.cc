@@ -133,6 +133,24 @@ TEST(RequestBreakdown, APayloadNothingServesIsItsOwnService) {
   EXPECT_EQ(Parts(b, 0), want);
 }
 
+TEST(RequestBreakdown, AnArrivalMarkStartsTheRequestInTheQueue) {
+  Trace t;
+  AddRange(t, "arrival", 100, 100, 9, 7);  // the mark, on the client thread
+  AddRange(t, "arrival", 50, 50, 9, 8);    // another request's
+  AddRange(t, "request", 400, 1000, 2, 7);  // its service, on a worker
+  AddRange(t, "demo::mlp_down_linear", 500, 900, 2);
+  const RequestBreakdowns b = Breakdown(t);
+  ASSERT_EQ(b.requests.size(), 1u);
+  EXPECT_TRUE(b.requests[0].arrival_marked);
+  EXPECT_EQ(b.requests[0].start_ns, 100);
+  EXPECT_EQ(b.requests[0].dur_ns, 600);
+  EXPECT_EQ(b.requests[0].extent_ns, 900);
+  const std::map<std::string, int64_t> want = {{"queue other ", 300},
+                                               {"host_gap other ", 200},
+                                               {"host_operator matmul ", 400}};
+  EXPECT_EQ(Parts(b, 0), want);
+}
+
 TEST(RequestBreakdown, OneStepAnnotatedTwiceIsOneRequest) {
   Trace t;
   AddRange(t, "step[DECODE bs=32]", 0, 100, 1, kNone, RangeKind::kUserAnnotation);
