@@ -104,26 +104,29 @@ class TailE2e : public ::testing::Test {
   simdjson::dom::parser parser_;
 };
 
+// The injections are tens of milliseconds so that preemption on a 2-core VM (a few ms in the
+// slowest requests, which the tail selects) stays inside the 10%; smaller ones are measured
+// by hand in docs/metrics.md's figures.
 TEST_F(TailE2e, SlowEveryFiftiethRequestIsLayerOnesMatmul) {
-  // 40 down projections instead of one: about 6 ms more, above this VM's noise.
-  TailAnswer a = RunDemo("slow", {"--slow-every", "50", "--slow-layer", "1", "--slow-repeat", "40"});
+  // 300 down projections instead of one: about 45 ms more.
+  TailAnswer a = RunDemo("slow", {"--slow-every", "50", "--slow-layer", "1", "--slow-repeat", "300"});
   ASSERT_FALSE(a.by_module.empty());
   EXPECT_EQ(a.max_sum_error_ns, 0);
   EXPECT_EQ(a.by_module[0].kind, "host_operator");
   EXPECT_EQ(a.by_module[0].label, "decoder_layer.1");
   EXPECT_EQ(a.by_layer_type[0].kind, "host_operator");
   EXPECT_EQ(a.by_layer_type[0].label, "matmul");
-  EXPECT_GT(a.injected_us, 3000) << "the tail holds the slowed requests";
+  EXPECT_GT(a.injected_us, 20000) << "the tail holds the slowed requests";
   EXPECT_NEAR(a.by_module[0].excess_us, a.injected_us, 0.10 * a.injected_us);
 }
 
 TEST_F(TailE2e, HostStallBeforeLayerOneIsAHostGapThere) {
-  TailAnswer a = RunDemo("stall", {"--host-stall-us", "5000", "--stall-every", "50",
+  TailAnswer a = RunDemo("stall", {"--host-stall-us", "20000", "--stall-every", "50",
                                    "--stall-layer", "1"});
   ASSERT_FALSE(a.by_module.empty());
   EXPECT_EQ(a.by_module[0].kind, "host_gap");
   EXPECT_EQ(a.by_module[0].label, "decoder_layer.1");
-  EXPECT_GT(a.injected_us, 2500) << "the tail holds the stalled requests";
+  EXPECT_GT(a.injected_us, 15000) << "the tail holds the stalled requests";
   EXPECT_NEAR(a.by_module[0].excess_us, a.injected_us, 0.10 * a.injected_us);
 }
 
@@ -132,9 +135,9 @@ TEST_F(TailE2e, WithoutInjectionNoComponentHoldsTheTail) {
   ASSERT_FALSE(a.by_module.empty());
   EXPECT_EQ(a.injected_us, 0);
   // Noise alone (preemption, queueing) on a 2-core VM: about 1 ms on the largest component
-  // here. Half of the smallest injection above is the bar.
-  EXPECT_LT(a.by_module[0].excess_us, 2500) << a.by_module[0].kind << " " << a.by_module[0].label;
-  EXPECT_LT(a.by_layer_type[0].excess_us, 2500) << a.by_layer_type[0].kind;
+  // idle, 4 ms under load. Half of the smallest injection above is the bar.
+  EXPECT_LT(a.by_module[0].excess_us, 10000) << a.by_module[0].kind << " " << a.by_module[0].label;
+  EXPECT_LT(a.by_layer_type[0].excess_us, 10000) << a.by_layer_type[0].kind;
 }
 
 

@@ -113,6 +113,8 @@ Batch MakeFullBatch(int n) {
     r->add_flops(u % 3 == 0 ? kNaN : 2.0 * 4096 * 4096 * (u + 0.1));
     r->add_bytes(u % 5 == 0 ? kNaN : u * 0.1);
     r->add_input_dims_id(u % 11);
+    // none, payload 0, and the largest payload the wire carries (2^63 - 1, sent as 2^63)
+    r->add_payload(u % 3 == 0 ? 0 : u % 3 == 1 ? 1 : uint64_t{1} << 63);
   }
 
   CounterSamples* c = b.mutable_counters();
