@@ -17,11 +17,7 @@ using Kind = RequestComponentKind;
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 constexpr std::string_view kArrivalName = "arrival";
 
-// The innermost range at each instant of one thread: disjoint segments in time order.
-struct Segment {
-  int64_t start, end;
-  int32_t range;
-};
+using Segment = RangeSegment;
 
 // `ranges`: one thread's, by start, longer first on ties. Ranges that overlap without
 // nesting (start/end ranges) give way to the later one. Segment::range indexes `ranges`.
@@ -252,13 +248,74 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   // Component keys by (kind, operator or kernel name, module range) within the part, so a
   // key's strings are built once per distinct component, not per range or event.
   absl::flat_hash_map<std::tuple<uint8_t, StringId, int32_t>, int32_t> part_keys;
+  // Module names as small ids (every instance of a module is one id): -1 none.
+  absl::flat_hash_map<std::string_view, int32_t> module_ids;
+  std::vector<int32_t> module_id_of(rs.size(), -2);
+  auto module_id = [&](int32_t r) {
+    const int32_t m = r < 0 ? -1 : modules.module_of[r];
+    if (m < 0 || !modules.names[m]) return -1;
+    int32_t& id = module_id_of[m];
+    if (id == -2) {
+      id = module_ids.try_emplace(modules.names[m]->name, static_cast<int32_t>(module_ids.size()))
+               .first->second;
+    }
+    return id;
+  };
   // `tag`: the kind, and 0x80 where `name` is an operator's (else a kernel's or none).
   auto cached_key = [&](uint8_t tag, StringId name, int32_t r, const auto& make) {
-    const int32_t m = r < 0 ? -1 : modules.module_of[r];
-    auto [it, added] = part_keys.try_emplace({tag, name, m}, -1);
+    auto [it, added] = part_keys.try_emplace({tag, name, module_id(r)}, -1);
     if (added) it->second = make();
     return it->second;
   };
+  // The host component of a range of the part (its kind by operator or not, its module).
+  std::vector<int32_t> key_of_range(rs.size(), -1);
+  const std::function<int32_t(int32_t)> range_key = [&](int32_t ri) {
+    int32_t& key = key_of_range[ri];
+    if (key >= 0) return key;
+    const Range& r = rs[ri];
+    if (operators[ri] && !modules.names[ri]) {
+      key = cached_key(static_cast<uint8_t>(Kind::kHostOperator) | 0x80, r.name, ri, [&] {
+        return KeyIndex(Kind::kHostOperator, LayerTypeName(type_of_operator(r.name)),
+                        module_of(ri));
+      });
+    } else {
+      key = cached_key(static_cast<uint8_t>(Kind::kHostGap), kEmptyString, ri,
+                       [&] { return KeyIndex(Kind::kHostGap, "", module_of(ri)); });
+    }
+    return key;
+  };
+
+  // A trace given whole: each serving thread's innermost-range segments once, shared by
+  // its requests (no range is copied per request), with keys only for the segments some
+  // request's host time falls in. A trace in parts holds each request's ranges instead.
+  ThreadSegments shared;
+  if (ranges == nullptr) {
+    struct Span {
+      int64_t start, end;
+      int32_t index;
+    };
+    std::vector<Span> spans;
+    for (size_t k = 0; k < order.size();) {
+      const Range& first = rs[order[k]];
+      size_t j = k;
+      while (j < order.size() && rs[order[j]].process == first.process &&
+             rs[order[j]].thread == first.thread) {
+        ++j;
+      }
+      if (!IsReplayThread(first.thread) && by_thread.contains({first.process, first.thread})) {
+        spans.clear();
+        for (size_t m = k; m < j; ++m) {
+          const Range& r = rs[order[m]];
+          spans.push_back({r.start_ns, r.end_ns(), static_cast<int32_t>(order[m])});
+        }
+        std::vector<Segment> segs = InnermostSegments(spans);
+        for (Segment& seg : segs) seg.range = spans[seg.range].index;
+        shared[{first.process, first.thread}] = std::move(segs);
+      }
+      k = j;
+    }
+  }
+
   // Ranges on service threads, each kept once: in the part it ends in, or in the part its
   // request ends in if it goes on past that. In sweep order, so that a request held in
   // one part needs no sort when it closes.
@@ -267,7 +324,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   const std::vector<ThreadService>* on_thread = nullptr;
   std::pair<int64_t, int64_t> thread_of_list = {kNone, kNone};
   absl::flat_hash_map<Served*, std::vector<HeldRange>*> held_on_thread;
-  for (uint32_t i : order) {
+  for (uint32_t i : ranges == nullptr ? std::vector<uint32_t>{} : order) {
     const Range& r = rs[i];
     if (IsReplayThread(r.thread)) continue;
     if (std::make_pair(r.process, r.thread) != thread_of_list) {
@@ -278,18 +335,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     int32_t key = -1;
     each_service(on_thread, r.start_ns, r.end_ns(), [&](const ThreadService& s) {
       if (!PartRanges::EndsHere(ranges, i) && !s.state->ending) return;
-      if (key < 0) {
-        const int32_t ri = static_cast<int32_t>(i);
-        if (operators[i] && !modules.names[i]) {
-          key = cached_key(static_cast<uint8_t>(Kind::kHostOperator) | 0x80, r.name, ri, [&] {
-            return KeyIndex(Kind::kHostOperator, LayerTypeName(type_of_operator(r.name)),
-                            module_of(ri));
-          });
-        } else {
-          key = cached_key(static_cast<uint8_t>(Kind::kHostGap), kEmptyString, ri,
-                           [&] { return KeyIndex(Kind::kHostGap, "", module_of(ri)); });
-        }
-      }
+      if (key < 0) key = range_key(static_cast<int32_t>(i));
       auto [h, added] = held_on_thread.try_emplace(s.served, nullptr);
       if (added) h->second = &s.served->ranges[{r.process, r.thread}];
       std::vector<HeldRange>& held = *h->second;
@@ -325,7 +371,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     });
   }
   for (State* st : ending) {
-    Close(*st);
+    Close(*st, ranges == nullptr ? &shared : nullptr, key_of_range, range_key);
     done_.push_back(std::move(*st));
   }
   for (int32_t i : requests) {
@@ -334,7 +380,9 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
 }
 
 // The sweep over a request's extent, once all of it is held.
-void RequestBreakdownAccumulator::Close(State& st) {
+void RequestBreakdownAccumulator::Close(State& st, const ThreadSegments* shared,
+                                        const std::vector<int32_t>& known_keys,
+                                        const std::function<int32_t(int32_t)>& range_key) {
   RequestRecord& rec = st.record;
   rec.joined = !st.joined.services.empty();
   Served& served = rec.joined ? st.joined : st.own;
@@ -349,8 +397,15 @@ void RequestBreakdownAccumulator::Close(State& st) {
   rec.extent_ns = limit - rec.start_ns;
   const int64_t service_start = served.services.front().start;
 
-  // Each service thread's innermost-range segments.
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<Segment>> segments;
+  // Each service thread's innermost-range segments: the part's (Segment::range a range of
+  // the part, keyed by range_key), or built from the ranges held (Segment::range a key).
+  ThreadSegments held_segments;
+  const ThreadSegments& segments = shared != nullptr ? *shared : held_segments;
+  auto key_of = [&](int32_t range) {
+    if (shared == nullptr) return range;
+    const int32_t known = known_keys[range];
+    return known >= 0 ? known : range_key(range);
+  };
   for (auto& [thread, held] : served.ranges) {
     auto before = [](const HeldRange& a, const HeldRange& b) {
       if (a.start != b.start) return a.start < b.start;
@@ -363,7 +418,7 @@ void RequestBreakdownAccumulator::Close(State& st) {
     }
     std::vector<Segment> segs = InnermostSegments(held);
     for (Segment& seg : segs) seg.range = held[seg.range].key;
-    segments[thread] = std::move(segs);
+    held_segments[thread] = std::move(segs);
   }
 
   if (no_range_ < 0) {
@@ -372,9 +427,11 @@ void RequestBreakdownAccumulator::Close(State& st) {
     wait_ = KeyIndex(Kind::kGpuWait, "", "");
   }
   const int32_t no_range = no_range_, queue = queue_, wait = wait_;
-  std::vector<int64_t> ns(keys_.size(), 0);  // by key: every key of the request exists now
+  std::vector<int64_t> ns(keys_.size(), 0);  // by key (keys made meanwhile grow it)
   auto add = [&](int32_t key, int64_t n) {
-    if (n > 0) ns[key] += n;
+    if (n <= 0) return;
+    if (static_cast<size_t>(key) >= ns.size()) ns.resize(keys_.size(), 0);
+    ns[key] += n;
   };
   // [a, b) with no GPU work of the request running or launched: by the innermost range
   // on the service thread open at each instant.
@@ -389,7 +446,9 @@ void RequestBreakdownAccumulator::Close(State& st) {
         if (a >= b) return;
       }
       const int64_t until = std::min(b, s.end);
-      const std::vector<Segment>& segs = segments[{s.process, s.thread}];
+      static const std::vector<Segment> kNoSegments;
+      auto found = segments.find({s.process, s.thread});
+      const std::vector<Segment>& segs = found != segments.end() ? found->second : kNoSegments;
       auto seg = std::upper_bound(segs.begin(), segs.end(), a,
                                   [](int64_t t, const Segment& x) { return t < x.end; });
       for (; seg != segs.end() && seg->start < until && a < until; ++seg) {
@@ -398,7 +457,7 @@ void RequestBreakdownAccumulator::Close(State& st) {
           a = seg->start;
         }
         const int64_t to = std::min(until, seg->end);
-        add(seg->range, to - a);
+        add(key_of(seg->range), to - a);
         a = to;
       }
       if (a < until) {

@@ -87,6 +87,13 @@ struct RequestBreakdowns {
   std::vector<RequestRecord> requests;  // by start time
 };
 
+// A stretch of one thread's time and the innermost range open over it (a range index, or
+// a component key once resolved): what host time is attributed by.
+struct RangeSegment {
+  int64_t start, end;
+  int32_t range;
+};
+
 class RequestBreakdownAccumulator {
  public:
   // `mapping` is MapGpuEvents(part); `ranges` nullptr when the part is the whole trace.
@@ -128,7 +135,14 @@ class RequestBreakdownAccumulator {
     bool ending = false;  // its range ends in the part being added
     std::vector<std::pair<int32_t, int64_t>> ns;  // internal component key, ns
   };
-  void Close(State& state);
+  // The innermost range at each instant, per (process, thread): disjoint, in time order.
+  using ThreadSegments =
+      absl::flat_hash_map<std::pair<int64_t, int64_t>, std::vector<RangeSegment>>;
+  // `shared`: the part's segments (a trace given whole), their ranges keyed by `range_key`
+  // (`known_keys`: those keyed so far, -1 for the rest); null: built from the ranges the
+  // request holds.
+  void Close(State& state, const ThreadSegments* shared, const std::vector<int32_t>& known_keys,
+             const std::function<int32_t(int32_t)>& range_key);
   // A component before operator layer types are known: `what` is "op:" + operator name for
   // an event typed by its operator, else a layer type name.
   struct Key {
