@@ -264,6 +264,7 @@ MappingResult MapGpuEvents(const Trace& trace) {
     ++result.by_rule[static_cast<int>(m.rule)];
     if (m.rule == MappingRule::kUnmapped) ++result.unmapped_by_reason[static_cast<int>(m.reason)];
   }
+  result.operator_ranges = is_operator;
   return result;
 }
 

@@ -58,6 +58,9 @@ struct MappingResult {
   std::array<int64_t, kMappingRuleCount> by_rule = {};
   std::array<int64_t, kUnmappedReasonCount> unmapped_by_reason = {};
   int64_t duplicate_correlations = 0;  // API calls sharing a correlation id (first kept)
+  // Per range of the trace, OperatorRanges(trace): what the mapping placed kernels in,
+  // kept for the summaries that read it again (the per-request breakdown).
+  std::vector<bool> operator_ranges;
 
   // Per gpu_event, the launch API index (-1 unknown): what idle-time and launch
   // statistics need.

@@ -118,7 +118,11 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
     return false;
   });
   if (requests.empty()) return;
-  const std::vector<bool> operators = OperatorRanges(part);
+  // The mapper's own, when it was given this part (else computed here).
+  std::vector<bool> computed;
+  if (mapping.operator_ranges.size() != rs.size()) computed = OperatorRanges(part);
+  const std::vector<bool>& operators =
+      mapping.operator_ranges.size() == rs.size() ? mapping.operator_ranges : computed;
 
   // Arrival marks (`arrival` ranges with a payload: the request id): the latest per
   // (process, id) waits for its request, across parts.
