@@ -125,6 +125,15 @@ void WriteTailGrowthJson(const ReleaseInputs& in, text::JsonWriter& w) {
     w.Field("baseline_tail_ms", g.largest.band_mean_ns / 1e6, 6);
     w.Field("candidate_tail_ms", g.largest.tail_mean_ns / 1e6, 6);
     w.Field("growth_ms", g.growth_ns / 1e6, 6);
+    w.Key("components").BeginArray();
+    for (size_t i = 0; i < g.components.size() && i < 8; ++i) {
+      const ComponentExcess& c = g.components[i];
+      w.BeginObject().Field("kind", RequestComponentKindName(c.kind)).Field("module", c.label);
+      w.Field("baseline_tail_ms", c.band_mean_ns / 1e6, 6);
+      w.Field("candidate_tail_ms", c.tail_mean_ns / 1e6, 6);
+      w.Field("growth_ms", c.excess_ns / 1e6, 6).EndObject();
+    }
+    w.EndArray();
     w.EndObject();
   }
   w.EndArray();

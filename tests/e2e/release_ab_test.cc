@@ -163,13 +163,22 @@ TEST_F(ReleaseAb, SlowLayerCandidateIsRolledBackNamingP99AndTheLayer) {
   EXPECT_GT(top["delta_ns_per_request"].get_double().value_unsafe(),
             4 * rec["layer_deltas"].at(1)["delta_ns_per_request"].get_double().value_unsafe());
   // Reproducibility inputs include what ran, from the sessions' Resource.
-  // The candidate's p99 tail grew in the slowed layer's matmul (docs/metrics.md "Tail
-  // latency"), from both arms' request-breakdown rollups.
+  // The candidate's p99 tail grew in the slowed layer's operators (docs/metrics.md "Tail
+  // latency"), from both arms' request-breakdown rollups: ~45 ms injected. Its requests
+  // also queue behind each other, so queueing may have grown more: the layer must be one
+  // of the two largest growths.
   simdjson::dom::element tail = rec["tail"]["keys"].at(0);
   EXPECT_EQ(std::string_view(tail["request"].get_string().value_unsafe()), "request") << json;
-  EXPECT_EQ(std::string_view(tail["kind"].get_string().value_unsafe()), "host_operator") << json;
-  EXPECT_EQ(std::string_view(tail["module"].get_string().value_unsafe()), "decoder_layer.1") << json;
-  EXPECT_GT(tail["growth_ms"].get_double().value_unsafe(), 20) << json;  // ~45 ms injected
+  bool layer_grew = false;
+  simdjson::dom::array grown = tail["components"].get_array().value_unsafe();
+  for (size_t i = 0; i < 2 && i < grown.size(); ++i) {
+    simdjson::dom::element c = grown.at(i).value_unsafe();
+    if (std::string_view(c["kind"].get_string().value_unsafe()) == "host_operator" &&
+        std::string_view(c["module"].get_string().value_unsafe()) == "decoder_layer.1") {
+      layer_grew = c["growth_ms"].get_double().value_unsafe() > 20;
+    }
+  }
+  EXPECT_TRUE(layer_grew) << json;
   EXPECT_EQ(std::string_view(rec["inputs"]["baseline.model"].get_string().value_unsafe()), "demo-ab");
   EXPECT_EQ(std::string_view(rec["inputs"]["candidate.revision"].get_string().value_unsafe()), "slow");
   EXPECT_EQ(json.rfind("{\"marker\":\"opmap-report kind=release baseline=base candidate=slow "

@@ -205,7 +205,7 @@ TEST_F(TailLive, QueryTailOfALiveWindowNamesTheSlowedLayer) {
   env.push_back("OPMAP_INIT_WAIT_MS=5000");
   RunResult demo = opmap::testing::Run(
       {DemoBin(), "--requests", "300", "--rate", "30", "--workers", "2", "--seed", "42",
-       "--slow-every", "50", "--slow-layer", "1", "--slow-repeat", "40"},
+       "--slow-every", "50", "--slow-layer", "1", "--slow-repeat", "300"},
       dir_.path(), env, absl::Seconds(120));
   ASSERT_EQ(demo.exit_code, 0) << demo.err;
   // The window closes when the process exits; wait until its session is stored whole.
