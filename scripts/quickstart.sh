@@ -102,6 +102,8 @@ done
 
 step "opmap query latency --subject request (per-request latency, all captured requests)"
 q latency --subject request
+step "opmap query tail (why the slowest requests were slow: each component's excess over the median band)"
+q tail --quantile 0.99
 step "opmap query latency --subject operator-cpu --group-by layer_type (time share by layer type)"
 q latency --subject operator-cpu --group-by layer_type
 step "opmap query latency --subject operator-cpu --group-by operator"
