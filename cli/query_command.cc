@@ -405,32 +405,30 @@ absl::Status SetGroupBy(std::string_view v, Args* args) {
   return absl::OkStatus();
 }
 
-absl::Status SetQuantiles(std::string_view v, Args* args) {
-  args->latency_flag = true;
-  args->quantiles.clear();
+// A comma-separated list of quantiles, each in [0, 1] (`open`: in (0, 1), a tail needs
+// requests above and below it).
+absl::Status ParseQuantiles(std::string_view v, bool open, std::vector<double>* out) {
+  out->clear();
   for (absl::string_view part : absl::StrSplit(base::AbslView(v), ',', absl::SkipWhitespace())) {
     double q;
-    if (!absl::SimpleAtod(part, &q) || !(q >= 0 && q <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not in [0, 1]"));
+    if (!absl::SimpleAtod(part, &q) || !(open ? q > 0 && q < 1 : q >= 0 && q <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", part, "' is not in ", open ? "(0, 1)" : "[0, 1]"));
     }
-    args->quantiles.push_back(q);
+    out->push_back(q);
   }
-  if (args->quantiles.empty()) return absl::InvalidArgumentError("needs at least one value");
+  if (out->empty()) return absl::InvalidArgumentError("needs at least one value");
   return absl::OkStatus();
+}
+
+absl::Status SetQuantiles(std::string_view v, Args* args) {
+  args->latency_flag = true;
+  return ParseQuantiles(v, false, &args->quantiles);
 }
 
 absl::Status SetTailQuantiles(std::string_view v, Args* args) {
   args->tail_flag = true;
-  args->tail_quantiles.clear();
-  for (absl::string_view part : absl::StrSplit(base::AbslView(v), ',', absl::SkipWhitespace())) {
-    double q;
-    if (!absl::SimpleAtod(part, &q) || !(q > 0 && q < 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not in (0, 1)"));
-    }
-    args->tail_quantiles.push_back(q);
-  }
-  if (args->tail_quantiles.empty()) return absl::InvalidArgumentError("needs at least one value");
-  return absl::OkStatus();
+  return ParseQuantiles(v, true, &args->tail_quantiles);
 }
 
 absl::Status SetSubject(std::string_view v, Args* args) {
@@ -494,16 +492,7 @@ int RunQuery(const std::vector<std::string>& argv) {
     return QueryUsageError("--quantile applies to 'tail' only (latency takes --quantiles)");
   }
   if (args.what == "tail") {
-    if (args.format == Format::kCsv) return QueryUsageError("tail prints a table or json, not csv");
-    if (args.latency_flag) return QueryUsageError("--subject, --of and --quantiles apply to 'latency' only");
-    for (size_t g = 0; g < args.group_by.size(); ++g) {
-      if (args.group_by[g] != opmap::v1::GROUP_BY_HOST &&
-          args.group_by[g] != opmap::v1::GROUP_BY_REVISION &&
-          args.group_by[g] != opmap::v1::GROUP_BY_SESSION) {
-        return QueryUsageError("--group-by: tail groups by host, revision or session (select a "
-                               "model with --model), not '" + args.group_names[g] + "'");
-      }
-    }
+    if (std::string e = TailArgsError(args); !e.empty()) return QueryUsageError(e);
   }
   if (args.latency_flag && args.what != "latency") {
     return QueryUsageError("--subject, --of and --quantiles apply to 'latency' only");

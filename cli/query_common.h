@@ -62,8 +62,9 @@ int CallFailed(const grpc::Status& status, const CollectorChannel& client,
 
 // `opmap query counters` (query_counters.cc).
 int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
-// `opmap query tail` (query_tail.cc).
+// `opmap query tail` (query_tail.cc), and what of `args` it refuses ("" = nothing).
 int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
+std::string TailArgsError(const Args& args);
 // `opmap query power` (query_power.cc).
 int Power(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
 

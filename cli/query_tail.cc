@@ -22,6 +22,20 @@ constexpr uint32_t kTailRowLimit = 1'000'000;
 
 }  // namespace
 
+std::string TailArgsError(const Args& args) {
+  if (args.format == Format::kCsv) return "tail prints a table or json, not csv";
+  if (args.latency_flag) return "--subject, --of and --quantiles apply to 'latency' only";
+  for (size_t g = 0; g < args.group_by.size(); ++g) {
+    if (args.group_by[g] != opmap::v1::GROUP_BY_HOST &&
+        args.group_by[g] != opmap::v1::GROUP_BY_REVISION &&
+        args.group_by[g] != opmap::v1::GROUP_BY_SESSION) {
+      return "--group-by: tail groups by host, revision or session (select a model with "
+             "--model), not '" + args.group_names[g] + "'";
+    }
+  }
+  return "";
+}
+
 int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range) {
   const uint32_t limit = args.limit > 0 ? args.limit : kTailRowLimit;
   const opmap::v1::LatencyRequest req =
