@@ -19,6 +19,8 @@ namespace {
 
 // Rows past this many are cut by the collector: the answer then says so.
 constexpr uint32_t kTailRowLimit = 1'000'000;
+// The slowest exemplar rows fetched over all groups (each window keeps its 10 slowest).
+constexpr uint32_t kExemplarRows = 1000;
 
 }  // namespace
 
@@ -55,6 +57,20 @@ int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange&
   }
   int64_t bad_rows = 0;
   std::vector<TailGroup> groups = ParseTailRows(resp, args.group_by.size(), &bad_rows);
+  // The slowest requests with their session and id (the windows' exemplar rows).
+  const opmap::v1::LatencyRequest exemplars_req = TailExemplarsRequest(
+      args.has_range ? &range : nullptr, args.selection.filter, args.group_by, kExemplarRows);
+  opmap::v1::LatencyResponse exemplars_resp;
+  status = client.CallWithFailover(
+      [&](const std::shared_ptr<grpc::Channel>& ch, grpc::ClientContext& ctx) {
+        return opmap::v1::Query::NewStub(ch)->LatencyPercentiles(&ctx, exemplars_req,
+                                                                 &exemplars_resp);
+      },
+      &endpoint);
+  if (!status.ok()) return CallFailed(status, client, endpoint);
+  int64_t bad_exemplars = 0;
+  auto exemplars = ParseTailExemplars(exemplars_resp, args.group_by.size(), &bad_exemplars);
+  bad_rows += bad_exemplars;
   if (bad_rows > 0) {
     std::cerr << "opmap query tail: " << bad_rows
               << " rows of the collector's answer are not request breakdown rows; left out\n";
@@ -75,9 +91,12 @@ int Tail(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange&
     analysis::RequestTailSummary summary;
     summary.from_buckets = true;
     for (const analysis::TailBucketRow& b : g.buckets) summary.requests += b.requests;
+    std::vector<std::string> id = g.key;
+    id.push_back(g.request_key);
     for (double q : args.tail_quantiles) {
-      summary.explanations.push_back(
+      analysis::TailExplanation& t = summary.explanations.emplace_back(
           analysis::ExplainTailFromBuckets(g.request_key, g.buckets, q));
+      if (t.unavailable.empty()) t.exemplars = exemplars[id];
     }
     std::vector<std::string> named;
     for (size_t i = 0; i < g.key.size(); ++i) {

@@ -25,6 +25,50 @@ opmap::v1::LatencyRequest TailRowsRequest(const opmap::v1::TimeRange* range,
   return req;
 }
 
+opmap::v1::LatencyRequest TailExemplarsRequest(const opmap::v1::TimeRange* range,
+                                               const opmap::v1::Filter& filter,
+                                               const std::vector<opmap::v1::GroupBy>& group_by,
+                                               uint32_t limit) {
+  opmap::v1::LatencyRequest req;
+  if (range != nullptr) *req.mutable_range() = *range;
+  *req.mutable_filter() = filter;
+  req.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST_EXEMPLAR);
+  for (opmap::v1::GroupBy g : group_by) req.add_group_by(g);
+  for (opmap::v1::GroupBy g : {opmap::v1::GROUP_BY_SESSION, opmap::v1::GROUP_BY_REQUEST,
+                               opmap::v1::GROUP_BY_KERNEL, opmap::v1::GROUP_BY_MODULE}) {
+    req.add_group_by(g);
+  }
+  req.add_quantiles(0.5);
+  req.set_limit(limit);
+  return req;
+}
+
+std::map<std::vector<std::string>, std::vector<analysis::TailExemplar>> ParseTailExemplars(
+    const opmap::v1::LatencyResponse& response, size_t group_keys, int64_t* bad_rows) {
+  const int own = static_cast<int>(group_keys);
+  std::map<std::vector<std::string>, std::vector<analysis::TailExemplar>> out;
+  *bad_rows = 0;
+  for (const opmap::v1::LatencyRow& row : response.rows()) {  // largest first
+    int64_t start = 0, id = analysis::kNone;
+    if (row.key_size() != own + 4 || !absl::SimpleAtoi(row.key(own + 2), &start) ||
+        (!row.key(own + 3).empty() && (!absl::SimpleAtoi(row.key(own + 3), &id) || id < 0))) {
+      ++*bad_rows;
+      continue;
+    }
+    std::vector<std::string> group(row.key().begin(), row.key().begin() + own);
+    group.push_back(row.key(own + 1));
+    std::vector<analysis::TailExemplar>& list = out[std::move(group)];
+    if (list.size() >= analysis::kMaxTailExemplars) continue;
+    analysis::TailExemplar& e = list.emplace_back();
+    e.name = row.key(own + 1);
+    e.start_ns = start;
+    e.dur_ns = e.extent_ns = row.sum_ns();
+    e.payload = id;
+    e.session = row.key(own);
+  }
+  return out;
+}
+
 std::vector<TailGroup> ParseTailRows(const opmap::v1::LatencyResponse& response,
                                      size_t group_keys, int64_t* bad_rows) {
   const int own = static_cast<int>(group_keys);

@@ -26,6 +26,17 @@ struct TailGroup {
   std::vector<analysis::TailBucketRow> buckets;
 };
 
+// The exemplar rows' request (LATENCY_SUBJECT_REQUEST_EXEMPLAR): `group_by`, then session,
+// request, start and id; the slowest `limit` over all groups.
+opmap::v1::LatencyRequest TailExemplarsRequest(const opmap::v1::TimeRange* range,
+                                               const opmap::v1::Filter& filter,
+                                               const std::vector<opmap::v1::GroupBy>& group_by,
+                                               uint32_t limit);
+// Exemplars by (the caller's group-by values + request key), slowest first, at most
+// kMaxTailExemplars each. Rows that do not parse are left out and counted in `bad_rows`.
+std::map<std::vector<std::string>, std::vector<analysis::TailExemplar>> ParseTailExemplars(
+    const opmap::v1::LatencyResponse& response, size_t group_keys, int64_t* bad_rows);
+
 // Groups in key order. Rows that are not breakdown rows (wrong key count, a bucket that is
 // not a number, an unknown component label) are left out and counted in `bad_rows`.
 std::vector<TailGroup> ParseTailRows(const opmap::v1::LatencyResponse& response,

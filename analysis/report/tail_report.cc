@@ -98,6 +98,7 @@ void TailJson(text::JsonWriter& w, const RequestTailSummary& s, int top) {
       if (e.payload != kNone) w.Field("request_id", e.payload);
       if (e.process != kNone) w.Field("pid", e.process);
       if (e.thread != kNone) w.Field("tid", e.thread);
+      if (!e.session.empty()) w.Field("session", e.session);
       w.EndObject();
     }
     w.EndArray();
@@ -198,7 +199,12 @@ std::string TailTable(const RequestTailSummary& s, int top) {
     out.append("  slowest:");
     for (const TailExemplar& e : t.exemplars) {
       absl::StrAppendFormat(&out, " %.1f us", Us(e.extent_ns));
-      if (e.payload != kNone) absl::StrAppendFormat(&out, " (id %d)", e.payload);
+      if (e.payload != kNone) absl::StrAppendFormat(&out, " (id %d", e.payload);
+      if (!e.session.empty()) {
+        absl::StrAppendFormat(&out, "%s%s", e.payload != kNone ? ", " : " (",
+                              text::PrintableCell(e.session, 80));
+      }
+      if (e.payload != kNone || !e.session.empty()) out.append(")");
     }
     out.append("\n");
   }

@@ -46,6 +46,9 @@ enum class RollupSubject : uint8_t {
   // One value per request and component of its breakdown, by latency bucket
   // (tail_buckets.h): what `opmap query tail` reads.
   kRequestComponent = 4,
+  // The window's slowest requests per request key (tail_buckets.h: at most
+  // kExemplarsPerWindow): one value each, its extent; the exemplars `opmap query tail` lists.
+  kRequestExemplar = 5,
 };
 // Stored as integers: never renumber.
 

@@ -82,6 +82,24 @@ void AddTailBucketRows(const RequestBreakdowns& b, std::vector<RollupRow>* out) 
     rows[{r.key, bucket, -1}].Add(r.extent_ns);
     for (const auto& [c, ns] : r.parts) rows[{r.key, bucket, c}].Add(ns);
   }
+  // The slowest kExemplarsPerWindow of each key, slowest first (ties by start).
+  std::map<std::string, std::vector<const RequestRecord*>> slowest;
+  for (const RequestRecord& r : b.requests) slowest[r.key].push_back(&r);
+  for (auto& [request_key, list] : slowest) {
+    const size_t n = std::min(list.size(), kExemplarsPerWindow);
+    std::partial_sort(list.begin(), list.begin() + n, list.end(),
+                      [](const RequestRecord* x, const RequestRecord* y) {
+                        return x->extent_ns != y->extent_ns ? x->extent_ns > y->extent_ns
+                                                            : x->start_ns < y->start_ns;
+                      });
+    for (size_t i = 0; i < n; ++i) {
+      RollupValues v;
+      v.Add(list[i]->extent_ns);
+      out->push_back(std::move(v).ToRow(
+          RollupSubject::kRequestExemplar, "", request_key, absl::StrCat(list[i]->start_ns),
+          list[i]->payload == kNone ? std::string() : absl::StrCat(list[i]->payload)));
+    }
+  }
   for (auto& [key, values] : rows) {
     const auto& [request_key, bucket, c] = key;
     const bool extent = c < 0;

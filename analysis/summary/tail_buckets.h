@@ -45,7 +45,11 @@ std::string ComponentLabel(const RequestComponent& c);
 std::optional<RequestComponent> ParseComponentLabel(std::string_view label,
                                                     std::string_view module);
 
-// Appends the kRequestComponent rows of `b` to `out`.
+// Appends the kRequestComponent rows of `b` to `out`, and the kRequestExemplar rows: per
+// request key its kExemplarsPerWindow slowest requests, each a row of one value (its
+// extent) with operator_name = request key, kernel_name = its start ns and module = its
+// payload (request id), both in decimal ("" for no payload).
+inline constexpr size_t kExemplarsPerWindow = 10;
 void AddTailBucketRows(const RequestBreakdowns& b, std::vector<RollupRow>* out);
 
 // One (request key, bucket) of merged rows.

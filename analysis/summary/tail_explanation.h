@@ -35,6 +35,7 @@ struct TailExemplar {
   int64_t payload = kNone;  // the request id when the range carried one
   int64_t process = kNone;
   int64_t thread = kNone;
+  std::string session;  // "agent/session" on a collector; "" in a trace
 };
 
 struct TailExplanation {

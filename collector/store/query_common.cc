@@ -34,6 +34,7 @@ const char* SubjectName(analysis::RollupSubject subject) {
     case analysis::RollupSubject::kRequest: return "REQUEST";
     case analysis::RollupSubject::kOperatorCpu: return "OPERATOR_CPU";
     case analysis::RollupSubject::kRequestComponent: return "REQUEST_COMPONENT";
+    case analysis::RollupSubject::kRequestExemplar: return "REQUEST_EXEMPLAR";
   }
   return "?";
 }
@@ -154,15 +155,20 @@ absl::StatusOr<LatencyPlan> PlanLatency(const opmap::v1::LatencyRequest& request
     case opmap::v1::LATENCY_SUBJECT_REQUEST_COMPONENT:
       plan.subject = RollupSubject::kRequestComponent;
       break;
+    case opmap::v1::LATENCY_SUBJECT_REQUEST_EXEMPLAR:
+      plan.subject = RollupSubject::kRequestExemplar;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrFormat("subject: unknown value %d", static_cast<int>(request.subject())));
   }
   plan.host_subject = plan.subject == RollupSubject::kRequest ||
                       plan.subject == RollupSubject::kOperatorCpu ||
-                      plan.subject == RollupSubject::kRequestComponent;
+                      plan.subject == RollupSubject::kRequestComponent ||
+                      plan.subject == RollupSubject::kRequestExemplar;
   plan.is_request = plan.subject == RollupSubject::kRequest;
-  plan.is_component = plan.subject == RollupSubject::kRequestComponent;
+  plan.is_component = plan.subject == RollupSubject::kRequestComponent ||
+                      plan.subject == RollupSubject::kRequestExemplar;
   const bool is_component = plan.is_component;
   const char* const subject_name = SubjectName(plan.subject);
   const bool is_request = plan.is_request;

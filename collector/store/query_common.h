@@ -79,7 +79,7 @@ struct LatencyPlan {
   std::vector<KeyColumn> columns;
   bool host_subject = false;  // kRequest / kOperatorCpu
   bool is_request = false;
-  bool is_component = false;  // kRequestComponent: request breakdown rows (tail_buckets.h)
+  bool is_component = false;  // kRequestComponent / kRequestExemplar (tail_buckets.h)
   bool by_module = false;     // a kModule or kModuleType column
   bool by_session = false;
 };

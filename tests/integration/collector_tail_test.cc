@@ -81,11 +81,16 @@ TEST_F(CollectorTailTest, QueryTailAnswersAsAnalyzeDoes) {
     simdjson::dom::element ex = p2.parse(a.out)["tail"]["explanations"].at(0)["exemplars"].at(0);
     const int64_t id = int64_t(ex["request_id"]), start = int64_t(ex["start_ns"]);
     const double extent_us = double(ex["extent_us"]);
-    RunResult sessions = Query({"latency", "--subject", "request", "--group-by", "session",
-                                "--label", "trace=tail"});
-    ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
+    // The collector's own exemplars (each window's slowest): the same request first, with
+    // its session.
+    RunResult q2 = Query({"tail", "--label", "trace=tail"});
+    ASSERT_EQ(q2.exit_code, 0) << q2.err;
     simdjson::dom::parser p3;
-    const std::string session_key(std::string_view(p3.parse(sessions.out)["rows"].at(0)["session"]));
+    simdjson::dom::element qex =
+        p3.parse(q2.out)["groups"].at(0)["tail"]["explanations"].at(0)["exemplars"].at(0);
+    EXPECT_EQ(int64_t(qex["request_id"]), id);
+    EXPECT_EQ(int64_t(qex["start_ns"]), start);
+    const std::string session_key = std::string(std::string_view(qex["session"]));
     const std::string session = session_key.substr(session_key.find('/') + 1);
     RunResult exp = Opmap({"export", "--collector", collector_->address(), "--token",
                            kAnalystToken, "--session", session, "--request",

@@ -296,6 +296,8 @@ TEST(TailBuckets, RowsExplainTheTailAsTheRequestsDo) {
   for (int i = 0; i < 100; ++i) {
     RequestRecord r;
     r.key = "request";
+    r.payload = i;
+    r.start_ns = i * 10000;
     const int64_t slow = (i + 1) % 50 == 0 ? 6'000'000 : 0;
     r.parts = {{0, 1'000'000 + slow + i * 1000}, {1, 1'000'000}};
     r.dur_ns = r.extent_ns = r.parts[0].second + r.parts[1].second;
@@ -304,7 +306,12 @@ TEST(TailBuckets, RowsExplainTheTailAsTheRequestsDo) {
   std::vector<RollupRow> rows;
   AddTailBucketRows(b, &rows);
   std::map<int32_t, TailBucketRow> buckets;
+  std::vector<int64_t> exemplar_ids;
   for (const RollupRow& row : rows) {
+    if (row.subject == RollupSubject::kRequestExemplar) {  // the slowest, slowest first
+      exemplar_ids.push_back(std::stoll(row.module));
+      continue;
+    }
     EXPECT_EQ(row.subject, RollupSubject::kRequestComponent);
     EXPECT_EQ(row.operator_name, "request");
     TailBucketRow& t = buckets[std::stoi(row.kernel_name)];
@@ -319,6 +326,9 @@ TEST(TailBuckets, RowsExplainTheTailAsTheRequestsDo) {
     }
   }
   EXPECT_LT(buckets.size(), 10u) << "rows grow with buckets, not requests";
+  ASSERT_EQ(exemplar_ids.size(), kExemplarsPerWindow);
+  EXPECT_EQ(exemplar_ids[0], 99);  // the two slowed ones first (i = 99 then 49)
+  EXPECT_EQ(exemplar_ids[1], 49);
   std::vector<TailBucketRow> list;
   for (auto& [i, t] : buckets) list.push_back(t);
   const TailExplanation t = ExplainTailFromBuckets("request", list, 0.99);

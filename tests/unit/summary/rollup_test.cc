@@ -121,7 +121,8 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     ASSERT_EQ(static_cast<int64_t>(row.sketch.min()), row.min_ns);
     ASSERT_EQ(static_cast<int64_t>(row.sketch.max()), row.max_ns);
     if (row.subject == RollupSubject::kRequest || row.subject == RollupSubject::kOperatorCpu ||
-        row.subject == RollupSubject::kRequestComponent) {
+        row.subject == RollupSubject::kRequestComponent ||
+        row.subject == RollupSubject::kRequestExemplar) {
       continue;  // host subjects and request breakdowns: checked below and in their tests
     }
     if (row.subject == RollupSubject::kOperatorGpu) {
@@ -404,10 +405,14 @@ TEST(Rollup, HostRangesWithoutGpuEvents) {
   // Nothing but these five (subject, name) keys, and the requests' breakdown rows
   // (tail_buckets.h): every request once in an extent row of its key.
   std::set<std::pair<RollupSubject, std::string>> keys;
-  std::map<std::string, int64_t> extents;
+  std::map<std::string, int64_t> extents, exemplars;
   for (const RollupRow& row : r.rows) {
     if (row.subject == RollupSubject::kRequestComponent) {
       if (row.layer_type == "extent") extents[row.operator_name] += row.count;
+      continue;
+    }
+    if (row.subject == RollupSubject::kRequestExemplar) {
+      ++exemplars[row.operator_name];
       continue;
     }
     keys.emplace(row.subject, row.operator_name);
@@ -415,6 +420,8 @@ TEST(Rollup, HostRangesWithoutGpuEvents) {
   }
   EXPECT_EQ(keys.size(), 5u);
   EXPECT_EQ(extents, (std::map<std::string, int64_t>{{"request", 40}, {"ProfilerStep", 2}}));
+  // The slowest of each key, at most kExemplarsPerWindow.
+  EXPECT_EQ(exemplars, (std::map<std::string, int64_t>{{"request", 10}, {"ProfilerStep", 2}}));
   // Modules as `opmap analyze` attributes them (modules.h): the request ranges on thread 1
   // enclose operators but are requests, not modules (modules.cc ParseModuleName), and the
   // short nn.Module frame encloses none: every operator is outside any module.
@@ -452,7 +459,7 @@ TEST(Rollup, HostSubjectsBesideGpuEvents) {
   ExpectRow(Find(r, RollupSubject::kOperatorGpu, "aten::mm"), {400});
   // + the kernel row, and the request's breakdown: its extent and four components (host
   // gap, host operator until the launch, gpu wait, the kernel) in one latency bucket.
-  EXPECT_EQ(r.rows.size(), 4u + 5u);
+  EXPECT_EQ(r.rows.size(), 4u + 5u + 1u);  // and the one exemplar
 }
 
 }  // namespace
