@@ -1,5 +1,6 @@
 #include "cli/tail_rows.h"
 
+#include <initializer_list>
 #include <optional>
 #include <utility>
 
@@ -7,40 +8,46 @@
 
 namespace opmap::cli {
 
+namespace {
+
+// `group_by`, then `then`, over `subject`'s rows.
+opmap::v1::LatencyRequest KeyedRequest(const opmap::v1::TimeRange* range,
+                                       const opmap::v1::Filter& filter,
+                                       opmap::v1::LatencySubject subject,
+                                       const std::vector<opmap::v1::GroupBy>& group_by,
+                                       std::initializer_list<opmap::v1::GroupBy> then,
+                                       uint32_t limit) {
+  opmap::v1::LatencyRequest req;
+  if (range != nullptr) *req.mutable_range() = *range;
+  *req.mutable_filter() = filter;
+  req.set_subject(subject);
+  for (opmap::v1::GroupBy g : group_by) req.add_group_by(g);
+  for (opmap::v1::GroupBy g : then) req.add_group_by(g);
+  req.add_quantiles(0.5);
+  req.set_limit(limit);
+  return req;
+}
+
+}  // namespace
+
 opmap::v1::LatencyRequest TailRowsRequest(const opmap::v1::TimeRange* range,
                                           const opmap::v1::Filter& filter,
                                           const std::vector<opmap::v1::GroupBy>& group_by,
                                           uint32_t limit) {
-  opmap::v1::LatencyRequest req;
-  if (range != nullptr) *req.mutable_range() = *range;
-  *req.mutable_filter() = filter;
-  req.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST_COMPONENT);
-  for (opmap::v1::GroupBy g : group_by) req.add_group_by(g);
-  for (opmap::v1::GroupBy g : {opmap::v1::GROUP_BY_REQUEST, opmap::v1::GROUP_BY_KERNEL,
-                               opmap::v1::GROUP_BY_LAYER_TYPE, opmap::v1::GROUP_BY_MODULE}) {
-    req.add_group_by(g);
-  }
-  req.add_quantiles(0.5);
-  req.set_limit(limit);
-  return req;
+  return KeyedRequest(range, filter, opmap::v1::LATENCY_SUBJECT_REQUEST_COMPONENT, group_by,
+                      {opmap::v1::GROUP_BY_REQUEST, opmap::v1::GROUP_BY_KERNEL,
+                       opmap::v1::GROUP_BY_LAYER_TYPE, opmap::v1::GROUP_BY_MODULE},
+                      limit);
 }
 
 opmap::v1::LatencyRequest TailExemplarsRequest(const opmap::v1::TimeRange* range,
                                                const opmap::v1::Filter& filter,
                                                const std::vector<opmap::v1::GroupBy>& group_by,
                                                uint32_t limit) {
-  opmap::v1::LatencyRequest req;
-  if (range != nullptr) *req.mutable_range() = *range;
-  *req.mutable_filter() = filter;
-  req.set_subject(opmap::v1::LATENCY_SUBJECT_REQUEST_EXEMPLAR);
-  for (opmap::v1::GroupBy g : group_by) req.add_group_by(g);
-  for (opmap::v1::GroupBy g : {opmap::v1::GROUP_BY_SESSION, opmap::v1::GROUP_BY_REQUEST,
-                               opmap::v1::GROUP_BY_KERNEL, opmap::v1::GROUP_BY_MODULE}) {
-    req.add_group_by(g);
-  }
-  req.add_quantiles(0.5);
-  req.set_limit(limit);
-  return req;
+  return KeyedRequest(range, filter, opmap::v1::LATENCY_SUBJECT_REQUEST_EXEMPLAR, group_by,
+                      {opmap::v1::GROUP_BY_SESSION, opmap::v1::GROUP_BY_REQUEST,
+                       opmap::v1::GROUP_BY_KERNEL, opmap::v1::GROUP_BY_MODULE},
+                      limit);
 }
 
 std::map<std::vector<std::string>, std::vector<analysis::TailExemplar>> ParseTailExemplars(
