@@ -48,10 +48,11 @@ void ExcessTable(std::string& out, const char* title, const std::vector<Componen
 
 void TailJson(text::JsonWriter& w, const RequestTailSummary& s, int top) {
   w.Key("tail").BeginObject();
-  w.Field("requests", s.requests).Field("requests_with_gpu_events", s.requests_with_gpu_events);
+  w.Field("requests", s.requests);
   if (s.from_buckets) {
     w.Field("from_latency_buckets", true).Field("bucket_alpha", kTailBucketAlpha);
-  } else {
+  } else {  // per-request facts: latency buckets do not know them (no zeros in their place)
+    w.Field("requests_with_gpu_events", s.requests_with_gpu_events);
     w.Field("joined_requests", s.joined_requests).Field("max_sum_error_ns", s.max_sum_error_ns);
     w.Field("arrival_marked_requests", s.arrival_marked_requests);
     w.Field("arrival_marks_dropped", s.arrival_marks_dropped);

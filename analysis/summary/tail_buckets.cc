@@ -119,8 +119,7 @@ TailExplanation ExplainTailFromBuckets(const std::string& key, std::vector<TailB
             [](const TailBucketRow& a, const TailBucketRow& b) { return a.bucket < b.bucket; });
   for (const TailBucketRow& b : buckets) t.requests += b.requests;
   if (t.requests < kMinTailRequests) {
-    t.unavailable = absl::StrCat(t.requests, t.requests == 1 ? " request" : " requests", " of ",
-                                 key, ", fewer than the ", kMinTailRequests, " a tail needs");
+    t.unavailable = TooFewForATail(key, t.requests);
     return t;
   }
   auto bucket_at = [&](double p) {

@@ -102,9 +102,7 @@ TailExplanation Explain(const RequestBreakdowns& b, const std::string& key,
   t.quantile = q;
   t.requests = static_cast<int64_t>(members.size());
   if (t.requests < kMinTailRequests) {
-    t.unavailable = absl::StrFormat("%d request%s of %s, fewer than the %d a tail needs",
-                                    t.requests, t.requests == 1 ? "" : "s", key,
-                                    kMinTailRequests);
+    t.unavailable = TooFewForATail(key, t.requests);
     return t;
   }
   std::vector<double> sorted;
@@ -181,6 +179,11 @@ void AttributeExcess(const ComponentSums& tail, const ComponentSums& band, TailE
   t.by_module = Excess(tail, t.tail_requests, band, t.band_requests, true, t.gap_ns);
   t.by_layer_type = Excess(tail, t.tail_requests, band, t.band_requests, false, t.gap_ns);
   t.sentence = Sentence(t);
+}
+
+std::string TooFewForATail(const std::string& key, int64_t requests) {
+  return absl::StrFormat("%d request%s of %s, fewer than the %d a tail needs", requests,
+                         requests == 1 ? "" : "s", key, kMinTailRequests);
 }
 
 std::string_view RequestComponentPhrase(RequestComponentKind kind) {

@@ -99,6 +99,9 @@ void AttributeExcess(const ComponentSums& tail, const ComponentSums& band, TailE
 RequestTailSummary ExplainTails(const RequestBreakdowns& breakdowns,
                                 const std::vector<double>& quantiles = {0.99, 0.95});
 
+// Why a key with fewer than kMinTailRequests requests has no explanation.
+std::string TooFewForATail(const std::string& key, int64_t requests);
+
 // "queueing", "GPU time", ... for sentences.
 std::string_view RequestComponentPhrase(RequestComponentKind kind);
 

@@ -125,6 +125,9 @@ TEST_F(CollectorTailTest, QueryTailAnswersAsAnalyzeDoes) {
   simdjson::dom::array groups = doc["groups"];
   ASSERT_EQ(groups.size(), 1u) << q.out.substr(0, 400);
   const Top queried = TopOf(groups.at(0)["tail"]);
+  // From buckets: per-request facts the rows do not hold are left out, not printed as 0.
+  EXPECT_TRUE(bool(groups.at(0)["tail"]["from_latency_buckets"]));
+  EXPECT_EQ(groups.at(0)["tail"]["requests_with_gpu_events"].error(), simdjson::NO_SUCH_FIELD);
   EXPECT_EQ(queried.requests, analyzed.requests);
   EXPECT_EQ(queried.module_kind, analyzed.module_kind);
   EXPECT_EQ(queried.module_label, analyzed.module_label);
