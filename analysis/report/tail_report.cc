@@ -50,7 +50,8 @@ void TailJson(text::JsonWriter& w, const RequestTailSummary& s, int top) {
   w.Key("tail").BeginObject();
   w.Field("requests", s.requests);
   if (s.from_buckets) {
-    w.Field("from_latency_buckets", true).Field("bucket_alpha", kTailBucketAlpha);
+    w.Key("from_latency_buckets").Bool(true);
+    w.Field("bucket_alpha", kTailBucketAlpha);
   } else {  // per-request facts: latency buckets do not know them (no zeros in their place)
     w.Field("requests_with_gpu_events", s.requests_with_gpu_events);
     w.Field("joined_requests", s.joined_requests).Field("max_sum_error_ns", s.max_sum_error_ns);
