@@ -25,16 +25,12 @@
 
 namespace opmap::collector {
 
+using clickhouse::RowBinaryReader;
 using clickhouse::RowBinaryWriter;
 using clickhouse_internal::SaturatedSum;
 
 namespace {
 
-constexpr char kBucketColumns[] =
-    "subject, bucket_ns, model, revision, host, label_keys, label_values, layer_type, "
-    "operator, kernel, module, module_type, sessions, count, sum_ns, min_ns, max_ns, "
-    "sketch_scale_min, sketch_scale_max, sketch_bins, sketch_zero, sketch_sum, sketch_min, "
-    "sketch_max, first_session";
 
 // One group's merged columns, the same layout from either source (ReadAggregate in
 // clickhouse_query.cc reads them). Per-session rows: bin k of a row is index offset + k;
@@ -77,17 +73,15 @@ void MinMaxState(RowBinaryWriter& w, bool has, T value) {
 
 }  // namespace
 
-absl::Status ClickHouseStore::InsertBuckets(const opmap::v1::Batch& b,
-                                            const analysis::SessionRollup& rollup,
-                                            int64_t bucket_ns) {
-  if (rollup.rows.empty()) return absl::OkStatus();
+void ClickHouseStore::AppendBuckets(const opmap::v1::Batch& b, const analysis::SessionRollup& rollup,
+                                    int64_t bucket_ns, uint64_t flush,
+                                    clickhouse_internal::SessionRows& out) const {
   const opmap::v1::Resource& res = b.resource();
   const clickhouse_internal::Labels labels = clickhouse_internal::SortedLabels(res);
-  // Names the session in the block, so two sessions with equal rollups are two blocks,
-  // not one block deduplicated away.
+  // The first session merged into the row (any one, after merges: for reading the table by
+  // hand).
   const std::string session = absl::StrCat(b.agent_id(), "/", b.session_id());
-  RowBinaryWriter w;
-  // BuildRollup's row order is total over the keys: the same bytes on every replica.
+  RowBinaryWriter& w = out.buckets;
   for (const analysis::RollupRow& row : rollup.rows) {
     const stats::DDSketch& sk = row.sketch;
     w.UInt8(static_cast<uint8_t>(row.subject));
@@ -123,8 +117,8 @@ absl::Status ClickHouseStore::InsertBuckets(const opmap::v1::Batch& b,
     MinMaxState(w, sk.count() > 0, sk.count() > 0 ? sk.min() : 0.0);
     MinMaxState(w, sk.count() > 0, sk.count() > 0 ? sk.max() : 0.0);
     w.String(session);
+    w.UInt64(flush);
   }
-  return Insert("rollup_buckets", kBucketColumns, w.data());
 }
 
 absl::StatusOr<std::vector<std::string>> ClickHouseStore::SelectRollupGroups(
@@ -137,13 +131,40 @@ absl::StatusOr<std::vector<std::string>> ClickHouseStore::SelectRollupGroups(
   const std::string grouping =
       group_by.empty() ? "" : absl::StrCat(" GROUP BY ", absl::StrJoin(group_by, ", "));
   const CoveredBuckets covered = Covered(range, use_buckets ? bucket_ns_ : 0);
-  // Sessions bucketed into a covered bucket are read from the bucket rows only.
+  const std::string in_covered =
+      covered.all || !covered.any ? ""
+                                  : absl::StrFormat(" AND bucket_ns >= %d AND bucket_ns <= %d",
+                                                    covered.first, covered.last);
+  // The flushes whose bucket rows do not count, although their sessions rows are there:
+  // one whose sessions rows did not all reach their shards, or one holding a copy of a
+  // session that another flush's copy outranks (clickhouse_store.h "Exactly once").
+  // Almost always none. A flush with no sessions row at all is left out by the bucket
+  // query itself.
+  const std::string bucketed_copies = absl::StrCat(" AND flush != 0 AND bucketed = 1", in_covered);
+  std::string not_counted;  // " AND flush NOT IN (...)" or ""
+  if (covered.any) {
+    ASSIGN_OR_RETURN(
+        const std::string body,
+        Query(absl::StrFormat(
+            "SELECT flush FROM %1$s WHERE flush %2$s (SELECT flush FROM %1$s WHERE 1%3$s) "
+            "GROUP BY flush HAVING count() != any(flush_sessions) UNION ALL "
+            "SELECT flush FROM %1$s WHERE 1%3$s AND (agent, session, flush) %4$s "
+            "(SELECT agent, session, flush FROM (%5$s)) FORMAT RowBinary",
+            Table("sessions"), In(), bucketed_copies, NotIn(), ChosenCopies(bucketed_copies))));
+    std::vector<uint64_t> flushes;
+    RowBinaryReader r(body);
+    while (!r.done()) {
+      ASSIGN_OR_RETURN(flushes.emplace_back(), r.UInt64());
+    }
+    if (!flushes.empty()) {
+      not_counted = absl::StrCat(" AND flush NOT IN (", absl::StrJoin(flushes, ", "), ")");
+    }
+  }
+  // Sessions bucketed into a covered bucket are read from the bucket rows only: those of
+  // schema v2 (flush 0) from rollup_buckets, the others from their flush's rows.
   std::string not_covered;
-  if (covered.all) {
-    not_covered = " AND bucketed = 0";
-  } else if (covered.any) {
-    not_covered = absl::StrFormat(" AND NOT (bucketed = 1 AND bucket_ns >= %d AND bucket_ns <= %d)",
-                                  covered.first, covered.last);
+  if (covered.any) {
+    not_covered = absl::StrFormat(" AND NOT (bucketed = 1%s%s)", in_covered, not_counted);
   }
   std::vector<std::string> bodies;
   ASSIGN_OR_RETURN(
@@ -156,16 +177,24 @@ absl::StatusOr<std::vector<std::string>> ClickHouseStore::SelectRollupGroups(
                             static_cast<int>(subject),
                             SessionSelection(range, filter, not_covered), grouping)));
   if (covered.any) {
-    const std::string buckets =
-        covered.all ? "" : absl::StrFormat(" AND bucket_ns >= %d AND bucket_ns <= %d",
-                                           covered.first, covered.last);
+    const std::string filter_conditions =
+        clickhouse_internal::Conditions(opmap::v1::TimeRange(), filter);
+    if (has_v2_buckets_) {
+      ASSIGN_OR_RETURN(
+          bodies.emplace_back(),
+          Query(absl::StrFormat("SELECT %s%s FROM %s WHERE subject = %d%s%s%s FORMAT RowBinary",
+                                select_keys, BucketAggregates(), Table("rollup_buckets"),
+                                static_cast<int>(subject), in_covered, filter_conditions,
+                                grouping)));
+    }
     ASSIGN_OR_RETURN(
         bodies.emplace_back(),
-        Query(absl::StrFormat("SELECT %s%s FROM %s WHERE subject = %d%s%s%s FORMAT RowBinary",
-                              select_keys, BucketAggregates(), Table("rollup_buckets"),
-                              static_cast<int>(subject), buckets,
-                              clickhouse_internal::Conditions(opmap::v1::TimeRange(), filter),
-                              grouping)));
+        Query(absl::StrFormat(
+            "SELECT %s%s FROM %s WHERE subject = %d%s%s AND flush %s (SELECT flush FROM %s "
+            "WHERE 1%s)%s%s FORMAT RowBinary",
+            select_keys, BucketAggregates(), Table("flush_buckets"), static_cast<int>(subject),
+            in_covered, filter_conditions, In(), Table("sessions"), bucketed_copies, not_counted,
+            grouping)));
   }
   return bodies;
 }

@@ -18,6 +18,27 @@ inline constexpr char kBatchColumns[] =
     "agent, session, seq, last, day, window_start_ns, window_end_ns, records, "
     "string_count_after, host, model, revision, label_keys, label_values, payload";
 
+// The rows complete sessions add to each per-session table (clickhouse_rollup_insert.cc),
+// one RowBinary body per table: a group commit appends every session it completes and
+// sends each body as one INSERT (clickhouse_group_commit.cc).
+struct SessionRows {
+  clickhouse::RowBinaryWriter rollups, device_times, counters, drops, unavailable, power, events,
+      buckets, sessions;
+  int64_t events_rows = 0;
+};
+
+inline constexpr char kEventColumns[] =
+    "day, agent, session, host, model, revision, label_keys, label_values, kind, start_ns, "
+    "end_ns, duration_ns, name, operator, layer_type, module, rule, device, stream, "
+    "correlation, grid_x, grid_y, grid_z, block_x, block_y, block_z, request, flush";
+
+// flush_buckets' columns (clickhouse_buckets.cc); rollup_buckets (v2) has all but flush.
+inline constexpr char kBucketColumns[] =
+    "subject, bucket_ns, model, revision, host, label_keys, label_values, layer_type, "
+    "operator, kernel, module, module_type, sessions, count, sum_ns, min_ns, max_ns, "
+    "sketch_scale_min, sketch_scale_max, sketch_bins, sketch_zero, sketch_sum, sketch_min, "
+    "sketch_max, first_session, flush";
+
 // A resource's labels sorted by key (proto maps have no order): equal label sets are
 // equal bytes, as block deduplication needs.
 struct Labels {
@@ -47,12 +68,12 @@ std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filte
 // taken as Decimal128 and clamped.
 std::string SaturatedSum(std::string_view expr);
 
-// session_power's columns after agent and session, and one row of them: optional figures
-// as Int64 with -1 for absent (clickhouse_power.cc).
+// session_power's columns, and one row of them after agent and session, before the flush:
+// optional figures as Int64 with -1 for absent (clickhouse_power.cc).
 inline constexpr char kPowerColumns[] =
     "agent, session, domain, device, name, gpu_index, start_ns, end_ns, covered_ns, energy_mj, "
     "method, reads, power_limit_mw, sm_clock_mhz, memory_clock_mhz, throttle_reasons, "
-    "temperature_c, persistence, mig, compute_mode";
+    "temperature_c, persistence, mig, compute_mode, flush";
 void WritePowerRow(const opmap::v1::PowerSample& row, clickhouse::RowBinaryWriter& w);
 
 }  // namespace opmap::collector::clickhouse_internal

@@ -120,11 +120,21 @@ const char* ColumnName(KeyColumn c) {
 
 }  // namespace
 
+std::string ClickHouseStore::ChosenCopies(std::string_view conditions) const {
+  return absl::StrFormat(
+      "SELECT agent, session, least_flush AS flush, its_bucketed AS bucketed, "
+      "its_bucket_ns AS bucket_ns FROM (SELECT agent, session, min(flush) AS least_flush, "
+      "argMin(bucketed, flush) AS its_bucketed, argMin(bucket_ns, flush) AS its_bucket_ns "
+      "FROM %s WHERE 1%s GROUP BY agent, session)",
+      Table("sessions"), conditions);
+}
+
 std::string ClickHouseStore::SessionSelection(const opmap::v1::TimeRange& range,
                                               const opmap::v1::Filter& filter,
                                               std::string_view extra) const {
-  return absl::StrFormat("(agent, session) %s (SELECT agent, session FROM %s WHERE 1%s%s)", In(),
-                         Table("sessions"), clickhouse_internal::Conditions(range, filter),
+  return absl::StrFormat("(agent, session, flush) %s (SELECT agent, session, flush FROM (%s) "
+                         "WHERE 1%s)",
+                         In(), ChosenCopies(clickhouse_internal::Conditions(range, filter)),
                          extra);
 }
 

@@ -1,8 +1,8 @@
-// ClickHouseStore: a complete session's rollup, device times, counters, drops and
-// unavailable entries, its events and bucket rows, then its sessions row (the completion
-// marker). Each table gets one INSERT whose rows are sorted by their key: the same rollup
-// gives the same bytes on every collector replica, so a repeat after a failure is dropped
-// by block deduplication.
+// ClickHouseStore: the rows a complete session adds to each per-session table — its
+// rollup, device times, counters, drops, unavailable entries and power, its events, and
+// its sessions row (the completion marker) — appended to a group's bodies. Every row
+// carries the flush that wrote it (clickhouse_store.h "Exactly once"); rows are sorted by
+// their key within a session, so a session's rows do not depend on hash-map order.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -26,35 +26,33 @@ using clickhouse::RowBinaryWriter;
 
 namespace {
 
-// The rows of one table in key order (stable), each written by `write(w, item, ordinal)`;
-// `insert` sends the block, skipped when there are no rows. Sorting makes the block the
-// same bytes on every replica whatever order the builder produced (hash-map order differs
-// between processes).
-template <typename T, typename Key, typename Write, typename Insert>
-absl::Status InsertSorted(const std::vector<T>& items, Key key, Write write, Insert insert) {
-  if (items.empty()) return absl::OkStatus();
+// The rows of one table in key order (stable), each written by `write(w, item, ordinal)`
+// and then the flush.
+template <typename T, typename Key, typename Write>
+void AppendSorted(const std::vector<T>& items, Key key, Write write, uint64_t flush,
+                  RowBinaryWriter& w) {
   std::vector<const T*> rows;
   rows.reserve(items.size());
   for (const T& item : items) rows.push_back(&item);
   std::stable_sort(rows.begin(), rows.end(),
                    [&](const T* x, const T* y) { return key(*x) < key(*y); });
-  RowBinaryWriter w;
-  for (size_t n = 0; n < rows.size(); ++n) write(w, *rows[n], n);
-  return insert(w);
+  for (size_t n = 0; n < rows.size(); ++n) {
+    write(w, *rows[n], n);
+    w.UInt64(flush);
+  }
 }
 
 }  // namespace
 
-absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const BatchCommit& commit,
-                                           int64_t window_start_ns, int64_t window_end_ns) {
+void ClickHouseStore::AppendSession(const opmap::v1::Batch& b, const BatchCommit& commit,
+                                    const SessionWindow& window, uint64_t flush,
+                                    uint32_t flush_sessions,
+                                    clickhouse_internal::SessionRows& out) const {
   const analysis::SessionRollup& rollup = *commit.rollup;
   const opmap::v1::Resource& res = b.resource();
   const std::string& agent = b.agent_id();
   const std::string& session = b.session_id();
-  auto into = [&](const char* table, const char* columns) {
-    return [this, table, columns](const RowBinaryWriter& w) { return Insert(table, columns, w.data()); };
-  };
-  RETURN_IF_ERROR(InsertSorted(
+  AppendSorted(
       rollup.rows,
       [](const analysis::RollupRow& r) {
         return std::tie(r.subject, r.layer_type, r.operator_name, r.kernel_name, r.module);
@@ -87,11 +85,8 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
         w.Float64(sk.empty() ? 0 : sk.max());
         w.ArrayUInt64(sk.bins());
       },
-      into("rollups",
-           "agent, session, subject, ordinal, layer_type, operator, kernel, module, module_type, "
-           "host, revision, count, sum_ns, min_ns, max_ns, sketch_scale, sketch_offset, "
-           "sketch_zero, sketch_count, sketch_sum, sketch_min, sketch_max, sketch_bins")));
-  RETURN_IF_ERROR(InsertSorted(
+      flush, out.rollups);
+  AppendSorted(
       rollup.devices, [](const analysis::DeviceBreakdown& d) { return d.device; },
       [&](RowBinaryWriter& w, const analysis::DeviceBreakdown& d, size_t) {
         // The resource names the GPU behind each ordinal; its UUID identifies the board
@@ -117,12 +112,10 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
         w.Int64(d.non_compute_ns);
         w.Int64(d.event_count);
       },
-      into("device_times",
-           "agent, session, host, device, gpu_uuid, gpu_name, span_ns, busy_ns, idle_ns, "
-           "compute_ns, non_compute_ns, event_count")));
+      flush, out.device_times);
   if (commit.telemetry != nullptr) {
     const SessionTelemetry& t = *commit.telemetry;
-    RETURN_IF_ERROR(InsertSorted(
+    AppendSorted(
         t.counters, [](const CounterTotal& c) { return std::tie(c.name, c.source, c.pid); },
         [&](RowBinaryWriter& w, const CounterTotal& c, size_t) {
           w.String(agent);
@@ -135,10 +128,8 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
           w.Int64(c.time_enabled_ns);
           w.Int64(c.time_running_ns);
         },
-        into("session_counters",
-             "agent, session, name, source, pid, samples, value, time_enabled_ns, "
-             "time_running_ns")));
-    RETURN_IF_ERROR(InsertSorted(
+        flush, out.counters);
+    AppendSorted(
         t.drops, [](const DropTotal& d) { return std::tie(d.stage, d.kind, d.reason); },
         [&](RowBinaryWriter& w, const DropTotal& d, size_t) {
           w.String(agent);
@@ -148,8 +139,8 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
           w.String(d.reason);
           w.Int64(d.count);
         },
-        into("session_drops", "agent, session, stage, kind, reason, count")));
-    RETURN_IF_ERROR(InsertSorted(
+        flush, out.drops);
+    AppendSorted(
         t.unavailable, [](const std::pair<std::string, std::string>& u) { return u; },
         [&](RowBinaryWriter& w, const std::pair<std::string, std::string>& u, size_t n) {
           w.String(agent);
@@ -158,8 +149,8 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
           w.String(u.first);
           w.String(u.second);
         },
-        into("session_unavailable", "agent, session, ordinal, what, reason")));
-    RETURN_IF_ERROR(InsertSorted(
+        flush, out.unavailable);
+    AppendSorted(
         t.power,
         [](const opmap::v1::PowerSample& p) { return std::make_pair(int{p.domain()}, p.device()); },
         [&](RowBinaryWriter& w, const opmap::v1::PowerSample& p, size_t) {
@@ -167,16 +158,15 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
           w.String(session);
           clickhouse_internal::WritePowerRow(p, w);
         },
-        into("session_power", clickhouse_internal::kPowerColumns)));
+        flush, out.power);
   }
-  RETURN_IF_ERROR(InsertEvents(b, commit));
-  const std::optional<int64_t> bucket = BucketOf(window_start_ns, window_end_ns, bucket_ns_);
-  if (bucket.has_value()) RETURN_IF_ERROR(InsertBuckets(b, rollup, *bucket));
-  // Last: the session is complete once this row is stored.
+  AppendEvents(b, commit, flush, out);
+  if (window.bucket.has_value()) AppendBuckets(b, rollup, *window.bucket, flush, out);
+  // Last, and inserted last: the session is complete once this row is stored.
   const clickhouse_internal::Labels labels = clickhouse_internal::SortedLabels(res);
   using analysis::MappingRule;
   auto rule = [&](MappingRule r) { return rollup.by_rule[static_cast<int>(r)]; };
-  RowBinaryWriter w;
+  RowBinaryWriter& w = out.sessions;
   w.String(agent);
   w.String(session);
   w.UInt64(b.seq());
@@ -186,8 +176,8 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
   w.String(res.model_revision());
   w.ArrayString(labels.keys);
   w.ArrayString(labels.values);
-  w.Int64(window_start_ns);
-  w.Int64(window_end_ns);
+  w.Int64(window.start_ns);
+  w.Int64(window.end_ns);
   w.Int64(rollup.gpu_event_count);
   w.Int64(rollup.gpu_time_ns);
   w.Int64(rule(MappingRule::kGraphNode));
@@ -195,14 +185,49 @@ absl::Status ClickHouseStore::InsertRollup(const opmap::v1::Batch& b, const Batc
   w.Int64(rule(MappingRule::kLaunchNesting));
   w.Int64(rule(MappingRule::kGraphLaunch));
   w.Int64(rule(MappingRule::kUnmapped));
-  w.UInt8(bucket.has_value() ? 1 : 0);
-  w.Int64(bucket.value_or(0));
-  return Insert("sessions",
-                "agent, session, last_seq, string_count, host, model, revision, label_keys, "
-                "label_values, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns, "
-                "rule_graph_node, rule_external_id, rule_launch_nesting, rule_graph_launch, "
-                "rule_unmapped, bucketed, bucket_ns",
-                w.data());
+  w.UInt8(window.bucket.has_value() ? 1 : 0);
+  w.Int64(window.bucket.value_or(0));
+  w.UInt64(flush);
+  w.UInt32(flush_sessions);
+}
+
+absl::Status ClickHouseStore::InsertSessionRows(const clickhouse_internal::SessionRows& rows) {
+  struct Body {
+    const char* table;
+    const char* columns;
+    const RowBinaryWriter* rows;
+  };
+  const Body bodies[] = {
+      {"rollups",
+       "agent, session, subject, ordinal, layer_type, operator, kernel, module, module_type, "
+       "host, revision, count, sum_ns, min_ns, max_ns, sketch_scale, sketch_offset, "
+       "sketch_zero, sketch_count, sketch_sum, sketch_min, sketch_max, sketch_bins, flush",
+       &rows.rollups},
+      {"device_times",
+       "agent, session, host, device, gpu_uuid, gpu_name, span_ns, busy_ns, idle_ns, "
+       "compute_ns, non_compute_ns, event_count, flush",
+       &rows.device_times},
+      {"session_counters",
+       "agent, session, name, source, pid, samples, value, time_enabled_ns, time_running_ns, "
+       "flush",
+       &rows.counters},
+      {"session_drops", "agent, session, stage, kind, reason, count, flush", &rows.drops},
+      {"session_unavailable", "agent, session, ordinal, what, reason, flush", &rows.unavailable},
+      {"session_power", clickhouse_internal::kPowerColumns, &rows.power},
+      {"events", clickhouse_internal::kEventColumns, &rows.events},
+      {"flush_buckets", clickhouse_internal::kBucketColumns, &rows.buckets},
+      {"sessions",
+       "agent, session, last_seq, string_count, host, model, revision, label_keys, "
+       "label_values, window_start_ns, window_end_ns, gpu_event_count, gpu_time_ns, "
+       "rule_graph_node, rule_external_id, rule_launch_nesting, rule_graph_launch, "
+       "rule_unmapped, bucketed, bucket_ns, flush, flush_sessions",
+       &rows.sessions},
+  };
+  for (const Body& body : bodies) {
+    if (body.rows->data().empty()) continue;
+    RETURN_IF_ERROR(Insert(body.table, body.columns, body.rows->data()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace opmap::collector

@@ -25,6 +25,22 @@ struct TableDef {
   const char* engine;
 };
 
+#define OPMAP_CH_BUCKET_COLUMNS                                                                    \
+  "subject UInt8, bucket_ns Int64, model String, revision String, host String, "            \
+  "label_keys Array(String), label_values Array(String), layer_type String, "               \
+  "operator String, kernel String, module String, module_type String, "                     \
+  "sessions AggregateFunction(sum, UInt64), count AggregateFunction(sum, Int64), "          \
+  "sum_ns AggregateFunction(sum, Int64), min_ns AggregateFunction(min, Int64), "            \
+  "max_ns AggregateFunction(max, Int64), sketch_scale_min AggregateFunction(min, Int32), "  \
+  "sketch_scale_max AggregateFunction(max, Int32), "                                        \
+  "sketch_bins AggregateFunction(sumMap, Array(Int64), Array(UInt64)), "                    \
+  "sketch_zero AggregateFunction(sum, UInt64), sketch_sum AggregateFunction(sum, Float64), " \
+  "sketch_min AggregateFunction(min, Float64), sketch_max AggregateFunction(max, Float64), " \
+  "first_session String"
+#define OPMAP_CH_BUCKET_KEY                                                                       \
+  "(subject, bucket_ns, model, revision, host, label_keys, label_values, layer_type, "   \
+  "operator, kernel, module, module_type"
+
 // Column order here is the order inserts list them in (clickhouse_store.cc); the types
 // are what RowBinary writes.
 const TableDef kTables[] = {
@@ -39,19 +55,21 @@ const TableDef kTables[] = {
      "operator String, kernel String, module String, module_type String, host String, "
      "revision String, count Int64, sum_ns Int64, min_ns Int64, max_ns Int64, "
      "sketch_scale Int32, sketch_offset Int32, sketch_zero UInt64, sketch_count UInt64, "
-     "sketch_sum Float64, sketch_min Float64, sketch_max Float64, sketch_bins Array(UInt64)",
+     "sketch_sum Float64, sketch_min Float64, sketch_max Float64, sketch_bins Array(UInt64), "
+     "flush UInt64",
      "(subject, agent, session, ordinal)", "", "cityHash64(agent)", "MergeTree"},
     {"device_times",
      "agent String, session String, host String, device Int64, gpu_uuid String, "
      "gpu_name String, span_ns Int64, busy_ns Int64, idle_ns Int64, compute_ns Int64, "
-     "non_compute_ns Int64, event_count Int64",
+     "non_compute_ns Int64, event_count Int64, flush UInt64",
      "(agent, session, device)", "", "cityHash64(agent)", "MergeTree"},
     {"session_counters",
      "agent String, session String, name String, source Int32, pid Int64, samples Int64, "
-     "value Int64, time_enabled_ns Int64, time_running_ns Int64",
+     "value Int64, time_enabled_ns Int64, time_running_ns Int64, flush UInt64",
      "(agent, session, name, source, pid)", "", "cityHash64(agent)", "MergeTree"},
     {"session_drops",
-     "agent String, session String, stage Int32, kind Int32, reason String, count Int64",
+     "agent String, session String, stage Int32, kind Int32, reason String, count Int64, "
+     "flush UInt64",
      "(agent, session, stage, kind, reason)", "", "cityHash64(agent)", "MergeTree"},
     // Power rows (SessionTelemetry.power). A figure the agent could not read is -1: these
     // columns are never negative when read (clickhouse_power.cc).
@@ -60,36 +78,30 @@ const TableDef kTables[] = {
      "gpu_index UInt32, start_ns Int64, end_ns Int64, covered_ns Int64, energy_mj Int64, "
      "method Int32, reads UInt32, power_limit_mw Int64, sm_clock_mhz Int64, "
      "memory_clock_mhz Int64, throttle_reasons Int64, temperature_c Int64, persistence Int64, "
-     "mig Int64, compute_mode Int64",
+     "mig Int64, compute_mode Int64, flush UInt64",
      "(agent, session, domain, device)", "", "cityHash64(agent)", "MergeTree"},
     {"session_unavailable",
-     "agent String, session String, ordinal UInt32, what String, reason String",
+     "agent String, session String, ordinal UInt32, what String, reason String, flush UInt64",
      "(agent, session, ordinal)", "", "cityHash64(agent)", "MergeTree"},
     {"sessions",
      "agent String, session String, last_seq UInt64, string_count UInt32, host String, "
      "model String, revision String, label_keys Array(String), label_values Array(String), "
      "window_start_ns Int64, window_end_ns Int64, gpu_event_count Int64, gpu_time_ns Int64, "
      "rule_graph_node Int64, rule_external_id Int64, rule_launch_nesting Int64, "
-     "rule_graph_launch Int64, rule_unmapped Int64, bucketed UInt8, bucket_ns Int64",
-     "(agent, session)", "", "cityHash64(agent)", "ReplacingMergeTree"},
-    // v2. Pre-merged rollups (clickhouse_buckets.cc): per bucket and key, the merged
-    // rows of every session bucketed there, as aggregate states. Sharded by the bucket,
-    // so a bucket's rows are merged on one shard.
-    {"rollup_buckets",
-     "subject UInt8, bucket_ns Int64, model String, revision String, host String, "
-     "label_keys Array(String), label_values Array(String), layer_type String, "
-     "operator String, kernel String, module String, module_type String, "
-     "sessions AggregateFunction(sum, UInt64), count AggregateFunction(sum, Int64), "
-     "sum_ns AggregateFunction(sum, Int64), min_ns AggregateFunction(min, Int64), "
-     "max_ns AggregateFunction(max, Int64), sketch_scale_min AggregateFunction(min, Int32), "
-     "sketch_scale_max AggregateFunction(max, Int32), "
-     "sketch_bins AggregateFunction(sumMap, Array(Int64), Array(UInt64)), "
-     "sketch_zero AggregateFunction(sum, UInt64), sketch_sum AggregateFunction(sum, Float64), "
-     "sketch_min AggregateFunction(min, Float64), sketch_max AggregateFunction(max, Float64), "
-     "first_session String",
-     "(subject, bucket_ns, model, revision, host, label_keys, label_values, layer_type, "
-     "operator, kernel, module, module_type)",
-     "", "cityHash64(bucket_ns)", "AggregatingMergeTree"},
+     "rule_graph_launch Int64, rule_unmapped Int64, bucketed UInt8, bucket_ns Int64, "
+     "flush UInt64, flush_sessions UInt32",
+     // By flush too (v3): two flushes' copies of a session are two rows that merges keep
+     // (a database migrated from v2 keeps (agent, session): merges may leave one copy).
+     "(agent, session, flush)", "", "cityHash64(agent)", "ReplacingMergeTree"},
+    // v2. Pre-merged rollups (clickhouse_buckets.cc) of schema v2's sessions (flush 0):
+    // per bucket and key, the merged rows of every session bucketed there, as aggregate
+    // states. Sharded by the bucket, so a bucket's rows are merged on one shard.
+    {"rollup_buckets", OPMAP_CH_BUCKET_COLUMNS, OPMAP_CH_BUCKET_KEY ")", "", "cityHash64(bucket_ns)",
+     "AggregatingMergeTree"},
+    // v3. The same per flush: rows merge only with rows of the same flush, so a query can
+    // leave out a flush whose sessions did not all count (clickhouse_store.h).
+    {"flush_buckets", OPMAP_CH_BUCKET_COLUMNS ", flush UInt64", OPMAP_CH_BUCKET_KEY ", flush)", "",
+     "cityHash64(bucket_ns)", "AggregatingMergeTree"},
     // v2. Mapped events, one row each (clickhouse_events.cc, analysis/summary/event_rows.h).
     {"events",
      "day UInt32, agent String, session String, host String, model String, revision String, "
@@ -98,7 +110,7 @@ const TableDef kTables[] = {
      "start_ns Int64, end_ns Int64, duration_ns Int64, name String, operator String, "
      "layer_type String, module String, rule String, device Int32, stream Int64, "
      "correlation Int64, grid_x Int32, grid_y Int32, grid_z Int32, block_x Int32, "
-     "block_y Int32, block_z Int32, request UInt32",
+     "block_y Int32, block_z Int32, request UInt32, flush UInt64",
      "(model, revision, kind, agent, session, start_ns)", "day", "cityHash64(agent)",
      "MergeTree"},
     {"signoffs",
@@ -107,6 +119,14 @@ const TableDef kTables[] = {
      "(kind, baseline, candidate, report_sha256, owner, role)", "",
      "cityHash64(report_sha256)", "MergeTree"},
 };
+
+#undef OPMAP_CH_BUCKET_COLUMNS
+#undef OPMAP_CH_BUCKET_KEY
+
+// The per-session tables that gained `flush` in v3 (sessions also gained flush_sessions).
+const char* const kFlushTables[] = {"rollups",       "device_times", "session_counters",
+                                    "session_drops", "session_power", "session_unavailable",
+                                    "events"};
 
 }  // namespace
 
@@ -124,7 +144,7 @@ absl::Status ClickHouseStore::SetUpSchema() {
   // replica is down must still come up and serve from the others.
   if (absl::StatusOr<Meta> meta = ReadMeta(); meta.ok() && meta->version == kSchemaVersion) {
     bucket_ns_ = meta->bucket_ns;
-    return absl::OkStatus();
+    return ReadHasV2Buckets();
   }
   RETURN_IF_ERROR(
       Query(absl::StrCat("CREATE DATABASE IF NOT EXISTS ", database_, OnCluster())).status());
@@ -162,12 +182,22 @@ absl::Status ClickHouseStore::SetUpSchema() {
   }
   if (meta.version == kSchemaVersion) {  // made by an earlier open
     bucket_ns_ = meta.bucket_ns;
-    return absl::OkStatus();
+    return ReadHasV2Buckets();
   }
   if (meta.version == 1) {
     // v1 → v2: sessions gains the bucket columns (its sessions stay unbucketed and are
     // read per session, as v1 read them); the new tables are created below.
-    RETURN_IF_ERROR(AddSessionBucketColumns());
+    RETURN_IF_ERROR(AddColumns("sessions", "bucket_ns",
+                               "ADD COLUMN bucketed UInt8, ADD COLUMN bucket_ns Int64"));
+  }
+  if (meta.version >= 1 && meta.version <= 2) {
+    // v2 → v3: every row of a complete session carries its flush; the rows stored before
+    // are flush 0, as a v3 session committed alone is (clickhouse_store.h).
+    RETURN_IF_ERROR(AddColumns("sessions", "flush",
+                               "ADD COLUMN flush UInt64, ADD COLUMN flush_sessions UInt32"));
+    for (const char* table : kFlushTables) {
+      RETURN_IF_ERROR(AddColumns(table, "flush", "ADD COLUMN flush UInt64"));
+    }
   }
   for (size_t i = 1; i < sizeof(kTables) / sizeof(kTables[0]); ++i) {
     RETURN_IF_ERROR(create(kTables[i]));
@@ -187,6 +217,16 @@ absl::Status ClickHouseStore::SetUpSchema() {
   // its row too, and every collector must bucket with the one that stays (the largest).
   ASSIGN_OR_RETURN(const Meta written, ReadMeta());
   bucket_ns_ = written.bucket_ns;
+  return ReadHasV2Buckets();
+}
+
+absl::Status ClickHouseStore::ReadHasV2Buckets() {
+  // Only a database migrated from v2 has any; none are written since.
+  ASSIGN_OR_RETURN(const std::string n,
+                   Query(absl::StrFormat("SELECT count() FROM (SELECT 1 FROM %s LIMIT 1) "
+                                         "FORMAT TSV",
+                                         Table("rollup_buckets"))));
+  has_v2_buckets_ = absl::StripAsciiWhitespace(n) != "0";
   return absl::OkStatus();
 }
 
@@ -208,37 +248,42 @@ absl::StatusOr<ClickHouseStore::Meta> ClickHouseStore::ReadMeta() {
   return meta;
 }
 
-absl::Status ClickHouseStore::AddSessionBucketColumns() {
+absl::Status ClickHouseStore::AddColumns(std::string_view table, std::string_view probe,
+                                         std::string_view add) {
   // 18.16 has no ADD COLUMN IF NOT EXISTS: look first; a collector migrating at the same
   // time may win the race, so a failed ALTER is fine when the column is there after it.
-  auto has_column = [&](const std::string& table) -> absl::StatusOr<bool> {
+  auto has_column = [&](const std::string& name) -> absl::StatusOr<bool> {
     ASSIGN_OR_RETURN(const std::string n,
                      Query(absl::StrFormat("SELECT count() FROM system.columns WHERE database "
-                                           "= '%s' AND table = '%s' AND name = 'bucket_ns' "
+                                           "= '%s' AND table = '%s' AND name = '%s' "
                                            "FORMAT TSV",
-                                           database_, table)));
+                                           database_, name, probe)));
     return absl::StripAsciiWhitespace(n) != "0";
   };
-  const std::string table = cluster_.empty() ? "sessions" : "sessions_local";
-  ASSIGN_OR_RETURN(const bool present, has_column(table));
+  const std::string local =
+      cluster_.empty() ? std::string(table) : absl::StrCat(std::string(table), "_local");
+  // A table newer than the database's version is created with the column.
+  ASSIGN_OR_RETURN(const std::string exists,
+                   Query(absl::StrFormat("SELECT count() FROM system.tables WHERE database = "
+                                         "'%s' AND name = '%s' FORMAT TSV",
+                                         database_, local)));
+  if (absl::StripAsciiWhitespace(exists) == "0") return absl::OkStatus();
+  ASSIGN_OR_RETURN(const bool present, has_column(local));
   if (!present) {
-    absl::Status st = Query(absl::StrFormat("ALTER TABLE %s%s ADD COLUMN bucketed UInt8, "
-                                            "ADD COLUMN bucket_ns Int64",
-                                            Table(table), OnCluster()))
-                          .status();
+    absl::Status st =
+        Query(absl::StrFormat("ALTER TABLE %s%s %s", Table(local), OnCluster(), add)).status();
     if (!st.ok()) {
-      ASSIGN_OR_RETURN(const bool now, has_column(table));
+      ASSIGN_OR_RETURN(const bool now, has_column(local));
       if (!now) return st;
     }
   }
   if (cluster_.empty()) return absl::OkStatus();
   // 18.16 refuses ALTER ... ON CLUSTER of a Distributed table over replicated shards
   // (code 371), so the Distributed table is dropped and SetUpSchema creates it again
-  // with the local table's new columns. Queries on `sessions` fail for that moment.
-  ASSIGN_OR_RETURN(const bool distributed, has_column("sessions"));
+  // with the local table's new columns. Queries on it fail for that moment.
+  ASSIGN_OR_RETURN(const bool distributed, has_column(std::string(table)));
   if (distributed) return absl::OkStatus();
-  return Query(absl::StrFormat("DROP TABLE IF EXISTS %s%s", Table("sessions"), OnCluster()))
-      .status();
+  return Query(absl::StrFormat("DROP TABLE IF EXISTS %s%s", Table(table), OnCluster())).status();
 }
 
 }  // namespace opmap::collector

@@ -1,5 +1,5 @@
-// ClickHouseStore: opening, the client pool, ingest (CommitBatch), session state, raw
-// payloads, retention and stats. Rollup inserts are in clickhouse_rollup_insert.cc, the
+// ClickHouseStore: opening, the client pool, session state, raw payloads, retention and
+// stats. Ingest is in clickhouse_group_commit.cc and clickhouse_rollup_insert.cc, the
 // queries in clickhouse_query.cc and clickhouse_counters.cc.
 #include "collector/store/clickhouse/clickhouse_store.h"
 
@@ -144,92 +144,6 @@ absl::StatusOr<SessionState> ClickHouseStore::GetSession(std::string_view agent_
   state.last_seq = state.complete ? complete_seq : last_seq;
   state.string_count = state.complete ? complete_strings : strings;
   return state;
-}
-
-absl::StatusOr<CommitOutcome> ClickHouseStore::CommitBatch(const BatchCommit& commit) {
-  RETURN_IF_ERROR(query_common::ValidateCommit(commit));
-  const opmap::v1::Batch& b = *commit.batch;
-  const int64_t seq = static_cast<int64_t>(b.seq());
-  const std::string key = SessionKey(b.agent_id(), b.session_id());
-  uint64_t stored = 0;
-  // The read-before-insert, skipped on the hot path (clickhouse_store.h "Exactly once").
-  if (!commit.follows_stored || commit.rollup != nullptr) {
-    ASSIGN_OR_RETURN(
-        const std::string body,
-        Query(absl::StrFormat("SELECT (SELECT count() FROM %1$s WHERE %3$s), "
-                              "(SELECT toUInt64(max(last_seq)) FROM %1$s WHERE %3$s), "
-                              "(SELECT count() FROM %2$s WHERE %3$s AND seq = %4$d), "
-                              "(SELECT toUInt8(max(last)) FROM %2$s WHERE %3$s AND seq = %4$d) "
-                              "FORMAT RowBinary",
-                              Table("sessions"), Table("batches"), key, seq)));
-    RowBinaryReader r(body);
-    ASSIGN_OR_RETURN(const uint64_t complete, r.UInt64());
-    ASSIGN_OR_RETURN(const uint64_t complete_seq, r.UInt64());
-    ASSIGN_OR_RETURN(stored, r.UInt64());
-    ASSIGN_OR_RETURN(const uint8_t stored_last, r.UInt8());
-    if (complete > 0) {
-      // A complete session's raw batches may have expired, so the batches table can't
-      // tell a resend apart: anything up to its last seq is one.
-      if (static_cast<uint64_t>(seq) <= complete_seq) return CommitOutcome::kDuplicate;
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "seq: %d follows the last batch (%d) of complete session %s/%s", seq, complete_seq,
-          b.agent_id(), b.session_id()));
-    }
-    // A stored batch is a duplicate, unless it is the session's last one and the session
-    // is not complete: a commit that failed after the batch; finish it (below).
-    if (stored > 0 && (stored_last == 0 || commit.rollup == nullptr)) {
-      return CommitOutcome::kDuplicate;
-    }
-  }
-
-  if (stored == 0) {
-    const clickhouse_internal::Labels labels = SortedLabels(b.resource());
-    RowBinaryWriter w;
-    w.String(b.agent_id());
-    w.String(b.session_id());
-    w.UInt64(b.seq());
-    w.UInt8(commit.rollup != nullptr ? 1 : 0);
-    w.UInt32(CaptureDay(b.window_start_ns(), b.window_end_ns()));
-    w.Int64(b.window_start_ns());
-    w.Int64(b.window_end_ns());
-    w.Int64(commit.record_count);
-    w.UInt32(commit.string_count_after);
-    w.String(b.resource().host());
-    w.String(b.resource().model_name());
-    w.String(b.resource().model_revision());
-    w.ArrayString(labels.keys);
-    w.ArrayString(labels.values);
-    w.String(commit.payload);
-    RETURN_IF_ERROR(Insert("batches", clickhouse_internal::kBatchColumns, w.data()));
-  }
-  if (commit.rollup == nullptr) return CommitOutcome::kStored;
-
-  // The session's window: the hull of its batches' capture windows (this one included),
-  // widened by the rollup's event hull. From the caller when it tracked it (the same on
-  // every collector, so the sessions row is the same bytes after a failover); else read
-  // back, whether or not a read already sees this batch.
-  int64_t start = commit.session_window_start_ns;
-  int64_t end = commit.session_window_end_ns;
-  if (!commit.has_session_window) {
-    ASSIGN_OR_RETURN(
-        const std::string hull,
-        Query(absl::StrFormat("SELECT toInt64(minIf(window_start_ns, window_start_ns > 0)), "
-                              "toInt64(max(window_end_ns)) FROM %s WHERE %s AND seq != %d "
-                              "FORMAT RowBinary",
-                              Table("batches"), key, seq)));
-    RowBinaryReader hr(hull);
-    ASSIGN_OR_RETURN(start, hr.Int64());
-    ASSIGN_OR_RETURN(end, hr.Int64());
-    start = HullStart(start, b.window_start_ns());
-    end = std::max(end, b.window_end_ns());
-  }
-  const analysis::SessionRollup& rollup = *commit.rollup;
-  if (rollup.first_start_ns != 0 || rollup.last_end_ns != 0) {
-    start = HullStart(start, rollup.first_start_ns);
-    end = std::max(end, rollup.last_end_ns);
-  }
-  RETURN_IF_ERROR(InsertRollup(b, commit, start, end));
-  return CommitOutcome::kStored;
 }
 
 absl::StatusOr<std::vector<std::string>> ClickHouseStore::LoadSessionPayloads(
