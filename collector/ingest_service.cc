@@ -24,7 +24,11 @@ using opmap::v1::RejectionCode;
 
 struct IngestService::Session {
   std::mutex mu;
-  bool loaded = false;      // last_seq / complete read from the store
+  bool loaded = false;      // last_seq / complete known
+  // Known from the store, not assumed: a stream that begins at seq 1 assumes a new
+  // session instead of reading it (one read per window saved; on ClickHouse, five
+  // Distributed subqueries), and its first commit asks the store to check.
+  bool verified = false;
   uint64_t last_seq = 0;    // highest seq stored
   bool complete = false;    // last_in_session stored with the rollup
   std::unique_ptr<analysis::SessionAssembler> assembler;  // null until needed
@@ -144,6 +148,7 @@ void IngestService::Log(const std::string& line) const {
 
 void IngestService::Reset(Session& s) {
   s.loaded = false;
+  s.verified = false;
   s.last_seq = 0;
   s.complete = false;
   Release(s);
@@ -151,8 +156,20 @@ void IngestService::Reset(Session& s) {
   s.telemetry = TelemetryAccumulator();
 }
 
-absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch) {
+absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch, bool may_assume_new) {
   if (s.loaded) return absl::OkStatus();
+  if (may_assume_new && batch.seq() == 1) {
+    // Most likely a new session. If not (a resend after a failure), the store finds seq 1
+    // stored or the session complete, answers kDuplicate, and Commit reads it then.
+    s.last_seq = 0;
+    s.complete = false;
+    Release(s);
+    s.assembler.reset();
+    s.telemetry = TelemetryAccumulator();
+    s.loaded = true;
+    s.verified = false;
+    return absl::OkStatus();
+  }
   absl::StatusOr<SessionState> state = store_->GetSession(batch.agent_id(), batch.session_id());
   if (!state.ok()) {
     return absl::UnavailableError(
@@ -165,6 +182,7 @@ absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch) {
   s.assembler.reset();
   s.telemetry = TelemetryAccumulator();
   s.loaded = true;
+  s.verified = true;
   return absl::OkStatus();
 }
 
@@ -251,7 +269,7 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   Session& s = *entry;
   s.last_used_ns.store(NowNs());
   const bool was_loaded = s.loaded;
-  RETURN_IF_ERROR(EnsureLoaded(s, batch));
+  RETURN_IF_ERROR(EnsureLoaded(s, batch, /*may_assume_new=*/true));
   const uint64_t seq = batch.seq();
   // A gap may mean another collector replica (same store) stored the batches between.
   // Ask the store for the session's last seq (one row) and rebuild only when it moved:
@@ -265,7 +283,7 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     }
     if (stored->last_seq != s.last_seq || stored->complete != s.complete) {
       Reset(s);
-      RETURN_IF_ERROR(EnsureLoaded(s, batch));
+      RETURN_IF_ERROR(EnsureLoaded(s, batch, /*may_assume_new=*/false));
     }
   }
   if (seq == 0) {
@@ -358,7 +376,7 @@ absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const 
   commit.string_count_after = assembler.string_count();
   commit.record_count = rejection.has_value() ? 0 : RecordsIn(batch);
   // The session was read from the store and every commit since went through here.
-  commit.follows_stored = true;
+  commit.follows_stored = s.verified;
   int64_t window_start = s.window_start_ns, window_end = s.window_end_ns;
   WidenWindow(stored, window_start, window_end);
   std::optional<analysis::SessionRollup> rollup;
@@ -396,11 +414,12 @@ absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const 
     // Another writer stored it first: our in-memory state is stale.
     metrics_->duplicates.fetch_add(1, std::memory_order_relaxed);
     Reset(s);
-    RETURN_IF_ERROR(EnsureLoaded(s, batch));
+    RETURN_IF_ERROR(EnsureLoaded(s, batch, /*may_assume_new=*/false));
     ack.set_durable_seq(s.last_seq);
     return ack;
   }
   s.last_seq = seq;
+  s.verified = true;  // the store checked what it did not know
   s.window_start_ns = window_start;
   s.window_end_ns = window_end;
   metrics_->batches.fetch_add(1, std::memory_order_relaxed);

@@ -127,7 +127,9 @@ class IngestService final : public opmap::v1::Ingest::Service {
   using Key = std::pair<std::string, std::string>;
 
   std::shared_ptr<Session> GetSession(const std::string& agent, const std::string& session);
-  absl::Status EnsureLoaded(Session& s, const opmap::v1::Batch& batch);
+  // Reads the session's state from the store, unless known; `may_assume_new`: a batch of
+  // seq 1 assumes a new session without reading (Session::verified).
+  absl::Status EnsureLoaded(Session& s, const opmap::v1::Batch& batch, bool may_assume_new);
   absl::Status EnsureAssembler(Session& s, const opmap::v1::Batch& batch);
   // Appends the next batch of a session to its assembler; a Rejection when it is too
   // large or invalid (nothing of it appended then).
