@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
   }
   std::printf("best of %d; target: the breakdown <= 10%% of analyze (import + map + summarize)\n",
               reps);
-  std::printf("%-60s %8s %10s %10s %10s %8s %10s %8s\n", "trace", "requests", "analyze_s",
-              "summary_s", "breakdown_s", "ratio", "collector_s", "ratio");
+  std::printf("%-60s %8s %10s %10s %10s %8s %10s %10s %8s\n", "trace", "requests", "analyze_s",
+              "summary_s", "breakdown_s", "ratio", "nesting_s", "collector_s", "ratio");
   double worst = 0, worst_collector = 0;
   for (const std::string& path : files) {
     std::string bytes;
@@ -187,10 +187,10 @@ int main(int argc, char** argv) {
     const double collector_ratio = added / std::max(1e-9, best_collector - added);
     worst_collector = std::max(worst_collector, collector_ratio);
     worst = std::max(worst, ratio);
-    std::printf("%-60s %8lld %10.4f %10.4f %10.4f %7.1f%% %10.4f %7.1f%%\n",
+    std::printf("%-60s %8lld %10.4f %10.4f %10.4f %7.1f%% %10.4f %10.4f %7.1f%%\n",
                 std::filesystem::path(path).filename().c_str(), static_cast<long long>(requests),
-                best_analyze, best_summary, best_breakdown, 100 * ratio, best_collector,
-                100 * collector_ratio);
+                best_analyze, best_summary, best_breakdown, 100 * ratio, best_nesting,
+                best_collector, 100 * collector_ratio);
   }
   std::printf("largest share of analyze: %.1f%% [%s]\n", 100 * worst,
               worst <= 0.10 ? "ok" : "MISSED");

@@ -15,17 +15,44 @@ std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count,
                                   std::vector<uint32_t>* sorted) {
   const std::vector<Range>& ranges = trace.ranges;
   std::vector<int32_t> parent(ranges.size(), -1);
+  // Sorted as packed keys, not indices through the ranges (the collector sweeps every
+  // session's ranges: an indirect sort cost as much as the rest of the sweep). A thread is
+  // its rank among the trace's (process, thread) pairs, which are few.
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_rank;
+  for (const Range& r : ranges) thread_rank.try_emplace({r.process, r.thread}, 0);
+  {
+    std::vector<std::pair<int64_t, int64_t>> keys;
+    keys.reserve(thread_rank.size());
+    for (const auto& [key, rank] : thread_rank) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    for (uint32_t i = 0; i < keys.size(); ++i) thread_rank[keys[i]] = i;
+  }
+  // Ranges by thread rank (a stable counting sort: index order within a thread), then each
+  // thread's slice by (start, longer first, index) — usually in order already, as traces
+  // and sessions list a thread's ranges by start: checked, sorted only where not.
+  std::vector<uint32_t> rank_of(ranges.size());
+  std::vector<uint32_t> first(thread_rank.size() + 1, 0);
+  for (uint32_t i = 0; i < ranges.size(); ++i) {
+    rank_of[i] = thread_rank.find({ranges[i].process, ranges[i].thread})->second;
+    ++first[rank_of[i] + 1];
+  }
+  for (size_t t = 1; t < first.size(); ++t) first[t] += first[t - 1];
   std::vector<uint32_t> order(ranges.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  {
+    std::vector<uint32_t> next(first.begin(), first.end() - 1);
+    for (uint32_t i = 0; i < ranges.size(); ++i) order[next[rank_of[i]]++] = i;
+  }
+  const auto before = [&](uint32_t a, uint32_t b) {
     const Range& x = ranges[a];
     const Range& y = ranges[b];
-    if (x.process != y.process) return x.process < y.process;
-    if (x.thread != y.thread) return x.thread < y.thread;
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
     if (x.dur_ns != y.dur_ns) return x.dur_ns > y.dur_ns;
     return a < b;
-  });
+  };
+  for (size_t t = 0; t + 1 < first.size(); ++t) {
+    const auto b = order.begin() + first[t], e = order.begin() + first[t + 1];
+    if (!std::is_sorted(b, e, before)) std::sort(b, e, before);
+  }
   std::vector<uint32_t> open;
   *thread_count = 0;
   for (size_t k = 0; k < order.size(); ++k) {
