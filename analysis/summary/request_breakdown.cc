@@ -94,13 +94,17 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
                                       const std::vector<uint32_t>& order,
                                       const ModuleAttribution& modules) {
   const std::vector<Range>& rs = part.ranges;
-  // Request ranges of the part (a request name is looked up once per string).
-  absl::flat_hash_map<StringId, bool> is_request;
+  // Request ranges of the part (a request name is looked up once per string, in a table
+  // by string id: this pass reads every range of the session).
+  std::vector<int8_t> request_name(part.strings.size(), -1);
+  auto is_request_name = [&](StringId name) {
+    int8_t& known = request_name[name];
+    if (known < 0) known = RequestKey(part.strings.Get(name)).empty() ? 0 : 1;
+    return known == 1;
+  };
   std::vector<int32_t> requests;
   for (size_t i = 0; i < rs.size(); ++i) {
-    auto [it, added] = is_request.try_emplace(rs[i].name, false);
-    if (added) it->second = !RequestKey(part.strings.Get(rs[i].name)).empty();
-    if (it->second) requests.push_back(static_cast<int32_t>(i));
+    if (is_request_name(rs[i].name)) requests.push_back(static_cast<int32_t>(i));
   }
   if (requests.empty()) return;
   // One step annotated twice (SGLang's step[...] around vLLM-style execute_...): a request
@@ -110,7 +114,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   std::erase_if(requests, [&](int32_t i) {
     const std::string_view key = RequestKey(part.strings.Get(rs[i].name));
     for (int32_t p = parent[i]; p >= 0; p = parent[p]) {
-      if (is_request[rs[p].name] && rs[p].payload == rs[i].payload &&
+      if (is_request_name(rs[p].name) && rs[p].payload == rs[i].payload &&
           RequestKey(part.strings.Get(rs[p].name)) == key) {
         return true;
       }
@@ -140,7 +144,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   // Outermost non-request ranges with a payload: the candidates to serve a request.
   absl::flat_hash_map<int64_t, std::vector<int32_t>> by_payload;
   for (size_t j = 0; j < rs.size(); ++j) {
-    if (rs[j].payload == kNone || parent[j] >= 0 || is_request[rs[j].name]) continue;
+    if (rs[j].payload == kNone || parent[j] >= 0 || is_request_name(rs[j].name)) continue;
     by_payload[rs[j].payload].push_back(static_cast<int32_t>(j));
   }
 
