@@ -60,6 +60,8 @@ int PrintRows(const Args& args, std::vector<std::string> header, std::vector<boo
 int CallFailed(const grpc::Status& status, const CollectorChannel& client,
                const std::string& endpoint, const char* command = "opmap query");
 
+// `opmap query latency` (query_latency.cc).
+int Latency(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
 // `opmap query counters` (query_counters.cc).
 int Counters(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange& range);
 // `opmap query tail` (query_tail.cc), and what of `args` it refuses ("" = nothing).
