@@ -3,62 +3,101 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "common/config/flag_config.h"
+
 namespace opmap::demo {
 namespace {
 
-// Each flag is parsed whole (std::from_chars must consume every character), so "12abc"
-// and "" are errors rather than silently becoming 12 or 0.
-bool ParseInt(std::string_view text, int64_t lo, int64_t hi, int64_t* out) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) return false;
-  *out = v;
-  return true;
+using config::ConfigKey;
+
+// An integer flag in [lo, hi]: parsed whole, so "12abc" and "" are errors.
+template <typename T>
+auto IntIn(int64_t lo, int64_t hi, T Config::*field) {
+  return [lo, hi, field](std::string_view v, Config* c) -> absl::Status {
+    int64_t x = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("expected an integer in [%d, %d], got '%s'", lo, hi, v));
+    }
+    c->*field = static_cast<T>(x);
+    return absl::OkStatus();
+  };
 }
 
-bool ParseDouble(std::string_view text, double lo, double hi, double* out) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v <= lo ||
-      v > hi) {
-    return false;
-  }
-  *out = v;
-  return true;
+// A number in (lo, hi].
+auto NumberIn(double lo, double hi, double Config::*field, std::string_view what) {
+  return [lo, hi, field, what](std::string_view v, Config* c) -> absl::Status {
+    double x = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x) || x <= lo ||
+        x > hi) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("expected %s in (%g, %g], got '%s'", what, lo, hi, v));
+    }
+    c->*field = x;
+    return absl::OkStatus();
+  };
 }
-
-struct IntFlag {
-  const char* name;
-  int64_t lo, hi;
-};
 
 // Bounds keep one worker's activations and the weights within a few GiB and the thread
-// counts sane; they are limits of this demo, not of opmap.
-constexpr IntFlag kLayers{"--layers", 1, 64};
-constexpr IntFlag kHidden{"--hidden", 8, 4096};
-constexpr IntFlag kHeads{"--heads", 1, 64};
-constexpr IntFlag kSeq{"--seq", 1, 4096};
-constexpr IntFlag kBatch{"--batch", 1, 256};
-constexpr IntFlag kVocab{"--vocab", 2, 1 << 20};
-constexpr IntFlag kClients{"--clients", 1, 256};
-constexpr IntFlag kWorkers{"--workers", 1, 256};
-constexpr IntFlag kQueue{"--queue", 1, 1 << 20};
-constexpr IntFlag kRequests{"--requests", 1, 100'000'000};
-constexpr IntFlag kSlowLayer{"--slow-layer", 0, 63};
-constexpr IntFlag kSlowRepeat{"--slow-repeat", 2, 1000};
-constexpr IntFlag kSlowEvery{"--slow-every", 1, 1'000'000};
-constexpr IntFlag kStallUs{"--host-stall-us", 1, 10'000'000};
-constexpr IntFlag kStallEvery{"--stall-every", 1, 1'000'000};
-constexpr IntFlag kStallLayer{"--stall-layer", 0, 63};
-
-std::string RangeError(const IntFlag& f, std::string_view value) {
-  return std::string(f.name) + ": expected an integer in [" + std::to_string(f.lo) + ", " +
-         std::to_string(f.hi) + "], got '" + std::string(value) + "'";
+// counts sane; they are limits of this demo, not of opmap. (Usage() is the help text.)
+const std::vector<ConfigKey<Config>>& Keys() {
+  static const std::vector<ConfigKey<Config>> keys = {
+      {"layers", false, "N", "", IntIn(1, 64, &Config::layers)},
+      {"hidden", false, "N", "", IntIn(8, 4096, &Config::hidden)},
+      {"heads", false, "N", "", IntIn(1, 64, &Config::heads)},
+      {"seq", false, "N", "", IntIn(1, 4096, &Config::seq)},
+      {"batch", false, "N", "", IntIn(1, 256, &Config::batch)},
+      {"vocab", false, "N", "", IntIn(2, 1 << 20, &Config::vocab)},
+      {"rate", false, "R", "", NumberIn(0, 1e6, &Config::rate, "requests per second")},
+      {"clients", false, "N", "", IntIn(1, 256, &Config::clients)},
+      {"workers", false, "N", "", IntIn(1, 256, &Config::workers)},
+      {"queue", false, "N", "", IntIn(1, 1 << 20, &Config::queue)},
+      {"requests", false, "N", "",
+       [](std::string_view v, Config* c) -> absl::Status {
+         c->requests_given = true;
+         return IntIn(1, 100'000'000, &Config::requests)(v, c);
+       }},
+      {"duration", false, "S", "", NumberIn(0, 86400, &Config::duration_s, "seconds")},
+      {"seed", false, "N", "",
+       [](std::string_view v, Config* c) -> absl::Status {
+         auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), c->seed);
+         if (ec != std::errc() || end != v.data() + v.size()) {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("expected an unsigned 64-bit integer, got '%s'", v));
+         }
+         return absl::OkStatus();
+       }},
+      {"slow-layer", false, "N", "", IntIn(0, 63, &Config::slow_layer)},
+      {"slow-repeat", false, "R", "", IntIn(2, 1000, &Config::slow_repeat)},
+      {"slow-every", false, "K", "", IntIn(1, 1'000'000, &Config::slow_every)},
+      {"host-stall-us", false, "U", "", IntIn(1, 10'000'000, &Config::host_stall_us)},
+      {"stall-every", false, "K", "", IntIn(1, 1'000'000, &Config::stall_every)},
+      {"stall-layer", false, "N", "", IntIn(0, 63, &Config::stall_layer)},
+      {"arrival-marks", true, "", "", config::ParsedSetter(&Config::arrival_marks, &config::ParseBool)},
+      {"device", false, "cpu|cuda", "",
+       [](std::string_view v, Config* c) -> absl::Status {
+         if (v == "cpu") {
+           c->device = Device::kCpu;
+         } else if (v == "cuda") {
+           c->device = Device::kCuda;
+         } else {
+           return absl::InvalidArgumentError(
+               absl::StrFormat("expected cpu or cuda, got '%s'", v));
+         }
+         return absl::OkStatus();
+       }},
+      {"json", true, "", "", config::ParsedSetter(&Config::json, &config::ParseBool)},
+      {"request-log", false, "F", "", config::StringSetter(&Config::request_log)},
+  };
+  return keys;
 }
 
 }  // namespace
@@ -117,109 +156,17 @@ Flags take "--flag value" or "--flag=value". Bad flags exit with code 2.
 ParseResult ParseFlags(const std::vector<std::string>& args) {
   ParseResult r;
   Config& c = r.config;
-  bool saw_requests = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_value = false;
-    if (size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    if (flag == "--help" || flag == "-h") {
-      r.help = true;
-      return r;
-    }
-    if (flag == "--json" || flag == "--arrival-marks") {
-      if (has_value) {
-        r.error = flag + " takes no value";
-        return r;
-      }
-      (flag == "--json" ? c.json : c.arrival_marks) = true;
-      continue;
-    }
-    // Every other flag takes a value.
-    auto need_value = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) {
-        r.error = flag + ": missing value";
-        return false;
-      }
-      value = args[++i];
-      return true;
-    };
-    auto int_flag = [&](const IntFlag& f, int64_t* out) -> bool {
-      if (!need_value()) return false;
-      if (!ParseInt(value, f.lo, f.hi, out)) {
-        r.error = RangeError(f, value);
-        return false;
-      }
-      return true;
-    };
-    int64_t v = 0;
-    const struct {
-      const IntFlag* spec;
-      int* field;
-    } int_fields[] = {{&kLayers, &c.layers},   {&kHidden, &c.hidden},   {&kHeads, &c.heads},
-                      {&kSeq, &c.seq},         {&kBatch, &c.batch},     {&kVocab, &c.vocab},
-                      {&kClients, &c.clients}, {&kWorkers, &c.workers}, {&kQueue, &c.queue},
-                      {&kSlowLayer, &c.slow_layer}, {&kSlowRepeat, &c.slow_repeat},
-                      {&kSlowEvery, &c.slow_every}, {&kStallUs, &c.host_stall_us},
-                      {&kStallEvery, &c.stall_every}, {&kStallLayer, &c.stall_layer}};
-    bool matched = false;
-    for (const auto& f : int_fields) {
-      if (flag != f.spec->name) continue;
-      if (!int_flag(*f.spec, &v)) return r;
-      *f.field = static_cast<int>(v);
-      matched = true;
-    }
-    if (matched) continue;
-    if (flag == kRequests.name) {
-      if (!int_flag(kRequests, &c.requests)) return r;
-      saw_requests = true;
-    } else if (flag == "--rate") {
-      if (!need_value()) return r;
-      if (!ParseDouble(value, 0.0, 1e6, &c.rate)) {
-        r.error = "--rate: expected requests per second in (0, 1e6], got '" + value + "'";
-        return r;
-      }
-    } else if (flag == "--duration") {
-      if (!need_value()) return r;
-      if (!ParseDouble(value, 0.0, 86400.0, &c.duration_s)) {
-        r.error = "--duration: expected seconds in (0, 86400], got '" + value + "'";
-        return r;
-      }
-    } else if (flag == "--seed") {
-      if (!need_value()) return r;
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), c.seed);
-      if (ec != std::errc() || end != value.data() + value.size()) {
-        r.error = "--seed: expected an unsigned 64-bit integer, got '" + value + "'";
-        return r;
-      }
-    } else if (flag == "--request-log") {
-      if (!need_value()) return r;
-      if (value.empty()) {
-        r.error = "--request-log: expected a file name";
-        return r;
-      }
-      c.request_log = value;
-    } else if (flag == "--device") {
-      if (!need_value()) return r;
-      if (value == "cpu") {
-        c.device = Device::kCpu;
-      } else if (value == "cuda") {
-        c.device = Device::kCuda;
-      } else {
-        r.error = "--device: expected cpu or cuda, got '" + value + "'";
-        return r;
-      }
-    } else {
-      r.error = "unknown flag " + flag + " (see --help)";
-      return r;
-    }
+  absl::StatusOr<bool> help = config::ParseCommandLine(
+      args, Keys(), config::CommandShape{.config_file = false}, &c, nullptr);
+  if (!help.ok()) {
+    r.error = std::string(help.status().message());
+    return r;
   }
-  if (saw_requests && c.duration_s > 0) {
+  if (*help) {
+    r.help = true;
+    return r;
+  }
+  if (c.requests_given && c.duration_s > 0) {
     r.error = "--requests and --duration are exclusive: give one";
     return r;
   }

@@ -1,4 +1,5 @@
-// Command-line configuration of opmap-demo-infer. Parsing never exits or throws: it returns
+// Command-line configuration of opmap-demo-infer, parsed by the flag system every opmap
+// binary uses (common/config/flag_config.h). Parsing never exits or throws: it returns
 // either a Config or one error line naming the flag, and main turns that into exit code 2.
 #ifndef OPMAP_EXAMPLES_DEMO_INFER_FLAGS_H_
 #define OPMAP_EXAMPLES_DEMO_INFER_FLAGS_H_
@@ -25,6 +26,7 @@ struct Config {
   int workers = 2;
   int queue = 64;          // bounded request queue; a full queue makes the client wait
   int64_t requests = 200;  // used unless duration_s > 0
+  bool requests_given = false;  // --requests was on the command line
   double duration_s = 0;   // > 0: clients generate arrivals for this long instead
   uint64_t seed = 42;
   // A deliberate regression for A/B tests: decoder layer `slow_layer` (-1: none) runs its

@@ -178,7 +178,8 @@ TEST(DemoInferTest, BadFlagsExitTwoNamingTheFlag) {
       {{"--heads", "3"}, {"--hidden", "--heads"}},  // 128 is not a multiple of 3
       {{"--rate", "-5"}, {"--rate"}},
       {{"--requests", "10", "--duration", "1"}, {"--requests", "--duration"}},
-      {{"--seq"}, {"--seq", "missing value"}},
+      {{"--seq"}, {"--seq", "needs a value"}},
+      {{"--json=maybe"}, {"--json", "maybe"}},
       {{"--device", "tpu"}, {"--device", "tpu"}},
       {{"--bogus"}, {"--bogus"}},
       {{"--workers=2x"}, {"--workers", "2x"}},
