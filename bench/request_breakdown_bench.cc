@@ -28,6 +28,7 @@
 #include "analysis/wire/batch_codec.h"
 #include "analysis/summary/tail_explanation.h"
 #include "analysis/summary/trace_summary.h"
+#include "common/config/flag_config.h"
 
 namespace {
 
@@ -53,23 +54,31 @@ absl::StatusOr<opmap::analysis::Trace> Load(const std::string& path, std::string
 
 }  // namespace
 
+struct Flags {
+  int64_t reps = 5;
+};
+
 int main(int argc, char** argv) {
-  int reps = 5;
+  const std::vector<opmap::config::ConfigKey<Flags>> keys = {
+      {"reps", false, "N", "runs per trace; the best is reported (default 5)",
+       opmap::config::ParsedSetter(&Flags::reps, &opmap::config::ParsePositive)},
+  };
+  const opmap::config::CommandShape shape{.config_file = false, .operands = true};
+  Flags flags;
   std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--reps" && i + 1 < argc) {
-      reps = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--help") {
-      std::printf("usage: request_breakdown_bench [--reps N] [FILE...]\n");
-      return 0;
-    } else if (a.starts_with("--")) {
-      std::fprintf(stderr, "request_breakdown_bench: unknown flag %s\n", a.c_str());
-      return 2;
-    } else {
-      files.push_back(a);
-    }
+  absl::StatusOr<bool> help = opmap::config::ParseCommandLine(
+      std::vector<std::string>(argv + 1, argv + argc), keys, shape, &flags, &files);
+  if (!help.ok()) {
+    std::fprintf(stderr, "request_breakdown_bench: %s\n",
+                 std::string(help.status().message()).c_str());
+    return 2;
   }
+  if (*help) {
+    std::printf("usage: request_breakdown_bench [--reps N] [FILE...]\n%s",
+                opmap::config::FlagHelp(keys, shape).c_str());
+    return 0;
+  }
+  const int reps = static_cast<int>(std::min<int64_t>(flags.reps, 1000));
   if (files.empty()) {
     const char* env = std::getenv("OPMAP_SHARED_DIR");
     const std::filesystem::path shared =
