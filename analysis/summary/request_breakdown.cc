@@ -24,6 +24,7 @@ using Segment = RangeSegment;
 template <typename R>
 std::vector<Segment> InnermostSegments(const std::vector<R>& ranges) {
   std::vector<Segment> out;
+  out.reserve(2 * ranges.size());  // a range gives at most its head and its tail after a child
   std::vector<int32_t> open;
   int64_t cur = std::numeric_limits<int64_t>::min();
   auto emit = [&](int64_t a, int64_t b, int32_t r) {
@@ -312,6 +313,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
       }
       if (!IsReplayThread(first.thread) && by_thread.contains({first.process, first.thread})) {
         spans.clear();
+        spans.reserve(j - k);
         for (size_t m = k; m < j; ++m) {
           const Range& r = rs[order[m]];
           spans.push_back({r.start_ns, r.end_ns(), static_cast<int32_t>(order[m])});
