@@ -158,31 +158,27 @@ void IngestService::Reset(Session& s) {
 
 absl::Status IngestService::EnsureLoaded(Session& s, const Batch& batch, bool may_assume_new) {
   if (s.loaded) return absl::OkStatus();
-  if (may_assume_new && batch.seq() == 1) {
-    // Most likely a new session. If not (a resend after a failure), the store finds seq 1
-    // stored or the session complete, answers kDuplicate, and Commit reads it then.
-    s.last_seq = 0;
-    s.complete = false;
-    Release(s);
-    s.assembler.reset();
-    s.telemetry = TelemetryAccumulator();
-    s.loaded = true;
-    s.verified = false;
-    return absl::OkStatus();
+  // A stream that begins at seq 1 is most likely a new session. If it is not (a resend
+  // after a failure), the store finds seq 1 stored or the session complete, answers
+  // kDuplicate, and Commit reads the session then.
+  SessionState state;
+  const bool assume_new = may_assume_new && batch.seq() == 1;
+  if (!assume_new) {
+    absl::StatusOr<SessionState> stored = store_->GetSession(batch.agent_id(), batch.session_id());
+    if (!stored.ok()) {
+      return absl::UnavailableError(
+          absl::StrFormat("store: reading session %s/%s: %s", batch.agent_id(),
+                          batch.session_id(), stored.status().message()));
+    }
+    state = *stored;
   }
-  absl::StatusOr<SessionState> state = store_->GetSession(batch.agent_id(), batch.session_id());
-  if (!state.ok()) {
-    return absl::UnavailableError(
-        absl::StrFormat("store: reading session %s/%s: %s", batch.agent_id(),
-                        batch.session_id(), state.status().message()));
-  }
-  s.last_seq = state->last_seq;
-  s.complete = state->complete;
+  s.last_seq = state.last_seq;
+  s.complete = state.complete;
   Release(s);
   s.assembler.reset();
   s.telemetry = TelemetryAccumulator();
   s.loaded = true;
-  s.verified = true;
+  s.verified = !assume_new;
   return absl::OkStatus();
 }
 

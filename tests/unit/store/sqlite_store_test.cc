@@ -421,6 +421,15 @@ void SetSchemaVersion(ClickHouseStore& ch, int version) {
                     version, ")"));
 }
 
+// The schema version a ClickHouse store's opmap_meta holds, as text.
+std::string SchemaVersionOf(ClickHouseStore& ch) {
+  absl::StatusOr<std::string> r = ch.Execute(absl::StrCat(
+      "SELECT max(value) FROM ", ch.database(),
+      ".opmap_meta WHERE key = 'schema_version' FORMAT TSV"));
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? std::string(absl::StripAsciiWhitespace(*r)) : "";
+}
+
 // A version-1 database (no events, no rollup_buckets, sessions without the bucket
 // columns) opened by this collector: migrated in place, its sessions still answered.
 TEST_P(StoreTest, ClickHouseVersion1DatabaseIsMigrated) {
@@ -463,9 +472,7 @@ TEST_P(StoreTest, ClickHouseVersion1DatabaseIsMigrated) {
 
   std::unique_ptr<Store> migrated = Reopen();
   ASSERT_NE(migrated, nullptr);
-  EXPECT_EQ(exec(absl::StrCat("SELECT max(value) FROM ", db,
-                              ".opmap_meta WHERE key = 'schema_version' FORMAT TSV")),
-            std::to_string(ClickHouseStore::kSchemaVersion));
+  EXPECT_EQ(SchemaVersionOf(*ch), std::to_string(ClickHouseStore::kSchemaVersion));
   EXPECT_EQ(exec(absl::StrCat("SELECT count() FROM system.columns WHERE database = '", db,
                               "' AND table LIKE 'sessions%' AND name IN ('bucketed', "
                               "'bucket_ns') FORMAT TSV")),
@@ -513,9 +520,7 @@ TEST_P(StoreTest, ClickHouseVersion2DatabaseIsMigrated) {
 
   std::unique_ptr<Store> migrated = Reopen();
   ASSERT_NE(migrated, nullptr);
-  EXPECT_EQ(exec(absl::StrCat("SELECT max(value) FROM ", db,
-                              ".opmap_meta WHERE key = 'schema_version' FORMAT TSV")),
-            std::to_string(ClickHouseStore::kSchemaVersion));
+  EXPECT_EQ(SchemaVersionOf(*ch), std::to_string(ClickHouseStore::kSchemaVersion));
   EXPECT_EQ(exec(absl::StrCat("SELECT count() FROM system.columns WHERE database = '", db,
                               "' AND name = 'flush' FORMAT TSV")),
             std::to_string((cluster ? 2 : 1) * 9));
