@@ -1,8 +1,8 @@
 // ClickHouseStore's pre-merged rollups (clickhouse_store.h, rollup_buckets.h): a complete
-// session's rollup rows written into `rollup_buckets` as aggregate states, and the
-// selection every rollup query reads — bucket rows for the buckets wholly inside its
-// range, per-session rows for the other selected sessions — so a query's cost follows
-// the number of keys and buckets, not of sessions.
+// session's rollup rows appended to its group's `flush_buckets` rows as aggregate states,
+// and the selection every rollup query reads — bucket rows for the buckets wholly inside
+// its range (of the flushes that count), per-session rows for the other selected sessions
+// — so a query's cost follows the number of keys and buckets, not of sessions.
 //
 // The states are written in RowBinary as 18.16 serializes them: sum — the value; min/max
 // — a has-value byte, then the value when set; sumMap — a varint count, then (key, value)
