@@ -134,6 +134,18 @@ double MeanCommitMs(const std::vector<opmap::testing::CollectorProcess*>& collec
   return count > 0 ? sum / count * 1e3 : -1;
 }
 
+// "; groups of 14.2 batches on average (71 groups)", or "" without group commit.
+std::string GroupText(const std::vector<opmap::testing::CollectorProcess*>& collectors) {
+  int64_t groups = 0, batches = 0;
+  for (auto* c : collectors) {
+    groups += c->Metric("opmap_collector_group_commits_total");
+    batches += c->Metric("opmap_collector_group_commit_batches_total");
+  }
+  if (groups <= 0) return "";
+  return absl::StrFormat("; groups of %.1f batches on average (%d groups)",
+                         static_cast<double>(batches) / groups, groups);
+}
+
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "ingest_bench: %s\n", std::string(s.message()).c_str());
   return 1;
@@ -271,8 +283,8 @@ absl::StatusOr<EngineFigures> RunClickHouse(const opmap::bench::BenchCluster& cl
   }
   int64_t commits = 0;
   for (auto* c : collectors) commits += c->Metric("opmap_collector_batches_total");
-  std::printf("  collectors: batches %" PRId64 " in all; mean store commit %.1f ms\n", commits,
-              MeanCommitMs(collectors));
+  std::printf("  collectors: batches %" PRId64 " in all; mean store commit %.1f ms%s\n", commits,
+              MeanCommitMs(collectors), GroupText(collectors).c_str());
   std::fflush(stdout);
   auto q = opmap::bench::RunLatencyQuery(*collectors[0], opt.query_runs, opt.query_range_cut,
                                          kSessionStartNs, f.kernels, 60);
@@ -450,7 +462,8 @@ int main(int argc, char** argv) {
                  std::filesystem::file_size(collector.db() + "-wal", ec)) / 1e6,
                 collector.Metric("opmap_collector_batches_total"),
                 collector.Metric("opmap_collector_sessions_complete_total"));
-    std::printf("  mean store commit %.1f ms\n", MeanCommitMs({&collector}));
+    std::printf("  mean store commit %.1f ms%s\n", MeanCommitMs({&collector}),
+                GroupText({&collector}).c_str());
     std::fflush(stdout);
     auto q = opmap::bench::RunLatencyQuery(collector, opt.query_runs, opt.query_range_cut,
                                            kSessionStartNs, f.kernels, 0);
