@@ -48,7 +48,7 @@ bool ReadFile(const std::string& path, std::string* out) {
 }
 
 absl::StatusOr<opmap::analysis::Trace> Load(const std::string& path, std::string bytes) {
-  if (path.size() > 6 && path.ends_with(".opcap")) return opmap::capture::ImportCaptureFile(bytes);
+  if (path.size() > 6 && path.ends_with(".opcap")) return opmap::analysis::ImportCaptureFile(bytes);
   return opmap::analysis::ImportKinetoBytes(std::move(bytes));
 }
 

@@ -10,7 +10,7 @@ namespace opmap::cli {
 
 absl::StatusOr<analysis::Trace> LoadTraceBytes(std::string bytes, const LoadOptions& options) {
   if (analysis::LooksLikeSqlite(bytes)) return analysis::ImportNsysSqlite(std::move(bytes));
-  if (capture::LooksLikeCaptureFile(bytes)) return capture::ImportCaptureFile(bytes);
+  if (analysis::LooksLikeCaptureFile(bytes)) return analysis::ImportCaptureFile(bytes);
   analysis::KinetoImportOptions kineto;
   kineto.progress = options.progress;
   return analysis::ImportKinetoBytes(std::move(bytes), kineto);

@@ -13,12 +13,12 @@
 
 namespace opmap::capture {
 
-absl::StatusOr<CaptureFile> ReadCaptureFile(const std::string& path) {
+absl::StatusOr<analysis::CaptureFile> ReadCaptureFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("capture file ", path, ": cannot open"));
   std::ostringstream ss;
   ss << in.rdbuf();
-  auto f = ParseCaptureFile(ss.str());
+  auto f = analysis::ParseCaptureFile(ss.str());
   if (!f.ok()) return absl::Status(f.status().code(), absl::StrCat(path, ": ", f.status().message()));
   return f;
 }

@@ -18,7 +18,7 @@
 
 namespace opmap::capture {
 
-absl::StatusOr<CaptureFile> ReadCaptureFile(const std::string& path);
+absl::StatusOr<analysis::CaptureFile> ReadCaptureFile(const std::string& path);
 
 // Writes the same format. Records are appended as given (already in ring form).
 class CaptureFileWriter {

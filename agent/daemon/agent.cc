@@ -220,7 +220,7 @@ void Agent::ReadChannel(RegisteredProcess& p, absl::Time now) {
       absl::StatusOr<capture::ControlChannel::StatusUpdate> u =
           capture::ControlChannel::ParseStatusUpdate(msg);
       if (!u.ok() || u->code == ring::kStatusOk) continue;
-      std::string what = capture::ComponentName(u->component);
+      std::string what = analysis::ComponentName(u->component);
       std::erase_if(p.unavailable, [&](const auto& e) { return e.first == what; });
       p.unavailable.emplace_back(what, u->message);
     }

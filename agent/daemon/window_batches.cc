@@ -58,7 +58,7 @@ void AddTail(const WindowTail& tail, const analysis::TraceInfo& info, opmap::v1:
 WindowConverter::WindowConverter(pid_t pid, analysis::BatchingOptions options,
                                  size_t chunk_records)
     : chunk_records_(chunk_records),
-      builder_(std::make_unique<capture::CaptureTraceBuilder>(pid)),
+      builder_(std::make_unique<analysis::CaptureTraceBuilder>(pid)),
       encoder_(std::make_unique<analysis::SessionBatchEncoder>(std::move(options),
                                                                builder_->strings())) {}
 
@@ -75,7 +75,7 @@ absl::StatusOr<std::vector<opmap::v1::Batch>> WindowConverter::TakeChunk() {
 
 absl::StatusOr<std::vector<opmap::v1::Batch>> WindowConverter::Finish(const WindowTail& tail,
                                                                       analysis::Trace* out) && {
-  analysis::Trace trace = capture::FinishCaptureTrace(std::move(*builder_).Finish());
+  analysis::Trace trace = analysis::FinishCaptureTrace(std::move(*builder_).Finish());
   encoder_->RebindStrings(trace.strings);  // the table moved out of the builder
   analysis::TraceInfo& info = trace.info;
   for (const auto& [name, n] : tail.ring_drops) info.counters.emplace_back(name, n);

@@ -58,7 +58,7 @@ class WindowConverter {
  private:
   size_t chunk_records_;
   int64_t records_ = 0;
-  std::unique_ptr<capture::CaptureTraceBuilder> builder_;
+  std::unique_ptr<analysis::CaptureTraceBuilder> builder_;
   std::unique_ptr<analysis::SessionBatchEncoder> encoder_;
 };
 

@@ -57,7 +57,7 @@ WindowTotals WindowSession::Finish(const capture::RingReader& ring,
   WindowTail tail;
   WindowTotals totals;
   for (int c = 0; c < static_cast<int>(ring::kDropCauseCount); ++c) {
-    if (const char* name = capture::DropCounterName(c)) {
+    if (const char* name = analysis::DropCounterName(c)) {
       // The producer writes these counters: a hostile one may move them backwards or by
       // 2^63. Only a forward move within kMaxDropsPerWindow is believed.
       const int64_t n = capture::CounterDelta(after.drops[c], ring_before_.drops[c]);

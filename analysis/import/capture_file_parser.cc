@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 namespace {
 
 std::string At(size_t offset) { return absl::StrCat(" at byte ", offset); }
@@ -93,4 +93,4 @@ absl::StatusOr<CaptureFile> ParseCaptureFile(std::string_view bytes) {
   return f;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis

@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "abi/capture_file_format.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 
 struct CaptureFile {
   capfile::FileHeader header{};
@@ -31,6 +31,6 @@ struct CaptureFile {
 
 absl::StatusOr<CaptureFile> ParseCaptureFile(std::string_view bytes);
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_FILE_PARSER_H_

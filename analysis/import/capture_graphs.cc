@@ -8,10 +8,9 @@
 #include "abi/ring_records.h"
 #include "analysis/import/nvtx_names.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 namespace {
 
-using analysis::kNone;
 
 // analysis/mapping's IsGraphLaunchCall, which this library does not link: the one test
 // that tells cudaGraphLaunch, cuGraphLaunch and hipGraphLaunch from other calls.
@@ -21,7 +20,7 @@ bool IsGraphLaunch(std::string_view name) {
 
 }  // namespace
 
-bool GraphNodePlacer::AddNode(std::string_view record, analysis::Trace& t, std::string* why) {
+bool GraphNodePlacer::AddNode(std::string_view record, Trace& t, std::string* why) {
   ring::GraphNodeRecord r;
   std::memcpy(static_cast<void*>(&r), record.data(), sizeof(r));
   if (r.node_id == 0) {
@@ -92,8 +91,8 @@ bool GraphNodePlacer::AddNode(std::string_view record, analysis::Trace& t, std::
     // The first record naming a range decides its extent, as for graphs.
     auto [it, added] = levels_.try_emplace(l.range_key);
     if (!added) continue;
-    analysis::Range named;
-    analysis::NameNvtxRange(text, t.strings, named);  // an output marker holds no node
+    Range named;
+    NameNvtxRange(text, t.strings, named);  // an output marker holds no node
     it->second = Level{l.first, l.last, named.name, named.flops, named.bytes, named.input_dims};
   }
   nodes_[r.node_id] = std::move(node);
@@ -101,7 +100,7 @@ bool GraphNodePlacer::AddNode(std::string_view record, analysis::Trace& t, std::
   return true;
 }
 
-void GraphNodePlacer::AddCall(const analysis::ApiCall& call, analysis::Trace& t) {
+void GraphNodePlacer::AddCall(const ApiCall& call, Trace& t) {
   if (call.correlation == kNone) return;
   max_real_correlation_ = std::max(max_real_correlation_, call.correlation);
   if (!IsGraphLaunch(t.strings.Get(call.name))) return;
@@ -116,17 +115,17 @@ void GraphNodePlacer::AddCall(const analysis::ApiCall& call, analysis::Trace& t)
   if (added || call.start_ns < l.start_ns) l = Launch{call.start_ns, call.dur_ns, call.thread};
   auto held = held_.find(call.correlation);
   if (held == held_.end()) return;
-  std::vector<analysis::GpuEvent> events = std::move(held->second);
+  std::vector<GpuEvent> events = std::move(held->second);
   held_.erase(held);
   held_count_ -= events.size();
   const Launch launch = it->second;
-  for (analysis::GpuEvent& e : events) {
+  for (GpuEvent& e : events) {
     const Node& node = nodes_.at(static_cast<uint64_t>(e.graph_node_id));
     Place(std::move(e), node, launch, call.correlation, t);
   }
 }
 
-void GraphNodePlacer::AddEvent(analysis::GpuEvent event, analysis::Trace& t) {
+void GraphNodePlacer::AddEvent(GpuEvent event, Trace& t) {
   ++counts_.graph_events;
   auto node = nodes_.find(static_cast<uint64_t>(event.graph_node_id));
   if (node == nodes_.end()) {
@@ -159,7 +158,7 @@ void GraphNodePlacer::AddEvent(analysis::GpuEvent event, analysis::Trace& t) {
     if (oldest == held_.end()) continue;
     counts_.held_over_bound += static_cast<int64_t>(oldest->second.size());
     held_count_ -= oldest->second.size();
-    for (analysis::GpuEvent& e : oldest->second) t.gpu_events.push_back(std::move(e));
+    for (GpuEvent& e : oldest->second) t.gpu_events.push_back(std::move(e));
     held_.erase(oldest);
   }
   while (!held_order_.empty() && !held_.contains(held_order_.front())) held_order_.pop_front();
@@ -169,12 +168,12 @@ void GraphNodePlacer::AddEvent(analysis::GpuEvent event, analysis::Trace& t) {
   ++held_count_;
 }
 
-void GraphNodePlacer::Flush(analysis::Trace& t) {
+void GraphNodePlacer::Flush(Trace& t) {
   for (int64_t correlation : held_order_) {
     auto it = held_.find(correlation);
     if (it == held_.end()) continue;
     counts_.no_launch += static_cast<int64_t>(it->second.size());
-    for (analysis::GpuEvent& e : it->second) t.gpu_events.push_back(std::move(e));
+    for (GpuEvent& e : it->second) t.gpu_events.push_back(std::move(e));
     held_.erase(it);
   }
   held_order_.clear();
@@ -194,8 +193,8 @@ absl::flat_hash_set<uint64_t>& GraphNodePlacer::CopiedRanges(int64_t correlation
   return copied_[correlation];
 }
 
-void GraphNodePlacer::Place(analysis::GpuEvent event, const Node& node, const Launch& launch,
-                            int64_t correlation, analysis::Trace& t) {
+void GraphNodePlacer::Place(GpuEvent event, const Node& node, const Launch& launch,
+                            int64_t correlation, Trace& t) {
   // Not a structured binding: clang does not let a lambda capture one.
   const uint64_t first = graphs_.at(node.graph).first, last = graphs_.at(node.graph).second;
   const int64_t nodes = static_cast<int64_t>(last - first) + 1;
@@ -205,21 +204,21 @@ void GraphNodePlacer::Place(analysis::GpuEvent event, const Node& node, const La
     return launch.start_ns + static_cast<int64_t>(s - first + 1) * step;
   };
   if (node.sequence < first || node.sequence > last || next_fresh_ <= max_real_correlation_ ||
-      at(last) > analysis::kMaxTimestampNs) {
+      at(last) > kMaxTimestampNs) {
     ++counts_.unplaceable;
     t.gpu_events.push_back(std::move(event));
     return;
   }
-  const int64_t thread = analysis::ReplayThread(launch.thread);
+  const int64_t thread = ReplayThread(launch.thread);
   absl::flat_hash_set<uint64_t>& copied = CopiedRanges(correlation);
   for (uint64_t key : node.levels) {
     if (!copied.insert(key).second) continue;
     const Level& level = levels_.at(key);
-    analysis::Range& r = t.ranges.emplace_back();
+    Range& r = t.ranges.emplace_back();
     r.start_ns = at(level.first);
     r.dur_ns = std::max<int64_t>(0, at(level.last == 0 ? last : level.last) - r.start_ns);
     r.name = level.name;
-    r.kind = analysis::RangeKind::kNvtx;
+    r.kind = RangeKind::kNvtx;
     r.process = pid_;
     r.thread = thread;
     r.flops = level.flops;
@@ -227,8 +226,8 @@ void GraphNodePlacer::Place(analysis::GpuEvent event, const Node& node, const La
     r.input_dims = level.input_dims;
     ++counts_.ranges_added;
   }
-  if (launch_name_ == analysis::kEmptyString) launch_name_ = t.strings.Intern(kNodeLaunchName);
-  analysis::ApiCall& copy = t.api_calls.emplace_back();
+  if (launch_name_ == kEmptyString) launch_name_ = t.strings.Intern(kNodeLaunchName);
+  ApiCall& copy = t.api_calls.emplace_back();
   copy.start_ns = at(node.sequence);
   copy.dur_ns = 0;
   copy.name = launch_name_;
@@ -242,4 +241,4 @@ void GraphNodePlacer::Place(analysis::GpuEvent event, const Node& node, const La
   ++counts_.placed;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis

@@ -39,7 +39,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "analysis/model/trace.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 
 // What the placement did in one window (FinishCaptureTrace turns these into
 // "graph_nodes.*" counters when the window held kGraphNode records).
@@ -72,14 +72,14 @@ class GraphNodePlacer {
 
   // One kGraphNode record (header included, size ≥ its fixed part). False with `*why` for
   // a record that is malformed or over a bound; names go into `t.strings`.
-  bool AddNode(std::string_view record, analysis::Trace& t, std::string* why);
+  bool AddNode(std::string_view record, Trace& t, std::string* why);
   // Every API call added to `t` (fresh correlation ids stay clear of theirs); a graph
   // launch call also places the events held for it.
-  void AddCall(const analysis::ApiCall& call, analysis::Trace& t);
+  void AddCall(const ApiCall& call, Trace& t);
   // A GPU event with a graph node id: placed and appended to t.gpu_events, or held.
-  void AddEvent(analysis::GpuEvent event, analysis::Trace& t);
+  void AddEvent(GpuEvent event, Trace& t);
   // Window end: held events go to t.gpu_events as they are.
-  void Flush(analysis::Trace& t);
+  void Flush(Trace& t);
 
   size_t held() const { return held_count_; }
   const GraphNodeCounts& counts() const { return counts_; }
@@ -88,10 +88,10 @@ class GraphNodePlacer {
   struct Level {
     uint64_t first = 0;
     uint64_t last = 0;  // 0 = open when written
-    analysis::StringId name = analysis::kEmptyString;
-    int64_t flops = analysis::kNone;
-    int64_t bytes = analysis::kNone;
-    analysis::StringId input_dims = analysis::kEmptyString;
+    StringId name = kEmptyString;
+    int64_t flops = kNone;
+    int64_t bytes = kNone;
+    StringId input_dims = kEmptyString;
   };
   struct Node {
     uint64_t sequence = 0;
@@ -104,8 +104,8 @@ class GraphNodePlacer {
     int64_t thread = 0;
   };
 
-  void Place(analysis::GpuEvent event, const Node& node, const Launch& launch,
-             int64_t correlation, analysis::Trace& t);
+  void Place(GpuEvent event, const Node& node, const Launch& launch,
+             int64_t correlation, Trace& t);
   absl::flat_hash_set<uint64_t>& CopiedRanges(int64_t correlation);
 
   int64_t pid_;
@@ -116,16 +116,16 @@ class GraphNodePlacer {
   // out on the same positions whatever later records say.
   absl::flat_hash_map<uint32_t, std::pair<uint64_t, uint64_t>> graphs_;
   absl::flat_hash_map<int64_t, Launch> launches_;
-  absl::flat_hash_map<int64_t, std::vector<analysis::GpuEvent>> held_;
+  absl::flat_hash_map<int64_t, std::vector<GpuEvent>> held_;
   size_t held_count_ = 0;
   std::deque<int64_t> held_order_;  // correlations, oldest first (may name released ones)
   absl::flat_hash_map<int64_t, absl::flat_hash_set<uint64_t>> copied_;
   std::deque<int64_t> copied_order_;
   int64_t max_real_correlation_ = 0;
   int64_t next_fresh_ = 0xFFFFFFFFll;  // counts down: wire correlations are 32 bits
-  analysis::StringId launch_name_ = analysis::kEmptyString;
+  StringId launch_name_ = kEmptyString;
 };
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_GRAPHS_H_

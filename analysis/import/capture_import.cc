@@ -10,7 +10,7 @@
 #include "analysis/import/capture_file_parser.h"
 #include "analysis/import/capture_trace.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 const char* ComponentName(uint16_t c) {
   switch (c) {
     case ring::kComponentNvtx: return "nvtx";
@@ -40,13 +40,13 @@ bool LooksLikeCaptureFile(std::string_view head) {
          std::memcmp(head.data(), capfile::kMagic, sizeof(capfile::kMagic)) == 0;
 }
 
-absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes) {
+absl::StatusOr<Trace> ImportCaptureFile(std::string_view bytes) {
   absl::StatusOr<CaptureFile> file = ParseCaptureFile(bytes);
   if (!file.ok()) return absl::InvalidArgumentError(file.status().message());
   CaptureTraceBuilder builder(file->header.pid);
   for (const std::string& record : file->records) builder.Add(record);
-  analysis::Trace trace = FinishCaptureTrace(std::move(builder).Finish());
-  analysis::TraceInfo& info = trace.info;
+  Trace trace = FinishCaptureTrace(std::move(builder).Finish());
+  TraceInfo& info = trace.info;
   if (file->trailer) {
     for (int c = 0; c < static_cast<int>(ring::kDropCauseCount); ++c) {
       if (const char* name = DropCounterName(c)) {
@@ -65,9 +65,9 @@ absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes) {
   return trace;
 }
 
-analysis::Trace FinishCaptureTrace(CaptureResult r) {
-  analysis::Trace trace = std::move(r.trace);
-  analysis::TraceInfo& info = trace.info;
+Trace FinishCaptureTrace(CaptureResult r) {
+  Trace trace = std::move(r.trace);
+  TraceInfo& info = trace.info;
   // The latest status of each component is the one that holds: a window opened before the
   // first NVTX call says "no NVTX call has attached the library yet", then "attached" a
   // moment later, and its ranges are there.
@@ -86,7 +86,7 @@ analysis::Trace FinishCaptureTrace(CaptureResult r) {
     if (s->code != ring::kStatusOk) info.unavailable.emplace_back(ComponentName(s->component), s->message);
   }
   for (const CaptureWindow& w : r.windows) {
-    if (w.begin_ns != 0 && (info.window_start_ns == analysis::kNone || w.begin_ns < info.window_start_ns)) {
+    if (w.begin_ns != 0 && (info.window_start_ns == kNone || w.begin_ns < info.window_start_ns)) {
       info.window_start_ns = w.begin_ns;
     }
     if (w.end_ns != 0 && w.end_ns > info.window_end_ns) info.window_end_ns = w.end_ns;
@@ -112,4 +112,4 @@ analysis::Trace FinishCaptureTrace(CaptureResult r) {
   return trace;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis

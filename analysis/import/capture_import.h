@@ -10,16 +10,16 @@
 #include "analysis/import/capture_trace.h"
 #include "analysis/model/trace.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 
 bool LooksLikeCaptureFile(std::string_view head);
-absl::StatusOr<analysis::Trace> ImportCaptureFile(std::string_view bytes);
+absl::StatusOr<Trace> ImportCaptureFile(std::string_view bytes);
 
 // What every reader of captured records reports alike, for a capture file or a live
 // window: statuses that are not OK become TraceInfo::unavailable, window marks the trace
 // window, and the builder's counts (records, open ranges, bad records, stall rows)
 // TraceInfo::counters.
-analysis::Trace FinishCaptureTrace(CaptureResult r);
+Trace FinishCaptureTrace(CaptureResult r);
 
 // The name a status component (ring::Component) goes by in `unavailable:` lines and
 // reports: "nvtx", "cupti", "pc_sampling", "graph_nodes"; "component" for one this build
@@ -29,6 +29,6 @@ const char* ComponentName(uint16_t component);
 // "drops.ring_full", ... for a ring::DropCause; nullptr for causes not in use.
 const char* DropCounterName(int cause);
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_IMPORT_H_

@@ -1,6 +1,6 @@
 #include "analysis/import/capture_record_view.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 namespace {
 
 template <typename T>
@@ -49,4 +49,4 @@ std::optional<std::string_view> StallReason(std::span<const uint8_t> record) {
   return InlineText(record, sizeof(ring::StallRecord), s->function_len, s->reason_len);
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis

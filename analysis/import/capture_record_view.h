@@ -13,7 +13,7 @@
 
 #include "abi/ring_records.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 
 inline uint16_t RecordTypeOf(std::span<const uint8_t> record) {
   if (record.size() < sizeof(ring::RecordHeader)) return ring::kRecordTypeCount;
@@ -43,6 +43,6 @@ std::optional<std::string_view> RecordName(std::span<const uint8_t> record);
 // The stall reason of a kStall record (its second string).
 std::optional<std::string_view> StallReason(std::span<const uint8_t> record);
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_RECORD_VIEW_H_

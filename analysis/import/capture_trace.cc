@@ -9,10 +9,9 @@
 #include "analysis/import/cuda_names.h"
 #include "analysis/import/nvtx_names.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 namespace {
 
-using analysis::kNone;
 
 // The fixed part of a record, copied out (the record may be unaligned in a file).
 template <typename T>
@@ -44,15 +43,15 @@ int64_t IntegerPayload(uint8_t kind, uint64_t bits) {
 // 2^52 ns apart (analysis/model/trace.h), so that end - start cannot overflow and the
 // collector never rejects a whole batch for one event the agent could have refused.
 bool ValidSpan(int64_t start_ns, int64_t end_ns) {
-  return start_ns >= -analysis::kMaxTimestampNs && start_ns <= analysis::kMaxTimestampNs &&
-         end_ns >= start_ns && end_ns <= analysis::kMaxTimestampNs &&
-         end_ns - start_ns <= analysis::kMaxDurationNs;
+  return start_ns >= -kMaxTimestampNs && start_ns <= kMaxTimestampNs &&
+         end_ns >= start_ns && end_ns <= kMaxTimestampNs &&
+         end_ns - start_ns <= kMaxDurationNs;
 }
 
 // MemcpyRecord and MemsetRecord share their leading fields (abi/ring_records.h).
 template <typename R>
-analysis::GpuEvent MemoryEvent(const R& r, analysis::GpuEventKind kind) {
-  analysis::GpuEvent e;
+GpuEvent MemoryEvent(const R& r, GpuEventKind kind) {
+  GpuEvent e;
   e.kind = kind;
   e.start_ns = r.start_ns;
   // -1 marks a span that is not valid (the caller refuses it) without overflowing.
@@ -88,10 +87,10 @@ bool CaptureTraceBuilder::Inline(std::string_view record, uint32_t fixed, uint32
   return true;
 }
 
-analysis::StringId CaptureTraceBuilder::KernelName(std::string_view mangled) {
+StringId CaptureTraceBuilder::KernelName(std::string_view mangled) {
   auto it = kernel_names_.find(absl::string_view(mangled.data(), mangled.size()));
   if (it != kernel_names_.end()) return it->second;
-  analysis::StringId id = result_.trace.strings.Intern(analysis::DemangleKernelName(mangled));
+  StringId id = result_.trace.strings.Intern(DemangleKernelName(mangled));
   kernel_names_.emplace(std::string(mangled), id);
   return id;
 }
@@ -113,7 +112,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
                         fixed, record.size()));
     return;
   }
-  analysis::Trace& t = result_.trace;
+  Trace& t = result_.trace;
   std::string_view name;
   switch (type) {
     case kRange: {
@@ -124,14 +123,14 @@ void CaptureTraceBuilder::Add(std::string_view record) {
                             result_.records));
         return;
       }
-      analysis::Range range;
+      Range range;
       range.start_ns = r.start_ns;
       range.dur_ns = r.end_ns - r.start_ns;
-      if (!analysis::NameNvtxRange(name, t.strings, range)) {
+      if (!NameNvtxRange(name, t.strings, range)) {
         ++result_.output_markers;
         return;
       }
-      range.kind = analysis::RangeKind::kNvtx;
+      range.kind = RangeKind::kNvtx;
       range.process = pid_;
       range.thread = r.tid;
       range.payload = IntegerPayload(r.payload_kind, r.payload);
@@ -146,12 +145,12 @@ void CaptureTraceBuilder::Add(std::string_view record) {
                             result_.records, kMaxOpenRanges));
         return;
       }
-      analysis::Range p;
+      Range p;
       p.start_ns = r.start_ns;
       p.thread = r.tid;  // where it started, as Nsight Systems shows it
       p.payload = IntegerPayload(r.payload_kind, r.payload);
       // An output marker is held too (named nothing), so its end is not an unmatched one.
-      if (!analysis::NameNvtxRange(name, t.strings, p)) p.name = kOutputMarker;
+      if (!NameNvtxRange(name, t.strings, p)) p.name = kOutputMarker;
       starts_[r.range_id] = p;
       return;
     }
@@ -162,7 +161,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
         ++result_.unmatched_ends;
         return;
       }
-      analysis::Range range = it->second;
+      Range range = it->second;
       starts_.erase(it);
       if (range.name == kOutputMarker) {
         ++result_.output_markers;
@@ -174,7 +173,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
         return;
       }
       range.dur_ns = r.end_ns - range.start_ns;
-      range.kind = analysis::RangeKind::kNvtx;
+      range.kind = RangeKind::kNvtx;
       range.process = pid_;
       t.ranges.push_back(range);
       return;
@@ -197,11 +196,11 @@ void CaptureTraceBuilder::Add(std::string_view record) {
                             result_.records));
         return;
       }
-      analysis::GpuEvent e;
+      GpuEvent e;
       e.start_ns = r.start_ns;
       e.dur_ns = r.end_ns - r.start_ns;
       e.name = KernelName(name);
-      e.kind = analysis::GpuEventKind::kKernel;
+      e.kind = GpuEventKind::kKernel;
       e.device = static_cast<int32_t>(r.device_id);
       e.stream = r.stream_id;
       e.process = pid_;
@@ -218,16 +217,16 @@ void CaptureTraceBuilder::Add(std::string_view record) {
     }
     case kMemcpy:
     case kMemset: {
-      analysis::GpuEvent e;
+      GpuEvent e;
       std::string label;
       if (type == kMemcpy) {
         const auto r = Fixed<MemcpyRecord>(record);
-        e = MemoryEvent(r, analysis::GpuEventKind::kMemcpy);
-        label = analysis::MemcpyName(r.copy_kind, r.src_kind, r.dst_kind);
+        e = MemoryEvent(r, GpuEventKind::kMemcpy);
+        label = MemcpyName(r.copy_kind, r.src_kind, r.dst_kind);
       } else {
         const auto r = Fixed<MemsetRecord>(record);
-        e = MemoryEvent(r, analysis::GpuEventKind::kMemset);
-        label = analysis::MemsetName(r.memory_kind);
+        e = MemoryEvent(r, GpuEventKind::kMemset);
+        label = MemsetName(r.memory_kind);
       }
       if (e.dur_ns < 0) {
         Bad(absl::StrFormat("record %d: memory operation ends before it starts or out of "
@@ -248,11 +247,11 @@ void CaptureTraceBuilder::Add(std::string_view record) {
                             result_.records));
         return;
       }
-      analysis::ApiCall a;
+      ApiCall a;
       a.start_ns = r.start_ns;
       a.dur_ns = r.end_ns - r.start_ns;
       a.name = t.strings.Intern(name);
-      a.kind = r.domain == kApiDriver ? analysis::ApiKind::kDriver : analysis::ApiKind::kRuntime;
+      a.kind = r.domain == kApiDriver ? ApiKind::kDriver : ApiKind::kRuntime;
       a.process = pid_;
       a.thread = r.tid;
       a.correlation = OrNone(r.correlation_id);
@@ -284,11 +283,11 @@ void CaptureTraceBuilder::Add(std::string_view record) {
                             result_.records, r.samples));
         return;
       }
-      analysis::StallSample& st = t.stalls.emplace_back();
+      StallSample& st = t.stalls.emplace_back();
       st.function = KernelName(function);
       st.reason = t.strings.Intern(reason);
       st.device = static_cast<int32_t>(r.device_id);
-      st.unit = analysis::StallUnit::kSamples;
+      st.unit = StallUnit::kSamples;
       st.value = static_cast<double>(r.samples);
       return;
     }
@@ -332,7 +331,7 @@ void CaptureTraceBuilder::Add(std::string_view record) {
   }
 }
 
-void CaptureTraceBuilder::AddGpuEvent(const analysis::GpuEvent& e) {
+void CaptureTraceBuilder::AddGpuEvent(const GpuEvent& e) {
   if (e.graph_node_id == kNone) {
     result_.trace.gpu_events.push_back(e);
   } else {
@@ -342,12 +341,12 @@ void CaptureTraceBuilder::AddGpuEvent(const analysis::GpuEvent& e) {
 
 void CaptureTraceBuilder::ApplyExternalIds() {
   if (external_ids_.empty()) return;
-  for (analysis::ApiCall& a : result_.trace.api_calls) {
+  for (ApiCall& a : result_.trace.api_calls) {
     if (auto it = external_ids_.find(a.correlation); it != external_ids_.end()) {
       a.external_id = it->second;
     }
   }
-  for (analysis::GpuEvent& e : result_.trace.gpu_events) {
+  for (GpuEvent& e : result_.trace.gpu_events) {
     if (auto it = external_ids_.find(e.correlation); it != external_ids_.end()) {
       e.external_id = it->second;
     }
@@ -362,9 +361,9 @@ CaptureResult CaptureTraceBuilder::Finish() && {
   return std::move(result_);
 }
 
-analysis::Trace CaptureTraceBuilder::TakeCompleted() {
+Trace CaptureTraceBuilder::TakeCompleted() {
   ApplyExternalIds();
-  analysis::Trace chunk;
+  Trace chunk;
   chunk.info = result_.trace.info;
   chunk.gpu_events = std::exchange(result_.trace.gpu_events, {});
   chunk.api_calls = std::exchange(result_.trace.api_calls, {});
@@ -372,4 +371,4 @@ analysis::Trace CaptureTraceBuilder::TakeCompleted() {
   return chunk;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis

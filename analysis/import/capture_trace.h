@@ -25,7 +25,7 @@
 #include "analysis/import/capture_graphs.h"
 #include "analysis/model/trace.h"
 
-namespace opmap::capture {
+namespace opmap::analysis {
 
 // A kStatus record: e.g. CUPTI "unavailable: no CUDA driver (...)".
 struct CaptureStatus {
@@ -42,7 +42,7 @@ struct CaptureWindow {
 };
 
 struct CaptureResult {
-  analysis::Trace trace;  // PC-sampling stall records land in trace.stalls
+  Trace trace;  // PC-sampling stall records land in trace.stalls
   std::vector<CaptureStatus> statuses;
   std::vector<CaptureWindow> windows;
   absl::flat_hash_map<uint64_t, std::string> domains;  // NVTX domain id → name
@@ -77,12 +77,12 @@ class CaptureTraceBuilder {
   // for their launch call, stall samples and the statuses stay for Finish). Names are ids in strings(), which keeps growing. External
   // correlation ids known by now are applied; a kernel whose external-correlation record
   // only comes later keeps none and is mapped by its launch instead (DESIGN.md rule 3).
-  analysis::Trace TakeCompleted();
+  Trace TakeCompleted();
   size_t completed_records() const {
     return result_.trace.gpu_events.size() + result_.trace.api_calls.size() +
            result_.trace.ranges.size();
   }
-  const analysis::StringTable& strings() const { return result_.trace.strings; }
+  const StringTable& strings() const { return result_.trace.strings; }
 
  private:
   void Bad(std::string reason);
@@ -92,21 +92,21 @@ class CaptureTraceBuilder {
               std::string_view* out);
   void ApplyExternalIds();
   // A kernel, memcpy or memset: into the trace, or through the graph node placement.
-  void AddGpuEvent(const analysis::GpuEvent& e);
+  void AddGpuEvent(const GpuEvent& e);
   // Kernel and PC-sampling function names, demangled once per distinct symbol.
-  analysis::StringId KernelName(std::string_view mangled);
+  StringId KernelName(std::string_view mangled);
 
-  absl::flat_hash_map<std::string, analysis::StringId> kernel_names_;
+  absl::flat_hash_map<std::string, StringId> kernel_names_;
   int64_t pid_;
   CaptureResult result_;
-  absl::flat_hash_map<uint64_t, analysis::Range> starts_;  // start/end ranges still open
+  absl::flat_hash_map<uint64_t, Range> starts_;  // start/end ranges still open
   // The name of a held start whose range is a layerwise output marker (dropped at its end).
-  static constexpr analysis::StringId kOutputMarker = UINT32_MAX;
+  static constexpr StringId kOutputMarker = UINT32_MAX;
   absl::flat_hash_map<uint64_t, int64_t> external_ids_;  // correlation → external id
   absl::flat_hash_map<uint64_t, size_t> window_index_;   // window id → result_.windows[i]
   GraphNodePlacer graphs_;
 };
 
-}  // namespace opmap::capture
+}  // namespace opmap::analysis
 
 #endif  // OPMAP_ANALYSIS_IMPORT_CAPTURE_TRACE_H_

@@ -31,7 +31,7 @@ int ScratchFd() {
 }
 
 // Writes `f` again with CaptureFileWriter and reads it back.
-void RoundTrip(const capture::CaptureFile& f) {
+void RoundTrip(const analysis::CaptureFile& f) {
   const int fd = ScratchFd();
   if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) Fail("memfd reset");
   // The writer owns (and closes) its descriptor: give it a duplicate of the memfd.
@@ -49,7 +49,7 @@ void RoundTrip(const capture::CaptureFile& f) {
   std::string bytes(static_cast<size_t>(end), '\0');
   if (pread(fd, bytes.data(), bytes.size(), 0) != end) Fail("memfd read back");
 
-  absl::StatusOr<capture::CaptureFile> again = capture::ParseCaptureFile(bytes);
+  absl::StatusOr<analysis::CaptureFile> again = analysis::ParseCaptureFile(bytes);
   if (!again.ok()) Fail("a rewritten capture file does not parse", again.status().ToString());
   Check(again->metadata == f.metadata, "round trip: metadata");
   Check(again->records == f.records, "round trip: records");
@@ -64,14 +64,14 @@ void RoundTrip(const capture::CaptureFile& f) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes = fuzz::AsText(data, size);
-  (void)capture::LooksLikeCaptureFile(bytes);
-  absl::StatusOr<capture::CaptureFile> file = capture::ParseCaptureFile(bytes);
+  (void)analysis::LooksLikeCaptureFile(bytes);
+  absl::StatusOr<analysis::CaptureFile> file = analysis::ParseCaptureFile(bytes);
   if (file.ok()) {
     RoundTrip(*file);
   } else {
     fuzz::CheckErrorSaysWhy(file.status(), "ParseCaptureFile");
   }
-  absl::StatusOr<analysis::Trace> trace = capture::ImportCaptureFile(bytes);
+  absl::StatusOr<analysis::Trace> trace = analysis::ImportCaptureFile(bytes);
   if (!trace.ok()) {
     fuzz::CheckErrorSaysWhy(trace.status(), "ImportCaptureFile");
     Check(!file.ok(), "a file that parses imports");

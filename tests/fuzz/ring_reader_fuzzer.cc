@@ -73,7 +73,7 @@ const Region& SharedRegion() {
 
 void CheckRecord(std::span<const uint8_t> rec) {
   Check(rec.size() >= sizeof(ring::RecordHeader) && rec.size() % 8 == 0, "record size");
-  const uint16_t type = capture::RecordTypeOf(rec);
+  const uint16_t type = analysis::RecordTypeOf(rec);
   const uint32_t fixed = ring::FixedSize(type);
   Check(type != ring::kPadding && fixed != 0, "only known, non-padding records are handed out");
   Check(rec.size() >= fixed, "record at least its fixed part");
@@ -81,10 +81,10 @@ void CheckRecord(std::span<const uint8_t> rec) {
     const auto* b = reinterpret_cast<const char*>(rec.data());
     return s.empty() || (s.data() >= b && s.data() + s.size() <= b + rec.size());
   };
-  if (std::optional<std::string_view> name = capture::RecordName(rec)) {
+  if (std::optional<std::string_view> name = analysis::RecordName(rec)) {
     Check(inside(*name), "RecordName inside its record");
   }
-  if (std::optional<std::string_view> reason = capture::StallReason(rec)) {
+  if (std::optional<std::string_view> reason = analysis::StallReason(rec)) {
     Check(inside(*reason), "StallReason inside its record");
   }
 }
@@ -92,9 +92,9 @@ void CheckRecord(std::span<const uint8_t> rec) {
 // The agent's conversion of a window (agent/daemon/window_batches.cc) and the
 // collector's acceptance of what it sends.
 void EncodeAndAssemble(const std::vector<std::string>& records, uint32_t pid) {
-  capture::CaptureTraceBuilder builder(pid);
+  analysis::CaptureTraceBuilder builder(pid);
   for (const std::string& r : records) builder.Add(r);
-  analysis::Trace trace = capture::FinishCaptureTrace(std::move(builder).Finish());
+  analysis::Trace trace = analysis::FinishCaptureTrace(std::move(builder).Finish());
   analysis::BatchingOptions options;
   options.agent_id = "fuzz-agent";
   options.session_id = "fuzz-session";

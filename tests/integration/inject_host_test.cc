@@ -216,7 +216,7 @@ TEST_F(InjectHostTest, WindowsEndByDeadlineByStopAndAtExit) {
   ASSERT_TRUE(ch.StartWindow(3, absl::InfiniteDuration(), kCaptureNvtx).ok());
   ASSERT_TRUE(agent_.DrainUntil(
       [](auto rec) {
-        const auto w = capture::FixedPart<ring::WindowRecord>(rec);
+        const auto w = analysis::FixedPart<ring::WindowRecord>(rec);
         return IsWindowMark(rec, ring::kWindowBegin) && w->window_id == 3;
       },
       kTimeout));

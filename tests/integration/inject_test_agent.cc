@@ -233,9 +233,9 @@ std::vector<Range> Ranges(const std::vector<std::string>& records) {
   std::vector<Range> out;
   for (const std::string& s : records) {
     const auto rec = Bytes(s);
-    if (capture::RecordTypeOf(rec) != ring::kRange) continue;
-    const auto r = capture::FixedPart<ring::RangeRecord>(rec);
-    const auto name = capture::RecordName(rec);
+    if (analysis::RecordTypeOf(rec) != ring::kRange) continue;
+    const auto r = analysis::FixedPart<ring::RangeRecord>(rec);
+    const auto name = analysis::RecordName(rec);
     if (!r || !name) continue;
     Range x;
     x.name = std::string(*name);
@@ -258,9 +258,9 @@ std::vector<RangeStart> RangeStarts(const std::vector<std::string>& records) {
   std::vector<RangeStart> out;
   for (const std::string& s : records) {
     const auto rec = Bytes(s);
-    if (capture::RecordTypeOf(rec) != ring::kRangeStart) continue;
-    const auto r = capture::FixedPart<ring::RangeStartRecord>(rec);
-    const auto name = capture::RecordName(rec);
+    if (analysis::RecordTypeOf(rec) != ring::kRangeStart) continue;
+    const auto r = analysis::FixedPart<ring::RangeStartRecord>(rec);
+    const auto name = analysis::RecordName(rec);
     if (!r || !name) continue;
     out.push_back({std::string(*name), r->range_id, r->domain_id, r->payload, r->start_ns,
                    r->tid});
@@ -272,8 +272,8 @@ std::vector<ring::RangeEndRecord> RangeEnds(const std::vector<std::string>& reco
   std::vector<ring::RangeEndRecord> out;
   for (const std::string& s : records) {
     const auto rec = Bytes(s);
-    if (capture::RecordTypeOf(rec) != ring::kRangeEnd) continue;
-    if (auto r = capture::FixedPart<ring::RangeEndRecord>(rec)) out.push_back(*r);
+    if (analysis::RecordTypeOf(rec) != ring::kRangeEnd) continue;
+    if (auto r = analysis::FixedPart<ring::RangeEndRecord>(rec)) out.push_back(*r);
   }
   return out;
 }
@@ -282,9 +282,9 @@ std::vector<std::pair<uint64_t, std::string>> Domains(const std::vector<std::str
   std::vector<std::pair<uint64_t, std::string>> out;
   for (const std::string& s : records) {
     const auto rec = Bytes(s);
-    if (capture::RecordTypeOf(rec) != ring::kDomain) continue;
-    const auto r = capture::FixedPart<ring::DomainRecord>(rec);
-    const auto name = capture::RecordName(rec);
+    if (analysis::RecordTypeOf(rec) != ring::kDomain) continue;
+    const auto r = analysis::FixedPart<ring::DomainRecord>(rec);
+    const auto name = analysis::RecordName(rec);
     if (r && name) out.emplace_back(r->domain_id, std::string(*name));
   }
   return out;
@@ -294,9 +294,9 @@ std::vector<Status> Statuses(const std::vector<std::string>& records) {
   std::vector<Status> out;
   for (const std::string& s : records) {
     const auto rec = Bytes(s);
-    if (capture::RecordTypeOf(rec) != ring::kStatus) continue;
-    const auto r = capture::FixedPart<ring::StatusRecord>(rec);
-    const auto msg = capture::RecordName(rec);
+    if (analysis::RecordTypeOf(rec) != ring::kStatus) continue;
+    const auto r = analysis::FixedPart<ring::StatusRecord>(rec);
+    const auto msg = analysis::RecordName(rec);
     if (r && msg) out.push_back({r->component, r->code, std::string(*msg)});
   }
   return out;
@@ -306,21 +306,21 @@ std::vector<ring::WindowRecord> Windows(const std::vector<std::string>& records)
   std::vector<ring::WindowRecord> out;
   for (const std::string& s : records) {
     const auto rec = Bytes(s);
-    if (capture::RecordTypeOf(rec) != ring::kWindow) continue;
-    if (auto r = capture::FixedPart<ring::WindowRecord>(rec)) out.push_back(*r);
+    if (analysis::RecordTypeOf(rec) != ring::kWindow) continue;
+    if (auto r = analysis::FixedPart<ring::WindowRecord>(rec)) out.push_back(*r);
   }
   return out;
 }
 
 size_t CountType(const std::vector<std::string>& records, uint16_t type) {
   size_t n = 0;
-  for (const std::string& s : records) n += capture::RecordTypeOf(Bytes(s)) == type;
+  for (const std::string& s : records) n += analysis::RecordTypeOf(Bytes(s)) == type;
   return n;
 }
 
 bool IsWindowMark(std::span<const uint8_t> record, uint32_t mark) {
-  if (capture::RecordTypeOf(record) != ring::kWindow) return false;
-  const auto r = capture::FixedPart<ring::WindowRecord>(record);
+  if (analysis::RecordTypeOf(record) != ring::kWindow) return false;
+  const auto r = analysis::FixedPart<ring::WindowRecord>(record);
   return r && r->mark == mark;
 }
 

@@ -22,7 +22,7 @@
 #include "tests/unit/capture/ring_record_bytes.h"
 #include "tests/testing/shared_data.h"
 
-namespace opmap::capture::capture_graphs_test {
+namespace opmap::analysis::capture_graphs_test {
 namespace {
 
 using namespace opmap::ring;  // NOLINT
@@ -292,7 +292,7 @@ TEST(CaptureGraphs, MalformedGraphNodeRecordsAreCountedNotTrusted) {
 
 TEST(CaptureGraphs, CaptureFileImportAppliesGraphNode) {
   const std::string path = ::testing::TempDir() + "/capture_graphs_test.opcap";
-  absl::StatusOr<CaptureFileWriter> w = CaptureFileWriter::Create(path, 77, 1 << 20, "");
+  absl::StatusOr<capture::CaptureFileWriter> w = capture::CaptureFileWriter::Create(path, 77, 1 << 20, "");
   ASSERT_TRUE(w.ok()) << w.status();
   auto append = [&](const std::string& r) {
     ASSERT_TRUE(w->Append(std::span<const uint8_t>(
@@ -313,4 +313,4 @@ TEST(CaptureGraphs, CaptureFileImportAppliesGraphNode) {
 }
 
 }  // namespace
-}  // namespace opmap::capture::capture_graphs_test
+}  // namespace opmap::analysis::capture_graphs_test

@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/capture/ring_record_bytes.h"
 
-namespace opmap::capture {
+namespace opmap::analysis::capture_trace_test {
 namespace {
 
 using namespace opmap::ring;  // NOLINT
@@ -260,14 +260,14 @@ TEST(CaptureTrace, BadRecordsAreCountedNotTrusted) {
 }
 
 }  // namespace
-}  // namespace opmap::capture
+}  // namespace opmap::analysis::capture_trace_test
 
-namespace opmap::capture {
+namespace opmap::analysis::capture_trace_test {
 namespace {
 
 TEST(CaptureImport, FileBecomesATraceWithUnavailableAndDropCounters) {
   const std::string path = ::testing::TempDir() + "/capture_import_test.opcap";
-  absl::StatusOr<CaptureFileWriter> w = CaptureFileWriter::Create(path, 77, 1 << 20, "model=m\n");
+  absl::StatusOr<capture::CaptureFileWriter> w = capture::CaptureFileWriter::Create(path, 77, 1 << 20, "model=m\n");
   ASSERT_TRUE(w.ok()) << w.status();
   auto append = [&](const std::string& r) {
     ASSERT_TRUE(w->Append(std::span<const uint8_t>(
@@ -333,4 +333,4 @@ TEST(CaptureTrace, TheLatestStatusOfAComponentHolds) {
 }
 
 }  // namespace
-}  // namespace opmap::capture
+}  // namespace opmap::analysis::capture_trace_test

@@ -11,7 +11,7 @@
 #include "abi/ring_protocol.h"
 #include "abi/ring_records.h"
 
-namespace opmap::capture::test_records {
+namespace opmap::analysis::test_records {
 
 template <typename T>
 std::string Record(ring::RecordType type, T fixed, std::string_view inline_bytes = {}) {
@@ -37,6 +37,6 @@ inline std::string Api(int64_t start, int64_t end, uint32_t tid, uint64_t correl
   return Record(ring::kApi, r, name);
 }
 
-}  // namespace opmap::capture::test_records
+}  // namespace opmap::analysis::test_records
 
 #endif  // OPMAP_TESTS_UNIT_CAPTURE_RING_RECORD_BYTES_H_

@@ -121,7 +121,7 @@ class CuptiGraphsTest : public ::testing::Test {
     DecodeContext ctx;
     ctx.graphs.store(table);
     *stats = DecodeActivityBuffer(kernels.data(), kernels.size(), api_, ring.writer(), &ctx);
-    capture::CaptureTraceBuilder b(4242);
+    analysis::CaptureTraceBuilder b(4242);
     for (const HeapRing::Record& r : ring.ReadAll()) {
       b.Add(std::string_view(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size()));
     }
@@ -136,7 +136,7 @@ class CuptiGraphsTest : public ::testing::Test {
     std::memcpy(rec.data(), &launch, sizeof(launch));
     std::memcpy(rec.data() + sizeof(launch), "cudaGraphLaunch", 15);
     b.Add(rec);
-    capture::CaptureResult r = std::move(b).Finish();
+    analysis::CaptureResult r = std::move(b).Finish();
     EXPECT_EQ(r.bad_records, 0) << r.first_bad_record;
     return std::move(r.trace);
   }

@@ -66,8 +66,8 @@ TEST_F(CaptureFileTest, RoundTrip) {
   EXPECT_EQ(f->header.ring_capacity, 1u << 16);
   EXPECT_EQ(f->metadata, "pid=77\nmodel=m\n");
   ASSERT_EQ(f->records.size(), 2u);
-  EXPECT_EQ(RecordName(Span(f->records[0])), "demo::gelu{flops=1,bytes=2}");
-  EXPECT_EQ(FixedPart<ring::RangeRecord>(Span(f->records[1]))->payload, 6u);
+  EXPECT_EQ(analysis::RecordName(Span(f->records[0])), "demo::gelu{flops=1,bytes=2}");
+  EXPECT_EQ(analysis::FixedPart<ring::RangeRecord>(Span(f->records[1]))->payload, 6u);
   ASSERT_TRUE(f->trailer.has_value());
   EXPECT_EQ(f->trailer->records_written, 2u);
   EXPECT_EQ(f->trailer->drops[ring::kRingFull], 3u);
@@ -78,13 +78,13 @@ TEST_F(CaptureFileTest, FileCutShortKeepsTheRecordsBeforeTheCut) {
   const std::string bytes = Complete();
   const size_t trailer = sizeof(capfile::TrailerRecord);
   // Without the trailer: complete records, no trailer, not cut inside a record.
-  auto f = ParseCaptureFile(std::string_view(bytes).substr(0, bytes.size() - trailer));
+  auto f = analysis::ParseCaptureFile(std::string_view(bytes).substr(0, bytes.size() - trailer));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->records.size(), 2u);
   EXPECT_FALSE(f->trailer.has_value());
   EXPECT_FALSE(f->cut_short);
   // Cut inside the second range.
-  f = ParseCaptureFile(std::string_view(bytes).substr(0, bytes.size() - trailer - 20));
+  f = analysis::ParseCaptureFile(std::string_view(bytes).substr(0, bytes.size() - trailer - 20));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->records.size(), 1u);
   EXPECT_TRUE(f->cut_short);
@@ -98,19 +98,19 @@ TEST_F(CaptureFileTest, RejectsMalformedFiles) {
     std::memcpy(b.data() + offset, &value, sizeof(value));
     return b;
   };
-  EXPECT_FALSE(ParseCaptureFile("OPMAP").ok()) << "shorter than the header";
-  EXPECT_FALSE(ParseCaptureFile(corrupt(0, 0x58585858)).ok()) << "magic";
-  EXPECT_FALSE(ParseCaptureFile(corrupt(8, 9)).ok()) << "version";
-  EXPECT_FALSE(ParseCaptureFile(corrupt(first, 12 | ring::kCommitBit)).ok()) << "size % 8";
-  EXPECT_FALSE(ParseCaptureFile(corrupt(first, 24)).ok()) << "no commit bit";
+  EXPECT_FALSE(analysis::ParseCaptureFile("OPMAP").ok()) << "shorter than the header";
+  EXPECT_FALSE(analysis::ParseCaptureFile(corrupt(0, 0x58585858)).ok()) << "magic";
+  EXPECT_FALSE(analysis::ParseCaptureFile(corrupt(8, 9)).ok()) << "version";
+  EXPECT_FALSE(analysis::ParseCaptureFile(corrupt(first, 12 | ring::kCommitBit)).ok()) << "size % 8";
+  EXPECT_FALSE(analysis::ParseCaptureFile(corrupt(first, 24)).ok()) << "no commit bit";
   // The metadata record claims more text than it holds.
-  EXPECT_FALSE(ParseCaptureFile(corrupt(first + 8, 4096)).ok()) << "metadata length";
+  EXPECT_FALSE(analysis::ParseCaptureFile(corrupt(first + 8, 4096)).ok()) << "metadata length";
   // A range whose size is below RangeRecord's fixed part.
   const size_t meta = ring::AlignRecord(sizeof(capfile::MetadataRecord) + 15);
-  EXPECT_FALSE(ParseCaptureFile(corrupt(first + meta, 16 | ring::kCommitBit)).ok())
+  EXPECT_FALSE(analysis::ParseCaptureFile(corrupt(first + meta, 16 | ring::kCommitBit)).ok())
       << "short range";
   // Data after the trailer.
-  EXPECT_FALSE(ParseCaptureFile(good + RangeBytes("late", 1)).ok()) << "after the trailer";
+  EXPECT_FALSE(analysis::ParseCaptureFile(good + RangeBytes("late", 1)).ok()) << "after the trailer";
 }
 
 }  // namespace

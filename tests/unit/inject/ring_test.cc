@@ -70,9 +70,9 @@ struct Seen {
 std::vector<Seen> DrainAll(RingReader& reader) {
   std::vector<Seen> out;
   auto n = reader.Drain([&](std::span<const uint8_t> rec) {
-    EXPECT_EQ(RecordTypeOf(rec), ring::kRange);
-    const auto r = FixedPart<ring::RangeRecord>(rec);
-    const auto name = RecordName(rec);
+    EXPECT_EQ(analysis::RecordTypeOf(rec), ring::kRange);
+    const auto r = analysis::FixedPart<ring::RangeRecord>(rec);
+    const auto name = analysis::RecordName(rec);
     EXPECT_TRUE(r && name);
     if (r && name) out.push_back({std::string(*name), r->payload, r->tid});
     return true;
@@ -226,7 +226,7 @@ TEST(RingTest, InlineTextBeyondItsRecordIsRefused) {
   bool refused = false;
   ASSERT_TRUE(reader
                   ->Drain([&](std::span<const uint8_t> rec) {
-                    refused = !RecordName(rec).has_value();
+                    refused = !analysis::RecordName(rec).has_value();
                     return true;
                   })
                   .ok());
@@ -251,8 +251,8 @@ TEST(RingTest, GarbageNeverCrashesTheReader) {
     uint64_t bytes = 0;
     auto n = reader->Drain([&](std::span<const uint8_t> rec) {
       bytes += rec.size();
-      (void)RecordName(rec);
-      (void)StallReason(rec);
+      (void)analysis::RecordName(rec);
+      (void)analysis::StallReason(rec);
       return true;
     });
     if (n.ok()) {
@@ -287,8 +287,8 @@ TEST(RingTest, ManyProducersAndAConcurrentReaderSeeEveryRecordOnceInOrder) {
   uint64_t total = 0;
   bool ok = true;
   auto consume = [&](std::span<const uint8_t> rec) {
-    const auto r = FixedPart<ring::RangeRecord>(rec);
-    const auto name = RecordName(rec);
+    const auto r = analysis::FixedPart<ring::RangeRecord>(rec);
+    const auto name = analysis::RecordName(rec);
     if (!r || !name || r->tid < 1 || r->tid > kThreads || r->payload != next[r->tid] ||
         name->size() != r->payload % 97 ||
         (!name->empty() && (*name)[0] != static_cast<char>('A' + r->tid - 1))) {
