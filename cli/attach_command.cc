@@ -19,7 +19,7 @@
 #include "analysis/report/analyze_report.h"
 #include "analysis/summary/trace_summary.h"
 #include "cli/command_flags.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/handoff_output.h"
 #include "cli/trace_loader.h"
 

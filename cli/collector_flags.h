@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "cli/command_flags.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/selection_flags.h"
 
 namespace opmap::cli {

@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/selection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
 

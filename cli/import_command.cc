@@ -17,7 +17,7 @@
 #include "analysis/wire/batch_codec.h"
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/import_stream.h"
 #include "cli/trace_file_text.h"
 #include "client/ingest_sender.h"

@@ -13,7 +13,7 @@
 #include "analysis/stats/ddsketch.h"
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/query_common.h"
 #include "cli/selection_flags.h"
 #include "common/base/absl_view.h"

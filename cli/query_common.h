@@ -11,7 +11,7 @@
 #include "common/text/aligned_table.h"
 #include "common/text/csv.h"
 #include "common/text/json_writer.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/selection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
 

@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/stats/ddsketch.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/query_common.h"
 #include "common/base/absl_view.h"
 #include "common/text/json_writer.h"

@@ -17,7 +17,7 @@
 #include "analysis/mfu/hardware_envelope.h"
 #include "analysis/profile/workload_profile.h"
 #include "analysis/release/release_recommendation.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
 
 namespace opmap::cli {

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/release/fit_matrix.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/report_arms.h"
 #include "cli/report_output.h"
 

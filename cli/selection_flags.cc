@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "absl/strings/numbers.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 
 namespace opmap::cli {
 

@@ -9,7 +9,7 @@
 #include "common/text/json_writer.h"
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 #include "cli/query_common.h"
 #include "common/io/read_file.h"
 #include "cli/report_marker.h"

@@ -1,6 +1,6 @@
 // How a program talks to one or more collectors: gRPC channels to the addresses (tried in
 // order: failover), TLS or mutual TLS, and the per-call metadata `authorization: Bearer
-// TOKEN`. Parses no command line: opmap (cli/grpc_client.h) and opmap-agent fill the
+// TOKEN`. Parses no command line: opmap (cli/connection_flags.h) and opmap-agent fill the
 // options from their own flags. Used by `opmap import/query/export/report`, the agent's
 // uploader and the ingest benchmark.
 //

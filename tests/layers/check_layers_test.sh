@@ -9,7 +9,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/docs" "$tmp/analysis/summary" "$tmp/cli" "$tmp/common/io" "$tmp/agent/inject"
 cp "$repo/docs/architecture.md" "$tmp/docs/"
-printf '#pragma once\n' > "$tmp/cli/grpc_client.h"
+printf '#pragma once\n' > "$tmp/cli/connection_flags.h"
 printf '#pragma once\n' > "$tmp/common/io/read_file.h"
 printf '#pragma once\n' > "$tmp/analysis/summary/trace_summary.h"
 cat > "$tmp/analysis/summary/ok.cc" <<'CC'
@@ -37,12 +37,12 @@ out="$("$repo/scripts/check_layers.sh" --root "$tmp")" || { echo "FAIL: a clean 
 # The planted violations: analysis/ reaching up into cli/, the injection library into common/.
 cat > "$tmp/analysis/summary/bad.cc" <<'CC'
 #include <string>
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 CC
 printf '\n#include "common/io/read_file.h"\n' > "$tmp/agent/inject/bad.cc"
 check
 [[ $rc == 1 ]] || { echo "FAIL: exit $rc, expected 1"; exit 1; }
-grep -q '^analysis/summary/bad.cc:2: analysis/ may not include "cli/grpc_client.h"' <<<"$out" \
+grep -q '^analysis/summary/bad.cc:2: analysis/ may not include "cli/connection_flags.h"' <<<"$out" \
   || { echo "FAIL: the analysis/ violation is not named with its line"; exit 1; }
 grep -q '^agent/inject/bad.cc:2: agent/inject/ may not include "common/io/read_file.h"' <<<"$out" \
   || { echo "FAIL: the agent/inject/ violation is not named with its line"; exit 1; }
@@ -51,16 +51,16 @@ rm "$tmp/analysis/summary/bad.cc" "$tmp/agent/inject/bad.cc"
 
 # The other include forms name the same header: angle brackets, and a path relative to
 # the including file.
-printf '#include <cli/grpc_client.h>\n' > "$tmp/analysis/summary/angle.cc"
-printf '#include "../../cli/grpc_client.h"\n' > "$tmp/analysis/summary/relative.cc"
+printf '#include <cli/connection_flags.h>\n' > "$tmp/analysis/summary/angle.cc"
+printf '#include "../../cli/connection_flags.h"\n' > "$tmp/analysis/summary/relative.cc"
 # A top-level folder the table does not know.
 mkdir -p "$tmp/newtop"
 printf 'int x;\n' > "$tmp/newtop/x.cc"
 check
 [[ $rc == 1 ]] || { echo "FAIL: exit $rc, expected 1 (include forms, unknown folder)"; exit 1; }
-grep -q '^analysis/summary/angle.cc:1: analysis/ may not include "cli/grpc_client.h"' <<<"$out" \
+grep -q '^analysis/summary/angle.cc:1: analysis/ may not include "cli/connection_flags.h"' <<<"$out" \
   || { echo "FAIL: the angle-bracket include passed"; exit 1; }
-grep -q '^analysis/summary/relative.cc:1: analysis/ may not include "../../cli/grpc_client.h" = "cli/grpc_client.h"' <<<"$out" \
+grep -q '^analysis/summary/relative.cc:1: analysis/ may not include "../../cli/connection_flags.h" = "cli/connection_flags.h"' <<<"$out" \
   || { echo "FAIL: the relative include passed"; exit 1; }
 grep -q '^newtop/x.cc: folder newtop/ has no row' <<<"$out" \
   || { echo "FAIL: a folder missing from the table passed"; exit 1; }

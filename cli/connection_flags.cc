@@ -1,4 +1,4 @@
-#include "cli/grpc_client.h"
+#include "cli/connection_flags.h"
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
