@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """opmap-demo-infer under opmap-agent + libopmap_inject.so, against the demo alone.
 
-Targets (issue 5): the workload's throughput with agent + library capturing is within 3% of
+Targets (docs/benchmarks.md): the workload's throughput with agent + library capturing is within 3% of
 running without them ("during windows"), within 0.5% while registered but between windows;
 the agent's CPU per 100k records/s is at most 2% of a core; its peak RSS at most 64 MiB.
 

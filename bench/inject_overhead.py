@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """opmap-demo-infer with libopmap_inject.so capturing, dormant, and not loaded.
 
-Targets (issue 3): capturing costs the demo <= 3% throughput, dormant <= 0.5%.
+Targets (docs/benchmarks.md): capturing costs the demo <= 3% throughput, dormant <= 0.5%.
 
 Each round runs the three variants back to back (in a rotating order, so drift in the
 machine's load does not favour one), the demo saturated (one client, one worker, an offered

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nsight Systems SQLite import (issue 7): `opmap analyze FILE --format json` on the larger
+# Nsight Systems SQLite import: `opmap analyze FILE --format json` on the larger
 # export in ../shared/nsys, printed beside `sqlite3 FILE 'select count(*) from
 # CUPTI_ACTIVITY_KIND_KERNEL'` timed in the same run (the floor: opening the file and
 # walking one table). Median of N runs each, interleaved, wall time of the whole command.

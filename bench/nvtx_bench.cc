@@ -1,6 +1,6 @@
 // NVTX push+pop cost with libopmap_inject.so: no tool loaded (NVTX's own no-op, the
 // baseline), the library loaded but dormant (no window), and capturing (window open, this
-// process draining the ring on another thread, as the agent would). Targets (issue 3):
+// process draining the ring on another thread, as the agent would). Targets (docs/benchmarks.md):
 // dormant ≤ 20 ns, capturing ≤ 150 ns per push+pop pair.
 //
 //   nvtx_bench LIB                 runs every mode, each in a fresh process, and prints a table

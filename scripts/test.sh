@@ -54,7 +54,7 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPMAP_FUZZ_REPL
 cmake --build "$BUILD_DIR" -j2
 stage build
 
-# ClickHouse test cluster (issue 8): ZooKeeper + 3 servers on 127.0.0.1, free ports,
+# ClickHouse test cluster: ZooKeeper + 3 servers on 127.0.0.1, free ports,
 # stopped however the run ends. OPMAP_NO_CLICKHOUSE=1: not started, its tests skip.
 if [[ "${OPMAP_NO_CLICKHOUSE:-0}" != "1" ]]; then
   CH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/opmap-ch.XXXXXX")

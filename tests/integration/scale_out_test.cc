@@ -1,4 +1,4 @@
-// Scale-out (issue 8): two stateless collector replicas in front of the 2-shard ClickHouse
+// Scale-out: two stateless collector replicas in front of the 2-shard ClickHouse
 // cluster (shard 1 with two replicas). A shared H100 trace goes in as an agent's batches,
 // alternating between the two collectors; mid-import one collector and one ClickHouse
 // replica are SIGKILLed, the batches meant for the dead collector fail over to the other,

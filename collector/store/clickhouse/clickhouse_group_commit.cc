@@ -112,6 +112,7 @@ std::vector<absl::StatusOr<CommitOutcome>> ClickHouseStore::CommitBatches(
     absl::Span<const BatchCommit* const> commits) {
   std::vector<absl::StatusOr<CommitOutcome>> outcomes(commits.size(),
                                                       absl::UnknownError("not committed"));
+  std::vector<bool> refused(commits.size(), false);  // invalid: decided already
   // Which sessions and seqs to look up: the read-before-insert is skipped for a batch the
   // caller knows to follow its stored session (BatchCommit::follows_stored) unless it
   // completes the session.
@@ -120,6 +121,7 @@ std::vector<absl::StatusOr<CommitOutcome>> ClickHouseStore::CommitBatches(
     const BatchCommit& c = *commits[i];
     if (absl::Status st = query_common::ValidateCommit(c); !st.ok()) {
       outcomes[i] = st;
+      refused[i] = true;
       continue;
     }
     if (c.follows_stored && c.rollup == nullptr) continue;
@@ -130,8 +132,8 @@ std::vector<absl::StatusOr<CommitOutcome>> ClickHouseStore::CommitBatches(
                                       QuoteString(b.session_id()), ", ", b.seq(), ")"));
   }
   auto fail_pending = [&](const absl::Status& st) {
-    for (auto& o : outcomes) {
-      if (!o.ok() && o.status().code() == absl::StatusCode::kUnknown) o = st;
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (!refused[i]) outcomes[i] = st;
     }
     return outcomes;
   };
@@ -175,7 +177,7 @@ std::vector<absl::StatusOr<CommitOutcome>> ClickHouseStore::CommitBatches(
   };
   absl::flat_hash_map<SessionId, Pending> pending;  // this group's batches' windows
   for (size_t i = 0; i < commits.size(); ++i) {
-    if (!outcomes[i].ok() && outcomes[i].status().code() != absl::StatusCode::kUnknown) continue;
+    if (refused[i]) continue;
     const BatchCommit& c = *commits[i];
     const opmap::v1::Batch& b = *c.batch;
     SessionId sid{b.agent_id(), b.session_id()};
