@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/release/release_internal.h"
+#include "common/text/units.h"
 
 namespace opmap::analysis {
 
@@ -106,7 +107,7 @@ std::string ProfileRevision(const Arm& arm) {
 
 namespace release_internal {
 
-std::string Ms(double ns) { return absl::StrFormat("%.2f ms", ns / 1e6); }
+std::string Ms(double ns) { return text::MillisWithUnit(ns); }
 std::string SignedPercent(double change) { return absl::StrFormat("%+.1f%%", change * 100); }
 
 MfuBasis ChooseMfuBasis(const Arm& b, const Arm& c) {

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "analysis/stats/quantiles.h"
+#include "common/text/units.h"
 
 namespace opmap::analysis {
 namespace {
@@ -68,7 +69,6 @@ ComponentSums SumsOf(const RequestBreakdowns& b, const std::vector<size_t>& memb
   return out;
 }
 
-std::string Ms(double ns) { return absl::StrFormat("%.2f ms", ns / 1e6); }
 
 std::string Describe(const ComponentExcess& c, bool by_module) {
   std::string what(RequestComponentPhrase(c.kind));
@@ -78,12 +78,12 @@ std::string Describe(const ComponentExcess& c, bool by_module) {
 }
 
 std::string Sentence(const TailExplanation& t) {
-  std::string s = absl::StrFormat("p%g (%s) is %.2fx p50 (%s)", t.quantile * 100,
-                                  Ms(t.quantile_ns), t.p50_ns > 0 ? t.quantile_ns / t.p50_ns : 0,
-                                  Ms(t.p50_ns));
+  std::string s = absl::StrFormat(
+      "p%g (%s) is %.2fx p50 (%s)", t.quantile * 100, text::MillisWithUnit(t.quantile_ns),
+      t.p50_ns > 0 ? t.quantile_ns / t.p50_ns : 0, text::MillisWithUnit(t.p50_ns));
   if (t.gap_ns <= 0) return s + "; the tail takes no longer than the p40-p60 band";
-  s += absl::StrFormat("; the %d slowest requests take %s more than the p40-p60 band", 
-                       t.tail_requests, Ms(t.gap_ns));
+  s += absl::StrFormat("; the %d slowest requests take %s more than the p40-p60 band",
+                       t.tail_requests, text::MillisWithUnit(t.gap_ns));
   if (!t.by_module.empty()) {
     s += absl::StrFormat(": %.0f%% of the excess is %s", 100 * t.by_module.front().share,
                          Describe(t.by_module.front(), true));
