@@ -8,17 +8,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/text/printable.h"
+#include "common/text/units.h"
 
 namespace opmap::cli::query_internal {
 
 std::string QuantileName(double q) { return absl::StrFormat("p%g", q * 100); }
 
 // Exact µs with 3 decimals from integer ns.
-std::string UsFromNs(int64_t ns) {
-  std::string sign = ns < 0 ? "-" : "";
-  uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  return absl::StrFormat("%s%d.%03d", sign, a / 1000, a % 1000);
-}
+std::string UsFromNs(int64_t ns) { return text::FormatNanosAsMicros(ns); }
 std::string UsFromNs(double ns) {
   if (!std::isfinite(ns)) return "unavailable";
   return absl::StrFormat("%.3f", ns / 1000.0);

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/text/json_writer.h"
+#include "common/text/units.h"
 
 namespace opmap::analysis {
 namespace {
@@ -70,9 +71,9 @@ void AppendEventHead(const char* cat, std::string_view name, int64_t pid, int64_
   out->append("\",\"name\":");
   text::AppendJsonEscaped(name, out);
   absl::StrAppend(out, ",\"pid\":", pid, ",\"tid\":", tid, ",\"ts\":");
-  AppendNanosAsMicros(start_ns, out);
+  text::AppendNanosAsMicros(start_ns, out);
   out->append(",\"dur\":");
-  AppendNanosAsMicros(dur_ns, out);
+  text::AppendNanosAsMicros(dur_ns, out);
 }
 
 void AppendMetadata(const char* what, int64_t pid, int64_t tid, std::string_view name,
@@ -143,22 +144,6 @@ bool IsDimsArray(std::string_view s) {
 }
 
 }  // namespace
-
-void AppendNanosAsMicros(int64_t ns, std::string* out) {
-  uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  if (ns < 0) out->push_back('-');
-  uint64_t frac = magnitude % 1000;
-  absl::StrAppend(out, magnitude / 1000, ".");
-  out->push_back(static_cast<char>('0' + frac / 100));
-  out->push_back(static_cast<char>('0' + frac / 10 % 10));
-  out->push_back(static_cast<char>('0' + frac % 10));
-}
-
-std::string FormatNanosAsMicros(int64_t ns) {
-  std::string out;
-  AppendNanosAsMicros(ns, &out);
-  return out;
-}
 
 ChromeTraceWriter::ChromeTraceWriter(ChromeTraceOptions options, Sink sink)
     : options_(options), sink_(std::move(sink)) {

@@ -56,10 +56,6 @@ struct ChromeTraceSource {
   std::vector<std::pair<std::string, std::string>> resource;
 };
 
-// Formats ns as µs with three decimals: 1234567 -> "1234.567", -1500 -> "-1.500".
-std::string FormatNanosAsMicros(int64_t ns);
-void AppendNanosAsMicros(int64_t ns, std::string* out);
-
 class ChromeTraceWriter {
  public:
   // Receives the next bytes of the document; returns false to stop (e.g. the reader is

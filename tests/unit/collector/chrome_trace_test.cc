@@ -13,6 +13,7 @@
 #include "analysis/import/kineto_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
 #include "tests/testing/shared_data.h"
+#include "common/text/units.h"
 
 namespace opmap::analysis {
 namespace {
@@ -62,14 +63,14 @@ Trace TinyTrace() {
 }
 
 TEST(ChromeTraceTest, FormatsMicrosFromIntegerNanos) {
-  EXPECT_EQ(FormatNanosAsMicros(0), "0.000");
-  EXPECT_EQ(FormatNanosAsMicros(1), "0.001");
-  EXPECT_EQ(FormatNanosAsMicros(999), "0.999");
-  EXPECT_EQ(FormatNanosAsMicros(1234567), "1234.567");
-  EXPECT_EQ(FormatNanosAsMicros(-1500), "-1.500");
-  EXPECT_EQ(FormatNanosAsMicros(1'700'000'000'123'456'789), "1700000000123456.789");
-  EXPECT_EQ(FormatNanosAsMicros(std::numeric_limits<int64_t>::max()), "9223372036854775.807");
-  EXPECT_EQ(FormatNanosAsMicros(std::numeric_limits<int64_t>::min()), "-9223372036854775.808");
+  EXPECT_EQ(text::FormatNanosAsMicros(0), "0.000");
+  EXPECT_EQ(text::FormatNanosAsMicros(1), "0.001");
+  EXPECT_EQ(text::FormatNanosAsMicros(999), "0.999");
+  EXPECT_EQ(text::FormatNanosAsMicros(1234567), "1234.567");
+  EXPECT_EQ(text::FormatNanosAsMicros(-1500), "-1.500");
+  EXPECT_EQ(text::FormatNanosAsMicros(1'700'000'000'123'456'789), "1700000000123456.789");
+  EXPECT_EQ(text::FormatNanosAsMicros(std::numeric_limits<int64_t>::max()), "9223372036854775.807");
+  EXPECT_EQ(text::FormatNanosAsMicros(std::numeric_limits<int64_t>::min()), "-9223372036854775.808");
 }
 
 TEST(ChromeTraceTest, ExactTextForTinyTrace) {
