@@ -33,14 +33,14 @@ const std::vector<Key>& Keys() {
       {"engines", false, "LIST", "sqlite, clickhouse or both, comma-separated (default sqlite)",
        [](std::string_view v, Options* o) -> absl::Status {
          o->sqlite = o->clickhouse = false;
-         for (absl::string_view e : absl::StrSplit(absl::string_view(v.data(), v.size()), ',')) {
+         for (const std::string& e : config::SplitCommaList(v)) {
            if (e == "sqlite") {
              o->sqlite = true;
            } else if (e == "clickhouse") {
              o->clickhouse = true;
            } else {
              return absl::InvalidArgumentError(
-                 absl::StrCat("'", std::string(e), "' is not sqlite or clickhouse"));
+                 absl::StrCat("'", e, "' is not sqlite or clickhouse"));
            }
          }
          return absl::OkStatus();

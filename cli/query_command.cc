@@ -17,6 +17,7 @@
 #include "cli/query_common.h"
 #include "cli/selection_flags.h"
 #include "common/base/absl_view.h"
+#include "common/config/flag_config.h"
 #include "common/text/json_writer.h"
 #include "opmap/v1/query.grpc.pb.h"
 #include "common/text/printable.h"
@@ -240,10 +241,10 @@ int Kernels(const Args& args, CollectorChannel& client, const opmap::v1::TimeRan
 absl::Status SetGroupBy(std::string_view v, Args* args) {
   args->rows_flag = true;
   bool any = false;
-  for (absl::string_view part : absl::StrSplit(base::AbslView(v), ',', absl::SkipWhitespace())) {
+  for (const std::string& part : config::SplitCommaList(v)) {
     opmap::v1::GroupBy g;
     std::string name;
-    if (!ParseGroupBy(std::string_view(part.data(), part.size()), &g, &name)) {
+    if (!ParseGroupBy(part, &g, &name)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown key '", part,
           "' (expected operator, layer_type, kernel, host, revision, module, module_type, "
@@ -261,7 +262,7 @@ absl::Status SetGroupBy(std::string_view v, Args* args) {
 // requests above and below it).
 absl::Status ParseQuantiles(std::string_view v, bool open, std::vector<double>* out) {
   out->clear();
-  for (absl::string_view part : absl::StrSplit(base::AbslView(v), ',', absl::SkipWhitespace())) {
+  for (const std::string& part : config::SplitCommaList(v)) {
     double q;
     if (!absl::SimpleAtod(part, &q) || !(open ? q > 0 && q < 1 : q >= 0 && q <= 1)) {
       return absl::InvalidArgumentError(

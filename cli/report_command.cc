@@ -26,6 +26,7 @@
 #include "cli/report_output.h"
 #include "cli/selection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"
+#include "common/config/flag_config.h"
 
 namespace opmap::cli {
 namespace {
@@ -194,9 +195,8 @@ int RunReport(const std::vector<std::string>& argv) {
     if (arms_key.empty()) return ReportUsage("--arms: empty KEY");
     if (eq != std::string::npos) {
       std::set<std::string> seen;
-      for (absl::string_view v : absl::StrSplit(args.arms.substr(eq + 1), ',')) {
-        if (v.empty()) return ReportUsage("--arms " + args.arms + ": an empty value");
-        if (!seen.insert(std::string(v)).second) {
+      for (const std::string& v : config::SplitCommaList(args.arms.substr(eq + 1))) {
+        if (!seen.insert(v).second) {
           return ReportUsage("--arms " + args.arms + ": '" + std::string(v) + "' is listed twice");
         }
         arms_values.emplace_back(v);

@@ -108,11 +108,18 @@ absl::StatusOr<int64_t> ParseBytes(std::string_view text) {
   return n << shift;
 }
 
-absl::StatusOr<std::vector<std::string>> ParseAddressList(std::string_view list) {
+std::vector<std::string> SplitCommaList(std::string_view list) {
   std::vector<std::string> out;
   for (std::string_view part : text::Lines(list, ',')) {
-    const std::string_view addr = text::Trim(part);
-    if (addr.empty()) continue;
+    const std::string_view item = text::Trim(part);
+    if (!item.empty()) out.emplace_back(item);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> ParseAddressList(std::string_view list) {
+  std::vector<std::string> out;
+  for (const std::string& addr : SplitCommaList(list)) {
     std::string host;
     int port = 0;
     if (!SplitHostPort(addr, &host, &port).ok()) {

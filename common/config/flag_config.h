@@ -47,8 +47,12 @@ absl::StatusOr<absl::Duration> ParseDurationOrZero(std::string_view text);
 absl::StatusOr<int64_t> ParseBytes(std::string_view text);
 // "host:port" / "[v6]:port"; the port must be 0..65535.
 absl::Status SplitHostPort(std::string_view address, std::string* host, int* port);
-// "h1:p1, h2:p2": the addresses in order, trimmed, each HOST:PORT (not resolved); at least
-// one. Every list of collectors (opmap's --collector, the agent's `collector`).
+// The one comma-list grammar of every flag that takes a list (--group-by, --quantiles,
+// --arms, --engines, collector addresses): items separated by commas, the spaces around
+// each trimmed, empty items ignored. "a, b,,c " -> {"a", "b", "c"}.
+std::vector<std::string> SplitCommaList(std::string_view list);
+// "h1:p1, h2:p2": the addresses in order (SplitCommaList), each HOST:PORT (not resolved);
+// at least one. Every list of collectors (opmap's --collector, the agent's `collector`).
 absl::StatusOr<std::vector<std::string>> ParseAddressList(std::string_view list);
 // "KEY=VALUE" (a label): KEY non-empty, VALUE may be empty or hold '='.
 absl::StatusOr<std::pair<std::string, std::string>> ParseLabel(std::string_view text);

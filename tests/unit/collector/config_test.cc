@@ -208,6 +208,13 @@ TEST(ConfigTest, HostPort) {
 namespace opmap::config {
 namespace {
 
+TEST(FlagValues, CommaListsTrimAndSkipEmptyItems) {
+  EXPECT_EQ(SplitCommaList(" a, b,,c , "), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(SplitCommaList("0.5,0.99"), (std::vector<std::string>{"0.5", "0.99"}));
+  EXPECT_TRUE(SplitCommaList(" , ,").empty());
+  EXPECT_TRUE(SplitCommaList("").empty());
+}
+
 TEST(FlagValues, AddressListsAndLabels) {
   absl::StatusOr<std::vector<std::string>> a = ParseAddressList(" c1:7700, [::1]:7701 ,,");
   ASSERT_TRUE(a.ok()) << a.status();
