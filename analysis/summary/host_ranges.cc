@@ -15,27 +15,30 @@ std::vector<int32_t> RangeParents(const Trace& trace, int64_t* thread_count,
                                   std::vector<uint32_t>* sorted) {
   const std::vector<Range>& ranges = trace.ranges;
   std::vector<int32_t> parent(ranges.size(), -1);
-  // Sorted as packed keys, not indices through the ranges (the collector sweeps every
-  // session's ranges: an indirect sort cost as much as the rest of the sweep). A thread is
-  // its rank among the trace's (process, thread) pairs, which are few.
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_rank;
-  for (const Range& r : ranges) thread_rank.try_emplace({r.process, r.thread}, 0);
+  // No sort of every index through the ranges (the collector nests every session's ranges:
+  // that sort cost as much as the rest of the sweep). Each range's thread as a small id in first-seen order (one lookup per range), then the
+  // ids renumbered by (process, thread).
+  absl::flat_hash_map<std::pair<int64_t, int64_t>, uint32_t> thread_id;
+  std::vector<uint32_t> rank_of(ranges.size());
+  for (uint32_t i = 0; i < ranges.size(); ++i) {
+    rank_of[i] = thread_id
+                     .try_emplace({ranges[i].process, ranges[i].thread},
+                                  static_cast<uint32_t>(thread_id.size()))
+                     .first->second;
+  }
   {
-    std::vector<std::pair<int64_t, int64_t>> keys;
-    keys.reserve(thread_rank.size());
-    for (const auto& [key, rank] : thread_rank) keys.push_back(key);
-    std::sort(keys.begin(), keys.end());
-    for (uint32_t i = 0; i < keys.size(); ++i) thread_rank[keys[i]] = i;
+    std::vector<std::pair<std::pair<int64_t, int64_t>, uint32_t>> threads(thread_id.begin(),
+                                                                          thread_id.end());
+    std::sort(threads.begin(), threads.end());
+    std::vector<uint32_t> rank(threads.size());
+    for (uint32_t r = 0; r < threads.size(); ++r) rank[threads[r].second] = r;
+    for (uint32_t& t : rank_of) t = rank[t];
   }
   // Ranges by thread rank (a stable counting sort: index order within a thread), then each
   // thread's slice by (start, longer first, index) — usually in order already, as traces
   // and sessions list a thread's ranges by start: checked, sorted only where not.
-  std::vector<uint32_t> rank_of(ranges.size());
-  std::vector<uint32_t> first(thread_rank.size() + 1, 0);
-  for (uint32_t i = 0; i < ranges.size(); ++i) {
-    rank_of[i] = thread_rank.find({ranges[i].process, ranges[i].thread})->second;
-    ++first[rank_of[i] + 1];
-  }
+  std::vector<uint32_t> first(thread_id.size() + 1, 0);
+  for (uint32_t t : rank_of) ++first[t + 1];
   for (size_t t = 1; t < first.size(); ++t) first[t] += first[t - 1];
   std::vector<uint32_t> order(ranges.size());
   {

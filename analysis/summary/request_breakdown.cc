@@ -334,7 +334,9 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   const std::vector<ThreadService>* on_thread = nullptr;
   std::pair<int64_t, int64_t> thread_of_list = {kNone, kNone};
   absl::flat_hash_map<Served*, std::vector<HeldRange>*> held_on_thread;
-  for (uint32_t i : ranges == nullptr ? std::vector<uint32_t>{} : order) {
+  // (A trace given whole keeps no ranges per request: the shared segments serve it.)
+  static const std::vector<uint32_t> kNoRanges;
+  for (uint32_t i : ranges == nullptr ? kNoRanges : order) {
     const Range& r = rs[i];
     if (IsReplayThread(r.thread)) continue;
     if (std::make_pair(r.process, r.thread) != thread_of_list) {

@@ -55,7 +55,6 @@ void ClickHouseStore::AppendEvents(const opmap::v1::Batch& b, const BatchCommit&
     w.UInt32(e.request);
     w.UInt64(flush);
   }
-  out.events_rows += static_cast<int64_t>(rows.size());
 }
 
 }  // namespace opmap::collector

@@ -24,7 +24,6 @@ inline constexpr char kBatchColumns[] =
 struct SessionRows {
   clickhouse::RowBinaryWriter rollups, device_times, counters, drops, unavailable, power, events,
       buckets, sessions;
-  int64_t events_rows = 0;
 };
 
 inline constexpr char kEventColumns[] =

@@ -1,6 +1,7 @@
 #include "analysis/summary/host_ranges.h"
 
 #include <cmath>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -61,6 +62,25 @@ TEST(HostRanges, SelfTimeSubtractsDirectChildrenOnly) {
   EXPECT_NEAR(share, 1.0, 1e-12);
   EXPECT_EQ(s.layer_types[0].layer_type, LayerType::kOther);  // layer + request + gelu
   EXPECT_EQ(s.layer_types[0].self_ns, 50 + 25 + 10);
+}
+
+// Ranges listed out of order, on threads of two processes: the sweep order is by
+// (process, thread), then start, longer first on ties, then index; parents follow it.
+TEST(HostRanges, ParentsAndSweepOrderWhateverTheListOrder) {
+  Trace t;
+  Add(t, "inner", 20, 30, 9);   // 0: thread 9, inside 2
+  Add(t, "tie-short", 0, 5, 7);  // 1: thread 7, same start as 3, shorter: after it, inside it
+  Add(t, "outer", 10, 50, 9);   // 2: thread 9
+  Add(t, "tie-long", 0, 40, 7);  // 3: thread 7
+  Add(t, "alone", 0, 5, 8);      // 4: thread 8
+  Add(t, "same", 0, 5, 7);       // 5: thread 7, equal to 1: after it (index), inside 3 and 1
+  t.ranges[4].process = 0;       // an earlier process comes first whatever its thread
+  int64_t threads = 0;
+  std::vector<uint32_t> order;
+  const std::vector<int32_t> parent = RangeParents(t, &threads, &order);
+  EXPECT_EQ(threads, 3);
+  EXPECT_EQ(order, (std::vector<uint32_t>{4, 3, 1, 5, 2, 0}));
+  EXPECT_EQ(parent, (std::vector<int32_t>{2, 3, -1, -1, -1, 1}));
 }
 
 TEST(HostRanges, EmptyTrace) {
