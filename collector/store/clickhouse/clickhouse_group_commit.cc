@@ -5,6 +5,7 @@
 // sessions rows last. Why this is exactly once whichever collector a resend reaches:
 // clickhouse_store.h, "Exactly once".
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -47,6 +48,25 @@ uint64_t NewFlush() {
   uint64_t f = 0;
   while (f == 0) f = absl::Uniform<uint64_t>(*gen);
   return f;
+}
+
+// Visits RowBinary rows of (agent String, session String, UInt64, and with `with_flag` a
+// UInt8), the shape of both group lookups.
+absl::Status ForEachSessionRow(
+    std::string_view body, bool with_flag,
+    const std::function<void(std::string_view, std::string_view, uint64_t, bool)>& visit) {
+  RowBinaryReader r(body);
+  while (!r.done()) {
+    ASSIGN_OR_RETURN(const std::string_view agent, r.String());
+    ASSIGN_OR_RETURN(const std::string_view session, r.String());
+    ASSIGN_OR_RETURN(const uint64_t value, r.UInt64());
+    uint8_t flag = 0;
+    if (with_flag) {
+      ASSIGN_OR_RETURN(flag, r.UInt8());
+    }
+    visit(agent, session, value, flag != 0);
+  }
+  return absl::OkStatus();
 }
 
 void WriteBatchRow(const BatchCommit& commit, RowBinaryWriter& w) {
@@ -144,28 +164,23 @@ std::vector<absl::StatusOr<CommitOutcome>> ClickHouseStore::CommitBatches(
         "GROUP BY agent, session FORMAT RowBinary",
         Table("sessions"), absl::StrJoin(session_keys, ", ")));
     if (!body.ok()) return fail_pending(body.status());
-    RowBinaryReader r(*body);
-    while (!r.done()) {
-      absl::StatusOr<std::string_view> agent = r.String();
-      absl::StatusOr<std::string_view> session = agent.ok() ? r.String() : agent;
-      absl::StatusOr<uint64_t> seq = session.ok() ? r.UInt64() : session.status();
-      if (!seq.ok()) return fail_pending(seq.status());
-      stored.complete_seq[{std::string(*agent), std::string(*session)}] = *seq;
-    }
+    absl::Status read = ForEachSessionRow(
+        *body, /*with_flag=*/false,
+        [&](std::string_view agent, std::string_view session, uint64_t seq, bool) {
+          stored.complete_seq[{std::string(agent), std::string(session)}] = seq;
+        });
+    if (!read.ok()) return fail_pending(read);
     body = Query(absl::StrFormat(
         "SELECT agent, session, seq, toUInt8(max(last)) FROM %s WHERE (agent, session, seq) IN "
         "(%s) GROUP BY agent, session, seq FORMAT RowBinary",
         Table("batches"), absl::StrJoin(batch_keys, ", ")));
     if (!body.ok()) return fail_pending(body.status());
-    RowBinaryReader br(*body);
-    while (!br.done()) {
-      absl::StatusOr<std::string_view> agent = br.String();
-      absl::StatusOr<std::string_view> session = agent.ok() ? br.String() : agent;
-      absl::StatusOr<uint64_t> seq = session.ok() ? br.UInt64() : session.status();
-      absl::StatusOr<uint8_t> last = seq.ok() ? br.UInt8() : seq.status();
-      if (!last.ok()) return fail_pending(last.status());
-      stored.batches[{std::string(*agent), std::string(*session), *seq}] = *last != 0;
-    }
+    read = ForEachSessionRow(
+        *body, /*with_flag=*/true,
+        [&](std::string_view agent, std::string_view session, uint64_t seq, bool last) {
+          stored.batches[{std::string(agent), std::string(session), seq}] = last;
+        });
+    if (!read.ok()) return fail_pending(read);
   }
 
   // Each batch in order, as if alone; the group's own batches count as stored for the
