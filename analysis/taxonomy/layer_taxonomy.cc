@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "analysis/taxonomy/name_memo.h"
 #include "common/base/absl_view.h"
 #include "re2/re2.h"
 
@@ -177,6 +178,29 @@ size_t FirstMatch(const std::vector<CompiledRule>& rules, const std::string& tex
   return rules.size();
 }
 
+// Each table's first matching row per distinct name, for the whole process (NameMemo's
+// header says why). 4 MiB each holds ~40,000 typical names; past that, names are matched
+// each time, as before.
+constexpr size_t kMemoBytes = size_t{4} << 20;
+
+size_t MemoizedFirstMatch(const std::vector<CompiledRule>& rules, NameMemo& memo,
+                          std::string_view name) {
+  if (std::optional<int> row = memo.Find(name)) return static_cast<size_t>(*row);
+  const size_t row = FirstMatch(rules, LowercaseAscii(name));
+  memo.Insert(name, static_cast<int>(row));
+  return row;
+}
+
+size_t KernelNameMatch(std::string_view kernel_name) {
+  static NameMemo* const memo = new NameMemo(kMemoBytes);
+  return MemoizedFirstMatch(KernelNameRules(), *memo, kernel_name);
+}
+
+size_t OperatorNameMatch(std::string_view op_name) {
+  static NameMemo* const memo = new NameMemo(kMemoBytes);
+  return MemoizedFirstMatch(OperatorNameRules(), *memo, op_name);
+}
+
 constexpr std::string_view kLayerTypeNames[kNumLayerTypes] = {
     "communication", "memcpy",  "attention", "conv",        "matmul",
     "norm",          "softmax", "embedding", "elementwise", "other",
@@ -200,7 +224,7 @@ std::optional<LayerType> ParseLayerType(std::string_view name) {
 
 int KernelNameTableRow(std::string_view kernel_name) {
   // Row 10 (other) is rules.size() + 1.
-  return static_cast<int>(FirstMatch(KernelNameRules(), LowercaseAscii(kernel_name))) + 1;
+  return static_cast<int>(KernelNameMatch(kernel_name)) + 1;
 }
 
 std::string_view KernelNameTablePattern(int row) {
@@ -210,13 +234,13 @@ std::string_view KernelNameTablePattern(int row) {
 
 LayerType ClassifyKernelName(std::string_view kernel_name) {
   const std::vector<CompiledRule>& rules = KernelNameRules();
-  const size_t i = FirstMatch(rules, LowercaseAscii(kernel_name));
+  const size_t i = KernelNameMatch(kernel_name);
   return i < rules.size() ? rules[i].type : LayerType::kOther;
 }
 
 std::optional<LayerType> ClassifyOperatorName(std::string_view op_name) {
   const std::vector<CompiledRule>& rules = OperatorNameRules();
-  const size_t i = FirstMatch(rules, LowercaseAscii(op_name));
+  const size_t i = OperatorNameMatch(op_name);
   if (i == rules.size()) return std::nullopt;
   return rules[i].type;
 }
