@@ -1,0 +1,143 @@
+# The dependency table of docs/architecture.md (between `<!-- layers: begin -->` and
+# `<!-- layers: end -->`), enforced by the compiler: no target of ours sees the source
+# root. Each target compiles against an include root holding only what its folder's row
+# allows (a folder of symlinks under build/layer_roots/), and passes on to the targets that
+# link it only its own folder. `#include "cli/x.h"` in analysis/ then fails to compile —
+# "cli/x.h: No such file or directory" — like Perfetto's `gn check`. The forms the compiler
+# cannot refuse (a path relative to the including file) and per-file rows are
+# scripts/check_layers.sh's.
+#
+# opmap_enforce_layers(), called once at the end of the top-level CMakeLists.txt, applies
+# this to every target defined under the source tree; a target in a folder the table has
+# no row for stops the configure.
+
+# The table's rows, as global properties: OPMAP_LAYER_ROWS (the folder cells) and
+# OPMAP_LAYER_ALLOWS_<row as a C identifier> (the allowed cells, a list).
+function(_opmap_read_layers_table)
+  set(doc "${PROJECT_SOURCE_DIR}/docs/architecture.md")
+  set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${doc}")
+  file(STRINGS "${doc}" lines)
+  set(inside FALSE)
+  set(rows "")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "<!-- layers: begin -->")
+      set(inside TRUE)
+    elseif(line MATCHES "<!-- layers: end -->")
+      set(inside FALSE)
+    elseif(inside AND line MATCHES "^\\| `([^`]+)` \\|(.*)\\|$")
+      set(row "${CMAKE_MATCH_1}")
+      string(REGEX MATCHALL "`[^`]+`" allowed "${CMAKE_MATCH_2}")
+      string(REPLACE "`" "" allowed "${allowed}")
+      string(MAKE_C_IDENTIFIER "${row}" key)
+      set_property(GLOBAL PROPERTY OPMAP_LAYER_ALLOWS_${key} "${allowed}")
+      list(APPEND rows "${row}")
+    endif()
+  endforeach()
+  if(NOT rows)
+    message(FATAL_ERROR "${doc}: no layers table between <!-- layers: begin --> and <!-- layers: end -->")
+  endif()
+  set_property(GLOBAL PROPERTY OPMAP_LAYER_ROWS "${rows}")
+endfunction()
+
+# The row governing `folder` (relative, ending in "/"): the longest row that prefixes it.
+function(_opmap_layer_row folder out)
+  get_property(rows GLOBAL PROPERTY OPMAP_LAYER_ROWS)
+  set(best "")
+  foreach(row IN LISTS rows)
+    string(FIND "${folder}" "${row}" at)
+    string(LENGTH "${row}" n)
+    string(LENGTH "${best}" best_n)
+    if(at EQUAL 0 AND n GREATER best_n)
+      set(best "${row}")
+    endif()
+  endforeach()
+  set(${out} "${best}" PARENT_SCOPE)
+endfunction()
+
+# Makes `root` a folder of symlinks to the source entries `paths` (folders ending in "/",
+# or file-name prefixes such as collector/store/query_common), once per configure. An entry
+# under another entry of the list is already reachable through it.
+function(_opmap_layer_root root paths)
+  get_property(made GLOBAL PROPERTY OPMAP_LAYER_ROOTS_MADE)
+  if("${root}" IN_LIST made)
+    return()
+  endif()
+  set_property(GLOBAL APPEND PROPERTY OPMAP_LAYER_ROOTS_MADE "${root}")
+  file(REMOVE_RECURSE "${root}")
+  file(MAKE_DIRECTORY "${root}")
+  foreach(path IN LISTS paths)
+    set(covered FALSE)
+    foreach(other IN LISTS paths)
+      string(FIND "${path}" "${other}" at)
+      if(at EQUAL 0 AND NOT other STREQUAL path AND other MATCHES "/$")
+        set(covered TRUE)
+      endif()
+    endforeach()
+    if(covered)
+      continue()
+    endif()
+    if(path MATCHES "^(.*)/$")
+      set(targets "${PROJECT_SOURCE_DIR}/${CMAKE_MATCH_1}")
+    else()
+      file(GLOB targets LIST_DIRECTORIES false "${PROJECT_SOURCE_DIR}/${path}*")
+    endif()
+    foreach(target IN LISTS targets)
+      if(NOT EXISTS "${target}")
+        continue()
+      endif()
+      file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${target}")
+      get_filename_component(parent "${root}/${rel}" DIRECTORY)
+      file(MAKE_DIRECTORY "${parent}")
+      file(CREATE_LINK "${target}" "${root}/${rel}" SYMBOLIC)
+    endforeach()
+  endforeach()
+endfunction()
+
+# Gives `target` (defined in `dir`) the include roots its row allows.
+function(_opmap_layer_includes target dir)
+  file(RELATIVE_PATH folder "${PROJECT_SOURCE_DIR}" "${dir}")
+  set(folder "${folder}/")
+  _opmap_layer_row("${folder}" row)
+  if(row STREQUAL "")
+    message(FATAL_ERROR "${dir}/CMakeLists.txt: target ${target}: folder ${folder} has no row "
+                        "in the layers table of docs/architecture.md")
+  endif()
+  string(MAKE_C_IDENTIFIER "${row}" key)
+  get_property(allowed GLOBAL PROPERTY OPMAP_LAYER_ALLOWS_${key})
+  set(allowed_root "${PROJECT_BINARY_DIR}/layer_roots/row_${key}")
+  _opmap_layer_root("${allowed_root}" "${allowed}")
+  string(MAKE_C_IDENTIFIER "${folder}" own_key)
+  set(own_root "${PROJECT_BINARY_DIR}/layer_roots/own_${own_key}")
+  _opmap_layer_root("${own_root}" "${folder}")
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    target_include_directories(${target} INTERFACE "${own_root}")
+  elseif(type STREQUAL "EXECUTABLE")
+    target_include_directories(${target} PRIVATE "${allowed_root}")
+  else()
+    target_include_directories(${target} PRIVATE "${allowed_root}" INTERFACE "${own_root}")
+  endif()
+endfunction()
+
+# Every target defined in `dir` and the folders under it.
+function(_opmap_enforce_layers_in dir)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    if(NOT type STREQUAL "UTILITY")
+      _opmap_layer_includes(${target} "${dir}")
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(subdir IN LISTS subdirs)
+    _opmap_enforce_layers_in("${subdir}")
+  endforeach()
+endfunction()
+
+function(opmap_enforce_layers)
+  _opmap_read_layers_table()
+  get_property(subdirs DIRECTORY "${PROJECT_SOURCE_DIR}" PROPERTY SUBDIRECTORIES)
+  foreach(subdir IN LISTS subdirs)
+    _opmap_enforce_layers_in("${subdir}")
+  endforeach()
+endfunction()
