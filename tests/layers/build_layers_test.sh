@@ -3,7 +3,8 @@
 # of each of analysis/, collector/store/sqlite/ and agent/inject/, its real compile command
 # (from BUILD/compile_commands.json) compiles a planted file that includes what the row
 # allows, and fails on each planted include the row forbids — quoted and angle-bracket —
-# with "No such file or directory". Relative includes are scripts/check_layers.sh's.
+# with "No such file or directory". Relative includes are scripts/check_layers.sh's. And a
+# copy of the tree with a target in a folder the table has no row for does not configure.
 #
 # usage: tests/layers/build_layers_test.sh BUILD_DIR
 set -euo pipefail
@@ -86,4 +87,24 @@ expect_refused collector/store/sqlite/ '#include "collector/store/clickhouse/cli
 expect_ok agent/inject/ '#include "abi/ring_protocol.h"'
 expect_refused agent/inject/ '#include "common/io/read_file.h"'
 expect_refused agent/inject/ '#include "analysis/model/trace.h"'
+
+# A target in a folder without a row: the configure stops, naming it.
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+mkdir "$tmp/tree"
+(cd "$repo" && git ls-files -z | xargs -0 cp --parents -t "$tmp/tree" 2>/dev/null) \
+  || { echo "FAIL: cannot copy the tree"; exit 1; }
+mkdir -p "$tmp/tree/newtop"
+printf 'int x;\n' > "$tmp/tree/newtop/x.cc"
+printf 'add_library(newtop_lib STATIC x.cc)\n' > "$tmp/tree/newtop/CMakeLists.txt"
+sed -i 's|^include(cmake/layers.cmake)$|add_subdirectory(newtop)\n&|' "$tmp/tree/CMakeLists.txt"
+grep -q '^add_subdirectory(newtop)$' "$tmp/tree/CMakeLists.txt" \
+  || { echo "FAIL: CMakeLists.txt no longer includes cmake/layers.cmake on a line of its own"; exit 1; }
+set +e
+out="$(cmake -S "$tmp/tree" -B "$tmp/tree/build" -G Ninja -DOPMAP_BUILD_TESTS=OFF \
+  -DOPMAP_BUILD_BENCH=OFF 2>&1)"
+rc=$?
+set -e
+[[ $rc != 0 ]] || { echo "FAIL: a target in a folder without a row configured"; exit 1; }
+tr -s ' \n' ' ' <<<"$out" | grep -q "target newtop_lib: folder newtop/ has no row" \
+  || { echo "FAIL: the configure failed for another reason:"; echo "$out" | tail -20; exit 1; }
 echo "PASS"
