@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "tests/integration/collector_fixture.h"
 
 namespace opmap::bench {
@@ -38,7 +38,7 @@ absl::StatusOr<int64_t> Count(const BenchCluster& c, const std::string& sql) {
 
 std::string Quoted(const std::vector<std::string>& names) {
   std::vector<std::string> q;
-  for (const std::string& n : names) q.push_back(opmap::collector::clickhouse::QuoteString(n));
+  for (const std::string& n : names) q.push_back(opmap::collector::clickhouse_client::QuoteString(n));
   return absl::StrJoin(q, ", ");
 }
 

@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "client/collector_channel.h"
 #include "client/ingest_sender.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "opmap/v1/query.grpc.pb.h"
 
 namespace opmap::bench {
@@ -260,10 +260,10 @@ std::vector<pid_t> BenchCluster::ServerPids() const {
 }
 
 absl::StatusOr<std::string> BenchCluster::Query(const std::string& sql) const {
-  auto parsed = opmap::collector::clickhouse::ParseClickHouseUrl(Env("CH_URL"));
+  auto parsed = opmap::collector::clickhouse_client::ParseClickHouseUrl(Env("CH_URL"));
   if (!parsed.ok()) return parsed.status();
   parsed->client.request_timeout = absl::Seconds(120);
-  opmap::collector::clickhouse::HttpClient client(parsed->client);
+  opmap::collector::clickhouse_client::HttpClient client(parsed->client);
   return client.Query(sql);
 }
 

@@ -86,7 +86,7 @@ candidates, and mitigations with owners and gain bounds. html is one self-contai
 with plots (per-layer time, operator roofline). Sign it with `opmap signoff FILE`.
   --report F      md, json or html
   --output FILE   write there (atomically) instead of stdout
-  --profile FILE  workload profile (analysis/profile/README.md)
+  --profile FILE  workload profile (analysis/workload/README.md)
   --envelope FILE hardware envelope (analysis/mfu); default: the built-in one for the
                   trace's GPU (A100, H100, H200, B200), else MFU is unavailable
   --gpu NAME      a built-in envelope by name instead

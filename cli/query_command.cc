@@ -14,7 +14,7 @@
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
 #include "cli/connection_flags.h"
-#include "cli/query_common.h"
+#include "cli/query_command_parts.h"
 #include "cli/selection_flags.h"
 #include "common/base/absl_view.h"
 #include "common/config/flag_config.h"

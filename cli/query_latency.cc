@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/stats/ddsketch.h"
 #include "cli/connection_flags.h"
-#include "cli/query_common.h"
+#include "cli/query_command_parts.h"
 #include "common/base/absl_view.h"
 #include "common/text/json_writer.h"
 #include "common/text/printable.h"

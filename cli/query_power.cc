@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/query_common.h"
+#include "cli/query_command_parts.h"
 #include "common/text/power_names.h"
 #include "common/text/printable.h"
 

@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/report/tail_report.h"
 #include "analysis/summary/tail_buckets.h"
-#include "cli/query_common.h"
+#include "cli/query_command_parts.h"
 #include "cli/tail_rows.h"
 #include "common/text/printable.h"
 

@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/mfu/hardware_envelope.h"
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "analysis/release/release_recommendation.h"
 #include "cli/connection_flags.h"
 #include "opmap/v1/query.grpc.pb.h"

@@ -10,13 +10,13 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "analysis/mfu/hardware_envelope.h"
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "analysis/release/release_recommendation.h"
 #include "common/text/json_writer.h"
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
 #include "cli/connection_flags.h"
-#include "cli/query_common.h"
+#include "cli/query_command_parts.h"
 #include "common/io/read_file.h"
 #include "cli/report_arms.h"
 #include "cli/report_fit.h"
@@ -59,7 +59,7 @@ arm over time; the owner and risk map.
   --candidate ARM      the arm to ship
   --fit                also the workload fit of the two arms
   --arms KEY[=V,...]   the workload fit across the values of KEY (two or more)
-  --profile FILE       workload profile (key = value; analysis/profile/README.md): SLA,
+  --profile FILE       workload profile (key = value; analysis/workload/README.md): SLA,
                        throughput target, model FLOPs per request (MFU), quality per
                        revision. Without it those rows are unavailable.
   --envelope FILE      hardware envelope (key = value; analysis/mfu) for MFU, every arm

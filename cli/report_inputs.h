@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "analysis/mfu/hardware_envelope.h"
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 
 namespace opmap::cli {
 

@@ -10,7 +10,7 @@
 #include "cli/collector_flags.h"
 #include "cli/command_flags.h"
 #include "cli/connection_flags.h"
-#include "cli/query_common.h"
+#include "cli/query_command_parts.h"
 #include "common/io/read_file.h"
 #include "cli/report_marker.h"
 #include "common/crypto/sha256.h"

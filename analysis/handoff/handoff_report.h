@@ -18,7 +18,7 @@
 #include "analysis/mapping/kernel_mapper.h"
 #include "analysis/mfu/hardware_envelope.h"
 #include "analysis/mfu/operator_mfu.h"
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "analysis/report/document.h"
 #include "analysis/summary/trace_summary.h"
 #include "analysis/summary/host_tables.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "analysis/mfu/hardware_envelope.h"
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "analysis/release/release_recommendation.h"
 #include "opmap/v1/query.pb.h"
 

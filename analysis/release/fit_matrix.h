@@ -17,7 +17,7 @@
 #include "analysis/bottleneck/bottleneck_class.h"
 #include "analysis/bottleneck/mitigations.h"
 #include "analysis/mfu/hardware_envelope.h"
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "analysis/release/load_curve.h"
 #include "analysis/release/release_recommendation.h"
 #include "analysis/report/document.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "analysis/release/release_recommendation.h"
 
 namespace opmap::analysis {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "analysis/release/mann_whitney.h"
 #include "analysis/report/document.h"
 #include "analysis/summary/tail_explanation.h"

@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 #include "common/text/text_util.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "collector/store/clickhouse/clickhouse_store.h"
 #include "collector/store/sqlite/sqlite_store.h"
 #include "collector/store/store.h"
@@ -28,7 +28,7 @@ absl::Status CheckStoreUrl(std::string_view url) {
     return absl::OkStatus();
   }
   if (url.starts_with(kClickHouse)) {
-    absl::StatusOr<clickhouse::ClickHouseUrl> parsed = clickhouse::ParseClickHouseUrl(url);
+    absl::StatusOr<clickhouse_client::ClickHouseUrl> parsed = clickhouse_client::ParseClickHouseUrl(url);
     return parsed.ok() ? absl::OkStatus() : parsed.status();
   }
   return absl::InvalidArgumentError(absl::StrFormat(

@@ -23,7 +23,7 @@
 
 #include "agent/daemon/agent_config.h"
 #include "collector/auth.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "collector/collector_config.h"
 #include "collector/store/store.h"
 #include "common/config/flag_config.h"
@@ -126,8 +126,8 @@ void StoreUrl(std::string_view url) {
     CheckPasswordHidden(collector::CheckStoreUrl(WithSecret(url)));
   }
   if (url.starts_with("clickhouse://")) {
-    absl::StatusOr<collector::clickhouse::ClickHouseUrl> parsed =
-        collector::clickhouse::ParseClickHouseUrl(url);
+    absl::StatusOr<collector::clickhouse_client::ClickHouseUrl> parsed =
+        collector::clickhouse_client::ParseClickHouseUrl(url);
     Check(parsed.ok() == s.ok(), "CheckStoreUrl agrees with ParseClickHouseUrl");
     if (parsed.ok()) {
       Check(!parsed->client.endpoints.empty(), "a parsed URL has an endpoint");

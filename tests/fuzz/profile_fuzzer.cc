@@ -1,5 +1,5 @@
 // libFuzzer target for the `key = value` files `opmap report` reads beside a trace:
-// the workload profile (analysis/profile/workload_profile.h ParseWorkloadProfileText,
+// the workload profile (analysis/workload/workload_profile.h ParseWorkloadProfileText,
 // then the docs/metrics.md formulas over it, as the release and MFU reports use them)
 // and the hardware envelope override (analysis/mfu/hardware_envelope.h
 // ParseEnvelopeText, then its peaks and ridges). Every input goes to both parsers.
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "analysis/mfu/hardware_envelope.h"
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -19,12 +19,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "common/base/little_endian.h"
 #include "gtest/gtest.h"
 #include "tests/integration/clickhouse_cluster_fixture.h"
 
-namespace opmap::collector::clickhouse {
+namespace opmap::collector::clickhouse_client {
 namespace {
 
 using ::opmap::testing::AcquireClickHouseCluster;
@@ -380,4 +380,4 @@ TEST_F(ClickHouseFaultTest, DISABLED_ReplicaRefusingUnexpectedPartsIsRestoredFro
 }
 
 }  // namespace
-}  // namespace opmap::collector::clickhouse
+}  // namespace opmap::collector::clickhouse_client

@@ -19,11 +19,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace opmap::collector::clickhouse {
+namespace opmap::collector::clickhouse_client {
 namespace {
 
 // A listening socket on 127.0.0.1:0.
@@ -327,4 +327,4 @@ TEST(ClickHouseUrlTest, QuoteStringEscapesQuoteAndBackslash) {
 }
 
 }  // namespace
-}  // namespace opmap::collector::clickhouse
+}  // namespace opmap::collector::clickhouse_client

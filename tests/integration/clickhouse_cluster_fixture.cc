@@ -143,9 +143,9 @@ uint16_t ClickHouseCluster::HttpPort(const std::string& name) const {
   return 0;
 }
 
-collector::clickhouse::ClientOptions ClickHouseCluster::Options(
+collector::clickhouse_client::ClientOptions ClickHouseCluster::Options(
     const std::vector<std::string>& names) const {
-  collector::clickhouse::ClientOptions o;
+  collector::clickhouse_client::ClientOptions o;
   for (const std::string& n : names.empty() ? names_ : names) {
     o.endpoints.push_back({"127.0.0.1", HttpPort(n)});
   }

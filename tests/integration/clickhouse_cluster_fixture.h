@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 
 namespace opmap::testing {
 
@@ -41,7 +41,7 @@ class ClickHouseCluster {
   const std::string& Env(const std::string& key) const;  // "" when absent
 
   // Client options for the named servers in that order (all when empty).
-  collector::clickhouse::ClientOptions Options(const std::vector<std::string>& names = {}) const;
+  collector::clickhouse_client::ClientOptions Options(const std::vector<std::string>& names = {}) const;
   // clickhouse://127.0.0.1:P1,...,127.0.0.1:P3/default?user=default&cluster=opmap
   std::string Url() const;
 

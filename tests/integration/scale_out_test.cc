@@ -20,7 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/wire/batch_codec.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "gtest/gtest.h"
 #include "opmap/v1/ingest.grpc.pb.h"
 #include "tests/integration/clickhouse_cluster_fixture.h"
@@ -120,7 +120,7 @@ class ScaleOut : public ::testing::Test {
 
   // A statement on the cluster: its TSV answer.
   std::string ClickHouse(const std::string& sql) {
-    collector::clickhouse::HttpClient client(cluster_->Options());
+    collector::clickhouse_client::HttpClient client(cluster_->Options());
     absl::StatusOr<std::string> body = client.Query(absl::StrCat(sql, " FORMAT TSV"));
     EXPECT_TRUE(body.ok()) << sql << ": " << body.status();
     return body.ok() ? *body : "";

@@ -25,8 +25,8 @@
 
 namespace opmap::collector {
 
-using clickhouse::RowBinaryReader;
-using clickhouse::RowBinaryWriter;
+using clickhouse_internal::RowBinaryReader;
+using clickhouse_internal::RowBinaryWriter;
 using clickhouse_internal::SaturatedSum;
 
 namespace {

@@ -15,8 +15,8 @@
 namespace opmap::collector {
 namespace {
 
-using clickhouse::QuoteString;
-using clickhouse::RowBinaryReader;
+using clickhouse_client::QuoteString;
+using clickhouse_internal::RowBinaryReader;
 
 constexpr char kSignoffColumns[] =
     "report_sha256, kind, baseline, candidate, verdict, owner, role, signed_ns, principal";
@@ -176,7 +176,7 @@ absl::StatusOr<Store::SignoffOutcome> ClickHouseStore::RecordSignoff(
       return out;
     }
   }
-  clickhouse::RowBinaryWriter w;
+  clickhouse_internal::RowBinaryWriter w;
   w.String(s.report_sha256());
   w.String(s.kind());
   w.String(s.baseline());

@@ -28,7 +28,7 @@ void ClickHouseStore::AppendEvents(const opmap::v1::Batch& b, const BatchCommit&
   const uint32_t day = clickhouse_internal::CaptureDay(
       commit.has_session_window ? commit.session_window_start_ns : b.window_start_ns(),
       commit.has_session_window ? commit.session_window_end_ns : b.window_end_ns());
-  clickhouse::RowBinaryWriter& w = out.events;
+  clickhouse_internal::RowBinaryWriter& w = out.events;
   for (const analysis::EventRow& e : rows) {
     w.UInt32(day);
     w.String(b.agent_id());

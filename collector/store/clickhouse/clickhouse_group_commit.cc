@@ -25,9 +25,9 @@
 
 namespace opmap::collector {
 
-using clickhouse::QuoteString;
-using clickhouse::RowBinaryReader;
-using clickhouse::RowBinaryWriter;
+using clickhouse_client::QuoteString;
+using clickhouse_internal::RowBinaryReader;
+using clickhouse_internal::RowBinaryWriter;
 
 namespace {
 

@@ -22,7 +22,7 @@ inline constexpr char kBatchColumns[] =
 // one RowBinary body per table: a group commit appends every session it completes and
 // sends each body as one INSERT (clickhouse_group_commit.cc).
 struct SessionRows {
-  clickhouse::RowBinaryWriter rollups, device_times, counters, drops, unavailable, power, events,
+  clickhouse_internal::RowBinaryWriter rollups, device_times, counters, drops, unavailable, power, events,
       buckets, sessions;
 };
 
@@ -73,7 +73,7 @@ inline constexpr char kPowerColumns[] =
     "agent, session, domain, device, name, gpu_index, start_ns, end_ns, covered_ns, energy_mj, "
     "method, reads, power_limit_mw, sm_clock_mhz, memory_clock_mhz, throttle_reasons, "
     "temperature_c, persistence, mig, compute_mode, flush";
-void WritePowerRow(const opmap::v1::PowerSample& row, clickhouse::RowBinaryWriter& w);
+void WritePowerRow(const opmap::v1::PowerSample& row, clickhouse_internal::RowBinaryWriter& w);
 
 }  // namespace opmap::collector::clickhouse_internal
 

@@ -20,7 +20,7 @@
 namespace opmap::collector {
 namespace {
 
-using clickhouse::RowBinaryReader;
+using clickhouse_internal::RowBinaryReader;
 
 constexpr int64_t kAbsent = -1;
 
@@ -28,7 +28,7 @@ constexpr int64_t kAbsent = -1;
 
 namespace clickhouse_internal {
 
-void WritePowerRow(const opmap::v1::PowerSample& p, clickhouse::RowBinaryWriter& w) {
+void WritePowerRow(const opmap::v1::PowerSample& p, clickhouse_internal::RowBinaryWriter& w) {
   auto opt = [&](bool has, int64_t v) { w.Int64(has ? v : kAbsent); };
   w.Int32(p.domain());
   w.String(p.device());

@@ -32,7 +32,7 @@ std::string SaturatedSum(std::string_view expr) {
 }
 
 std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filter& filter) {
-  using clickhouse::QuoteString;
+  using clickhouse_client::QuoteString;
   std::string sql;
   if (!(range.start_ns() == 0 && range.end_ns() == 0)) {
     // end 0 = still open.
@@ -57,7 +57,7 @@ std::string Conditions(const opmap::v1::TimeRange& range, const opmap::v1::Filte
 
 namespace {
 
-using clickhouse::RowBinaryReader;
+using clickhouse_internal::RowBinaryReader;
 using clickhouse_internal::SaturatedSum;
 using query_common::Accumulator;
 using query_common::KeyColumn;

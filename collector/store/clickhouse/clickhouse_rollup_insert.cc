@@ -22,7 +22,7 @@
 
 namespace opmap::collector {
 
-using clickhouse::RowBinaryWriter;
+using clickhouse_internal::RowBinaryWriter;
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 
-namespace opmap::collector::clickhouse {
+namespace opmap::collector::clickhouse_internal {
 
 absl::Status RowBinaryReader::Short(size_t need) const {
   return absl::DataLossError(absl::StrFormat(
@@ -62,4 +62,4 @@ absl::StatusOr<std::vector<std::string>> RowBinaryReader::ArrayString() {
   return v;
 }
 
-}  // namespace opmap::collector::clickhouse
+}  // namespace opmap::collector::clickhouse_internal

@@ -22,7 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace opmap::collector::clickhouse {
+namespace opmap::collector::clickhouse_internal {
 
 class RowBinaryWriter {
  public:
@@ -101,6 +101,6 @@ class RowBinaryReader {
   size_t pos_ = 0;
 };
 
-}  // namespace opmap::collector::clickhouse
+}  // namespace opmap::collector::clickhouse_internal
 
 #endif  // OPMAP_COLLECTOR_STORE_CLICKHOUSE_CLICKHOUSE_ROWBINARY_H_

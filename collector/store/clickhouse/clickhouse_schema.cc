@@ -236,7 +236,7 @@ absl::StatusOr<ClickHouseStore::Meta> ClickHouseStore::ReadMeta() {
                                          "toInt64(maxIf(value, key = 'rollup_bucket_ns')) FROM %s "
                                          "FORMAT RowBinary",
                                          Table("opmap_meta"))));
-  clickhouse::RowBinaryReader r(body);
+  clickhouse_internal::RowBinaryReader r(body);
   Meta meta;
   ASSIGN_OR_RETURN(meta.version, r.Int64());
   ASSIGN_OR_RETURN(meta.bucket_ns, r.Int64());

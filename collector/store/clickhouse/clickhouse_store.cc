@@ -20,9 +20,9 @@
 
 namespace opmap::collector {
 
-using clickhouse::QuoteString;
-using clickhouse::RowBinaryReader;
-using clickhouse::RowBinaryWriter;
+using clickhouse_client::QuoteString;
+using clickhouse_internal::RowBinaryReader;
+using clickhouse_internal::RowBinaryWriter;
 
 namespace clickhouse_internal {
 
@@ -63,7 +63,7 @@ using clickhouse_internal::SessionKey;
 using clickhouse_internal::SortedLabels;
 
 absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(std::string_view url) {
-  ASSIGN_OR_RETURN(clickhouse::ClickHouseUrl parsed, clickhouse::ParseClickHouseUrl(url));
+  ASSIGN_OR_RETURN(clickhouse_client::ClickHouseUrl parsed, clickhouse_client::ParseClickHouseUrl(url));
   std::string database = std::move(parsed.client.database);
   if (database.empty()) database = "default";
   // Every statement names its tables DB.table: the database may not exist yet when the
@@ -82,25 +82,25 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(std::stri
   return store;
 }
 
-std::unique_ptr<clickhouse::HttpClient> ClickHouseStore::Acquire() {
+std::unique_ptr<clickhouse_client::HttpClient> ClickHouseStore::Acquire() {
   {
     absl::MutexLock lock(&pool_mu_);
     if (!pool_.empty()) {
-      std::unique_ptr<clickhouse::HttpClient> c = std::move(pool_.back());
+      std::unique_ptr<clickhouse_client::HttpClient> c = std::move(pool_.back());
       pool_.pop_back();
       return c;
     }
   }
-  return std::make_unique<clickhouse::HttpClient>(options_);
+  return std::make_unique<clickhouse_client::HttpClient>(options_);
 }
 
-void ClickHouseStore::Release(std::unique_ptr<clickhouse::HttpClient> client) {
+void ClickHouseStore::Release(std::unique_ptr<clickhouse_client::HttpClient> client) {
   absl::MutexLock lock(&pool_mu_);
   pool_.push_back(std::move(client));
 }
 
 absl::StatusOr<std::string> ClickHouseStore::Query(std::string_view sql) {
-  std::unique_ptr<clickhouse::HttpClient> client = Acquire();
+  std::unique_ptr<clickhouse_client::HttpClient> client = Acquire();
   absl::StatusOr<std::string> body = client->Query(sql);
   Release(std::move(client));
   return body;
@@ -110,7 +110,7 @@ absl::StatusOr<std::string> ClickHouseStore::Execute(std::string_view sql) { ret
 
 absl::Status ClickHouseStore::Insert(std::string_view table, std::string_view columns,
                                      std::string_view rows) {
-  std::unique_ptr<clickhouse::HttpClient> client = Acquire();
+  std::unique_ptr<clickhouse_client::HttpClient> client = Acquire();
   absl::Status st = client->Insert(
       absl::StrCat("INSERT INTO ", Table(table), " (", std::string(columns), ") FORMAT RowBinary"),
       rows);

@@ -1,7 +1,7 @@
 // The ClickHouse Store ("clickhouse://HOST:PORT[,HOST:PORT]/DB?user=U&cluster=NAME"), for
 // collectors that scale out: any number of stateless collector replicas share one store,
 // and a batch resent to any of them is stored once. Written for ClickHouse 18.16 over its
-// HTTP interface (collector/clickhouse/http_client.h).
+// HTTP interface (collector/clickhouse_client/http_client.h).
 //
 // Tables (in DB; created at open, idempotently, ON CLUSTER when the URL names a cluster;
 // the schema version is in opmap_meta and a newer one is refused):
@@ -91,7 +91,7 @@
 #include "absl/types/span.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "collector/store/query_common.h"
 #include "collector/store/store.h"
 
@@ -148,7 +148,7 @@ class ClickHouseStore final : public Store {
   absl::StatusOr<std::string> Execute(std::string_view sql);
 
  private:
-  ClickHouseStore(clickhouse::ClientOptions options, std::string database, std::string cluster,
+  ClickHouseStore(clickhouse_client::ClientOptions options, std::string database, std::string cluster,
                   int64_t new_bucket_ns)
       : options_(std::move(options)), database_(std::move(database)),
         cluster_(std::move(cluster)), new_bucket_ns_(new_bucket_ns) {}
@@ -231,17 +231,17 @@ class ClickHouseStore final : public Store {
                                                            const opmap::v1::Filter& filter);
 
   // A pool of clients: HttpClient is thread-compatible, one per concurrent call.
-  std::unique_ptr<clickhouse::HttpClient> Acquire();
-  void Release(std::unique_ptr<clickhouse::HttpClient> client);
+  std::unique_ptr<clickhouse_client::HttpClient> Acquire();
+  void Release(std::unique_ptr<clickhouse_client::HttpClient> client);
 
-  const clickhouse::ClientOptions options_;
+  const clickhouse_client::ClientOptions options_;
   const std::string database_;
   const std::string cluster_;
   const int64_t new_bucket_ns_;  // the width a database created here gets
   int64_t bucket_ns_ = 0;  // set by SetUpSchema, before any concurrent use; 0 = no buckets
   bool has_v2_buckets_ = false;  // rollup_buckets holds rows (set by SetUpSchema)
   absl::Mutex pool_mu_;
-  std::vector<std::unique_ptr<clickhouse::HttpClient>> pool_ ABSL_GUARDED_BY(pool_mu_);
+  std::vector<std::unique_ptr<clickhouse_client::HttpClient>> pool_ ABSL_GUARDED_BY(pool_mu_);
 };
 
 }  // namespace opmap::collector

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/release/release_fixture.h"

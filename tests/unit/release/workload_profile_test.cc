@@ -1,6 +1,6 @@
 // Workload profile: every key, suffixes, per-revision keys, the errors (line + key), and
 // the docs/metrics.md formulas checked by hand on a 7B-shaped profile.
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 
 #include <cmath>
 #include <string>

@@ -11,11 +11,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 #include "common/base/absl_view.h"
 #include "common/text/text_util.h"
 
-namespace opmap::collector::clickhouse {
+namespace opmap::collector::clickhouse_client {
 namespace {
 
 constexpr std::string_view kScheme = "clickhouse://";
@@ -220,4 +220,4 @@ std::string QuoteString(std::string_view s) {
   return out;
 }
 
-}  // namespace opmap::collector::clickhouse
+}  // namespace opmap::collector::clickhouse_client

@@ -1,4 +1,4 @@
-#include "cli/query_common.h"
+#include "cli/query_command_parts.h"
 
 #include <algorithm>
 #include <cmath>

@@ -24,8 +24,8 @@
 //   ALREADY_EXISTS, RESOURCE_EXHAUSTED, PERMISSION_DENIED for codes 57/82, 241, 164/497
 //
 // Thread-compatible: one client per thread, or external locking.
-#ifndef OPMAP_COLLECTOR_CLICKHOUSE_HTTP_CLIENT_H_
-#define OPMAP_COLLECTOR_CLICKHOUSE_HTTP_CLIENT_H_
+#ifndef OPMAP_COLLECTOR_CLICKHOUSE_CLIENT_HTTP_CLIENT_H_
+#define OPMAP_COLLECTOR_CLICKHOUSE_CLIENT_HTTP_CLIENT_H_
 
 #include <cstdint>
 #include <map>
@@ -38,7 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace opmap::collector::clickhouse {
+namespace opmap::collector::clickhouse_client {
 
 struct Endpoint {
   std::string host;  // numeric address or name
@@ -116,6 +116,6 @@ int ClickHouseErrorCode(const absl::Status& status);
 // Escapes a string for a ClickHouse single-quoted literal ('...' with \\ and \').
 std::string QuoteString(std::string_view s);
 
-}  // namespace opmap::collector::clickhouse
+}  // namespace opmap::collector::clickhouse_client
 
-#endif  // OPMAP_COLLECTOR_CLICKHOUSE_HTTP_CLIENT_H_
+#endif  // OPMAP_COLLECTOR_CLICKHOUSE_CLIENT_HTTP_CLIENT_H_

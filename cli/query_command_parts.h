@@ -1,8 +1,8 @@
 // The pieces `opmap query`'s subcommands share (query_command.cc, query_counters.cc): the
 // parsed arguments, number and text formatting, the table / CSV printer (common/text), the JSON
 // tail with the collector's `unavailable` entries, and the error line for a failed call.
-#ifndef OPMAP_CLI_QUERY_COMMON_H_
-#define OPMAP_CLI_QUERY_COMMON_H_
+#ifndef OPMAP_CLI_QUERY_COMMAND_PARTS_H_
+#define OPMAP_CLI_QUERY_COMMAND_PARTS_H_
 
 #include <cstdint>
 #include <string>
@@ -72,4 +72,4 @@ int Power(const Args& args, CollectorChannel& client, const opmap::v1::TimeRange
 
 }  // namespace opmap::cli::query_internal
 
-#endif  // OPMAP_CLI_QUERY_COMMON_H_
+#endif  // OPMAP_CLI_QUERY_COMMAND_PARTS_H_

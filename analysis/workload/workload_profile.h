@@ -37,8 +37,8 @@
 //                                    quality.<REV> is never a ship
 // Errors are InvalidArgument naming the line number and key; unknown and repeated keys
 // are errors, as are missing required keys ("missing required key 'layers'").
-#ifndef OPMAP_ANALYSIS_PROFILE_WORKLOAD_PROFILE_H_
-#define OPMAP_ANALYSIS_PROFILE_WORKLOAD_PROFILE_H_
+#ifndef OPMAP_ANALYSIS_WORKLOAD_WORKLOAD_PROFILE_H_
+#define OPMAP_ANALYSIS_WORKLOAD_WORKLOAD_PROFILE_H_
 
 #include <cstdint>
 #include <map>
@@ -101,4 +101,4 @@ std::optional<Precision> ParsePrecisionName(std::string_view name);
 
 }  // namespace opmap::analysis
 
-#endif  // OPMAP_ANALYSIS_PROFILE_WORKLOAD_PROFILE_H_
+#endif  // OPMAP_ANALYSIS_WORKLOAD_WORKLOAD_PROFILE_H_

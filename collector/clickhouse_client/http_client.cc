@@ -1,4 +1,4 @@
-#include "collector/clickhouse/http_client.h"
+#include "collector/clickhouse_client/http_client.h"
 
 #include <curl/curl.h>
 
@@ -22,7 +22,7 @@
 #include "common/base/absl_view.h"
 #include "common/base/status_macros.h"
 
-namespace opmap::collector::clickhouse {
+namespace opmap::collector::clickhouse_client {
 namespace {
 
 constexpr char kCodePayloadUrl[] = "opmap.clickhouse/code";
@@ -292,4 +292,4 @@ absl::Status HttpClient::Insert(std::string_view insert, std::string_view data) 
   return absl::OkStatus();
 }
 
-}  // namespace opmap::collector::clickhouse
+}  // namespace opmap::collector::clickhouse_client

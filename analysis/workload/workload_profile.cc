@@ -1,4 +1,4 @@
-#include "analysis/profile/workload_profile.h"
+#include "analysis/workload/workload_profile.h"
 
 #include <algorithm>
 #include <cmath>
