@@ -36,20 +36,14 @@ std::string EndpointName(const Endpoint& e) {
 }
 
 // RFC 3986 unreserved characters stay; everything else (spaces, quotes, '&', '=', UTF-8)
-// is %XX so a query text can never end the parameter early.
+// is %XX so a query text can never end the parameter early. By libcurl, whose handle
+// argument is ignored since 7.82 (Debian 12 ships 7.88). Out of memory gives "", an empty
+// query ClickHouse refuses.
 std::string PercentEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size() * 3);
-  for (unsigned char c : s) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
+  char* escaped = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
+  if (escaped == nullptr) return std::string();  // out of memory: the request then fails
+  std::string out(escaped);
+  curl_free(escaped);
   return out;
 }
 
