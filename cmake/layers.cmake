@@ -8,8 +8,10 @@
 # scripts/check_layers.sh's.
 #
 # opmap_enforce_layers(), called once at the end of the top-level CMakeLists.txt, applies
-# this to every target defined under the source tree; a target in a folder the table has
-# no row for stops the configure.
+# this to every target defined under the source tree, and refuses the configure — naming
+# each — for a target in a folder the table has no row for and for a link from one of our
+# targets to another whose folder its row does not allow (either folder may be a prefix of
+# the other: a row may name one file of a folder's target, `collector/store/query_common`).
 
 # The table's rows, as global properties: OPMAP_LAYER_ROWS (the folder cells) and
 # OPMAP_LAYER_ALLOWS_<row as a C identifier> (the allowed cells, a list).
@@ -99,11 +101,13 @@ function(_opmap_layer_includes target dir)
   set(folder "${folder}/")
   _opmap_layer_row("${folder}" row)
   if(row STREQUAL "")
-    message(FATAL_ERROR "${dir}/CMakeLists.txt: target ${target}: folder ${folder} has no row "
-                        "in the layers table of docs/architecture.md")
+    message(SEND_ERROR "${dir}/CMakeLists.txt: target ${target}: folder ${folder} has no row "
+                       "in the layers table of docs/architecture.md")
+    return()
   endif()
   string(MAKE_C_IDENTIFIER "${row}" key)
   get_property(allowed GLOBAL PROPERTY OPMAP_LAYER_ALLOWS_${key})
+  _opmap_check_links(${target} "${dir}" "${row}" "${allowed}")
   set(allowed_root "${PROJECT_BINARY_DIR}/layer_roots/row_${key}")
   _opmap_layer_root("${allowed_root}" "${allowed}")
   string(MAKE_C_IDENTIFIER "${folder}" own_key)
@@ -117,6 +121,48 @@ function(_opmap_layer_includes target dir)
   else()
     target_include_directories(${target} PRIVATE "${allowed_root}" INTERFACE "${own_root}")
   endif()
+endfunction()
+
+# Each of our targets that `target` links (directly, either scope) must lie in a folder
+# its row allows.
+function(_opmap_check_links target dir row allowed)
+  get_target_property(type ${target} TYPE)
+  set(links "")
+  if(NOT type STREQUAL "INTERFACE_LIBRARY")
+    get_target_property(direct ${target} LINK_LIBRARIES)
+    if(direct)
+      list(APPEND links ${direct})
+    endif()
+  endif()
+  get_target_property(interface ${target} INTERFACE_LINK_LIBRARIES)
+  if(interface)
+    list(APPEND links ${interface})
+  endif()
+  list(REMOVE_DUPLICATES links)
+  foreach(linked IN LISTS links)
+    if(NOT TARGET "${linked}")
+      continue()  # a system library, a flag, a generator expression
+    endif()
+    get_target_property(imported ${linked} IMPORTED)
+    if(imported)
+      continue()  # a package's target
+    endif()
+    get_target_property(linked_dir ${linked} SOURCE_DIR)
+    file(RELATIVE_PATH linked_folder "${PROJECT_SOURCE_DIR}" "${linked_dir}")
+    set(linked_folder "${linked_folder}/")
+    set(ok FALSE)
+    foreach(entry IN LISTS allowed)
+      string(FIND "${linked_folder}" "${entry}" at_entry)
+      string(FIND "${entry}" "${linked_folder}" at_folder)
+      if(at_entry EQUAL 0 OR at_folder EQUAL 0)
+        set(ok TRUE)
+      endif()
+    endforeach()
+    if(NOT ok)
+      message(SEND_ERROR "${dir}/CMakeLists.txt: ${target} links ${linked} (${linked_folder}), "
+                         "which the row ${row} of docs/architecture.md does not allow")
+    endif()
+  endforeach()
 endfunction()
 
 # Every target defined in `dir` and the folders under it.

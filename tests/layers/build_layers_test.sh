@@ -4,7 +4,8 @@
 # (from BUILD/compile_commands.json) compiles a planted file that includes what the row
 # allows, and fails on each planted include the row forbids — quoted and angle-bracket —
 # with "No such file or directory". Relative includes are scripts/check_layers.sh's. And a
-# copy of the tree with a target in a folder the table has no row for does not configure.
+# copy of the tree with a target in a folder the table has no row for, and with
+# opmap-agent's library linking opmap's command-line library, does not configure.
 #
 # usage: tests/layers/build_layers_test.sh BUILD_DIR
 set -euo pipefail
@@ -99,12 +100,17 @@ printf 'add_library(newtop_lib STATIC x.cc)\n' > "$tmp/tree/newtop/CMakeLists.tx
 sed -i 's|^include(cmake/layers.cmake)$|add_subdirectory(newtop)\n&|' "$tmp/tree/CMakeLists.txt"
 grep -q '^add_subdirectory(newtop)$' "$tmp/tree/CMakeLists.txt" \
   || { echo "FAIL: CMakeLists.txt no longer includes cmake/layers.cmake on a line of its own"; exit 1; }
+printf 'target_link_libraries(opmap_agent_daemon PUBLIC opmap_cli_lib)\n' \
+  >> "$tmp/tree/agent/daemon/CMakeLists.txt"
 set +e
 out="$(cmake -S "$tmp/tree" -B "$tmp/tree/build" -G Ninja -DOPMAP_BUILD_TESTS=OFF \
   -DOPMAP_BUILD_BENCH=OFF 2>&1)"
 rc=$?
 set -e
 [[ $rc != 0 ]] || { echo "FAIL: a target in a folder without a row configured"; exit 1; }
-tr -s ' \n' ' ' <<<"$out" | grep -q "target newtop_lib: folder newtop/ has no row" \
-  || { echo "FAIL: the configure failed for another reason:"; echo "$out" | tail -20; exit 1; }
+flat="$(tr -s ' \n' ' ' <<<"$out")"
+grep -q "target newtop_lib: folder newtop/ has no row" <<<"$flat" \
+  || { echo "FAIL: the folder without a row is not named:"; echo "$out" | tail -20; exit 1; }
+grep -q "agent/daemon/CMakeLists.txt: opmap_agent_daemon links opmap_cli_lib (cli/), which the row agent/daemon/ of docs/architecture.md does not allow" <<<"$flat" \
+  || { echo "FAIL: the forbidden link is not named:"; echo "$out" | tail -20; exit 1; }
 echo "PASS"
