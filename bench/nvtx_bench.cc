@@ -4,7 +4,8 @@
 // dormant ≤ 20 ns, capturing ≤ 150 ns per push+pop pair.
 //
 //   nvtx_bench LIB                 runs every mode, each in a fresh process, and prints a table
-//   nvtx_bench LIB MODE THREADS    one mode (off | dormant | capture), prints one line
+//   nvtx_bench LIB MODE THREADS    one mode (off | dormant | capture): the table's row, its
+//                                  cells separated by tabs
 //
 // NVTX loads its tool once per process at the first call, which is why each mode runs in its
 // own process (this binary re-executes itself).
@@ -19,12 +20,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "agent/capture/control_channel.h"
 #include "agent/capture/ring_reader.h"
+#include "common/text/aligned_table.h"
 
 namespace {
 
@@ -137,10 +141,40 @@ int RunMode(const std::string& lib, const std::string& mode, int threads) {
   const double reg = Measure(threads, true);
   const double ascii = Measure(threads, false);
   agent.Stop();
-  std::printf("%-8s %7d %12.1f %12.1f %14llu %10llu\n", mode.c_str(), threads, reg, ascii,
+  std::printf("%s\t%d\t%.1f\t%.1f\t%llu\t%llu\n", mode.c_str(), threads, reg, ascii,
               static_cast<unsigned long long>(agent.records.load()),
               static_cast<unsigned long long>(agent.Drops()));
   return 0;
+}
+
+// Runs `self LIB MODE THREADS` in a fresh process; its row's cells, or nullopt on failure.
+std::optional<std::vector<std::string>> RunChild(const char* self, const char* lib,
+                                                 const char* mode, const char* threads) {
+  int fds[2];
+  if (pipe(fds) != 0) return std::nullopt;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execl(self, self, lib, mode, threads, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return absl::StrSplit(out, '\t');
 }
 
 }  // namespace
@@ -154,23 +188,19 @@ int main(int argc, char** argv) {
   std::printf("NVTX push+pop pair, thread CPU ns (median of %d x %d pairs per thread, "
               "slowest thread)\n",
               kRepetitions, kPairs);
-  std::printf("%-8s %7s %12s %12s %14s %10s\n", "mode", "threads", "registered", "ascii",
-              "records_read", "drops");
-  std::fflush(stdout);
+  opmap::text::AlignedTable table(
+      {"mode", "threads", "registered", "ascii", "records_read", "drops"},
+      {false, true, true, true, true, true});
   for (const char* mode : {"off", "dormant", "capture"}) {
     for (const char* threads : {"1", "2"}) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        execl(argv[0], argv[0], argv[1], mode, threads, static_cast<char*>(nullptr));
-        _exit(127);
-      }
-      int status = 0;
-      waitpid(pid, &status, 0);
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::optional<std::vector<std::string>> row = RunChild(argv[0], argv[1], mode, threads);
+      if (!row.has_value()) {
         std::fprintf(stderr, "mode %s failed\n", mode);
         return 1;
       }
+      table.Add(std::move(*row));
     }
   }
+  std::fputs(table.Render().c_str(), stdout);
   return 0;
 }

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "analysis/import/capture_import.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/mapping/kernel_mapper.h"
@@ -29,6 +31,7 @@
 #include "analysis/summary/tail_explanation.h"
 #include "analysis/summary/trace_summary.h"
 #include "common/config/flag_config.h"
+#include "common/text/aligned_table.h"
 
 namespace {
 
@@ -100,8 +103,9 @@ int main(int argc, char** argv) {
   }
   std::printf("best of %d; target: the breakdown <= 10%% of analyze (import + map + summarize)\n",
               reps);
-  std::printf("%-60s %8s %10s %10s %10s %8s %10s %10s %8s\n", "trace", "requests", "analyze_s",
-              "summary_s", "breakdown_s", "ratio", "nesting_s", "collector_s", "ratio");
+  opmap::text::AlignedTable table({"trace", "requests", "analyze_s", "summary_s", "breakdown_s",
+                                    "ratio", "nesting_s", "collector_s", "ratio"},
+                                   {false, true, true, true, true, true, true, true, true});
   double worst = 0, worst_collector = 0;
   for (const std::string& path : files) {
     std::string bytes;
@@ -196,11 +200,13 @@ int main(int argc, char** argv) {
     const double collector_ratio = added / std::max(1e-9, best_collector - added);
     worst_collector = std::max(worst_collector, collector_ratio);
     worst = std::max(worst, ratio);
-    std::printf("%-60s %8lld %10.4f %10.4f %10.4f %7.1f%% %10.4f %10.4f %7.1f%%\n",
-                std::filesystem::path(path).filename().c_str(), static_cast<long long>(requests),
-                best_analyze, best_summary, best_breakdown, 100 * ratio, best_nesting,
-                best_collector, 100 * collector_ratio);
+    table.Add({std::filesystem::path(path).filename().string(), absl::StrCat(requests),
+               absl::StrFormat("%.4f", best_analyze), absl::StrFormat("%.4f", best_summary),
+               absl::StrFormat("%.4f", best_breakdown), absl::StrFormat("%.1f%%", 100 * ratio),
+               absl::StrFormat("%.4f", best_nesting), absl::StrFormat("%.4f", best_collector),
+               absl::StrFormat("%.1f%%", 100 * collector_ratio)});
   }
+  std::fputs(table.Render().c_str(), stdout);
   std::printf("largest share of analyze: %.1f%% [%s]\n", 100 * worst,
               worst <= 0.10 ? "ok" : "MISSED");
   std::printf("largest share of the collector's session CPU (store excluded: an upper bound): "
