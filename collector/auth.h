@@ -14,6 +14,7 @@
 //
 // Callers send call metadata `authorization: Bearer TOKEN`. Tokens are compared in
 // constant time (no early exit on the first differing byte, every token checked).
+// Fuzzed by tests/fuzz/config_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_COLLECTOR_AUTH_H_
 #define OPMAP_COLLECTOR_AUTH_H_
 

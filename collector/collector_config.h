@@ -1,6 +1,7 @@
 // opmap-collector's settings: command-line flags and an optional config file of
 // `key = value` lines with the same keys as the flags (without the leading "--").
 // Flags override the file. Errors name the flag or the file and line; the binary exits 2.
+// Fuzzed by tests/fuzz/config_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_COLLECTOR_COLLECTOR_CONFIG_H_
 #define OPMAP_COLLECTOR_COLLECTOR_CONFIG_H_
 

@@ -24,6 +24,7 @@
 // when a batch leaves a gap after what memory holds: collector replicas sharing one store
 // (ClickHouse) each see only some of a session's batches, so a gap is re-read from the
 // store once before the batch is held back.
+// Fuzzed by tests/fuzz/batch_ingest_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_COLLECTOR_INGEST_SERVICE_H_
 #define OPMAP_COLLECTOR_INGEST_SERVICE_H_
 

@@ -13,6 +13,7 @@
 // and exactly one fd attached.
 //
 // Thread safety: a ControlChannel is used from one thread at a time.
+// Fuzzed by tests/fuzz/control_message_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_AGENT_CAPTURE_CONTROL_CHANNEL_H_
 #define OPMAP_AGENT_CAPTURE_CONTROL_CHANNEL_H_
 

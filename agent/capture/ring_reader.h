@@ -15,6 +15,7 @@
 //   }));
 //
 // Thread safety: one thread drains a reader at a time; Counters() may be called from any.
+// Fuzzed by tests/fuzz/ring_reader_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_AGENT_CAPTURE_RING_READER_H_
 #define OPMAP_AGENT_CAPTURE_RING_READER_H_
 

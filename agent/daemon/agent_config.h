@@ -2,6 +2,7 @@
 // keys (common/config/flag_config.h). Defaults are the fleet defaults of DESIGN.md: a
 // 2 s capture window every 60 s per process (jittered), at most 2 processes capturing at
 // once, the agent's own CPU held under 1% of a core, a 1 GiB disk spool.
+// Fuzzed by tests/fuzz/config_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_AGENT_DAEMON_AGENT_CONFIG_H_
 #define OPMAP_AGENT_DAEMON_AGENT_CONFIG_H_
 

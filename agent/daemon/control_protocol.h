@@ -12,6 +12,7 @@
 // capture-file format (agent/capture/capture_file.h), so the client analyzes it with
 // `opmap analyze`'s code.
 // Peer credentials are checked on accept: root or the agent's uid.
+// Fuzzed by tests/fuzz/control_message_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_AGENT_DAEMON_CONTROL_PROTOCOL_H_
 #define OPMAP_AGENT_DAEMON_CONTROL_PROTOCOL_H_
 

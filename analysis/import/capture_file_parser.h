@@ -8,6 +8,7 @@
 // left and its type's fixed part, text lengths against their record, and the trailer must
 // be last. A file that ends inside a record (the process died mid-write) is returned with
 // `cut_short` set and the records before the cut.
+// Fuzzed by tests/fuzz/capture_file_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_ANALYSIS_IMPORT_CAPTURE_FILE_PARSER_H_
 #define OPMAP_ANALYSIS_IMPORT_CAPTURE_FILE_PARSER_H_
 

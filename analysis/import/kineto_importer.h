@@ -10,6 +10,7 @@
 // time and plain input is parsed in place, events in batches with simdjson On-Demand; the
 // Trace keeps interned names and fixed-size event records, nothing else grows with the
 // file. The whole document's grammar is checked, skipped values included.
+// Fuzzed by tests/fuzz/kineto_importer_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_ANALYSIS_IMPORT_KINETO_IMPORTER_H_
 #define OPMAP_ANALYSIS_IMPORT_KINETO_IMPORTER_H_
 

@@ -28,6 +28,7 @@
 // Errors are kInvalidArgument and name the line and column: not an ncu CSV, no header, a
 // row with a different number of fields, a non-numeric value in a metric that is read,
 // an unknown unit. No I/O: the caller passes the bytes.
+// Fuzzed by tests/fuzz/ncu_csv_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_ANALYSIS_IMPORT_NCU_IMPORTER_H_
 #define OPMAP_ANALYSIS_IMPORT_NCU_IMPORTER_H_
 

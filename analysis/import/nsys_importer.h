@@ -13,6 +13,7 @@
 // tid in bits 0..23; ranges, launches and kernels get those pids and tids. NVTX names go
 // through ParseNvtxName (emit_nvtx decorations dropped, shape payloads read). Graph node
 // creations and clones (CUDA_GRAPH_NODE_EVENTS) go to Trace::graph_nodes.
+// Fuzzed by tests/fuzz/nsys_sqlite_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_ANALYSIS_IMPORT_NSYS_IMPORTER_H_
 #define OPMAP_ANALYSIS_IMPORT_NSYS_IMPORTER_H_
 

@@ -3,6 +3,7 @@
 // (sparse figures are 2x and never used); docs/envelopes.md tables them with sources. An
 // override envelope comes as `key = value` text (the caller reads the file; analysis takes
 // text).
+// Fuzzed by tests/fuzz/profile_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_ANALYSIS_MFU_HARDWARE_ENVELOPE_H_
 #define OPMAP_ANALYSIS_MFU_HARDWARE_ENVELOPE_H_
 

@@ -1,5 +1,6 @@
 // Pieces of ValidateBatch that SessionAssembler::ApplyStringDelta reuses. Internal to
 // analysis/wire.
+// Fuzzed by tests/fuzz/batch_ingest_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_ANALYSIS_WIRE_WIRE_VALIDATE_H_
 #define OPMAP_ANALYSIS_WIRE_WIRE_VALIDATE_H_
 

@@ -37,6 +37,7 @@
 //                                    quality.<REV> is never a ship
 // Errors are InvalidArgument naming the line number and key; unknown and repeated keys
 // are errors, as are missing required keys ("missing required key 'layers'").
+// Fuzzed by tests/fuzz/profile_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_ANALYSIS_WORKLOAD_WORKLOAD_PROFILE_H_
 #define OPMAP_ANALYSIS_WORKLOAD_WORKLOAD_PROFILE_H_
 

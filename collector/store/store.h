@@ -9,6 +9,7 @@
 // already has; the collector acks a seq only after CommitBatch returned OK (or kDuplicate).
 //
 // Thread safety: implementations are safe for concurrent use from gRPC threads.
+// Fuzzed by tests/fuzz/config_fuzzer.cc (docs/fuzzing.md).
 #ifndef OPMAP_COLLECTOR_STORE_STORE_H_
 #define OPMAP_COLLECTOR_STORE_STORE_H_
 
