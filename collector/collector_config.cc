@@ -79,8 +79,8 @@ const std::vector<Key>& Keys() {
        "(default 30s)",
        config::ParsedSetter(&CollectorConfig::write_timeout, &config::ParseDuration)},
       {"group-commit-max-batches", false, "N",
-       "batches of any streams stored in one transaction at most (default 256; 1 = each "
-       "batch alone). SQLite only: ClickHouse commits each batch on its own, concurrently",
+       "batches of any streams stored in one transaction (SQLite) or one INSERT per table "
+       "(ClickHouse) at most (default 256; 1 = each batch alone)",
        config::ParsedSetter(&CollectorConfig::group_commit_max_batches, &config::ParsePositive)},
       {"group-commit-max-records", false, "N",
        "records in one group commit at most (default 2000000; a larger batch goes alone)",

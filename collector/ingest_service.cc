@@ -35,6 +35,7 @@ struct IngestService::Session {
   TelemetryAccumulator telemetry;  // counters and drops of the batches the assembler took
   int64_t held = 0;                // records counted in held_records_ for the assembler
   int64_t held_bytes = 0;          // ... and bytes in held_bytes_
+  uint64_t hold_order = 0;         // when it began to hold (larger: younger); 0: holds nothing
   // Hull of the capture windows of the batches the assembler took (0 = unset).
   int64_t window_start_ns = 0;
   int64_t window_end_ns = 0;
@@ -90,40 +91,88 @@ std::shared_ptr<IngestService::Session> IngestService::GetSession(const std::str
   return entry;
 }
 
-void IngestService::Hold(Session& s, int64_t records, int64_t bytes) {
-  std::lock_guard<std::mutex> lock(held_mu_);
+void IngestService::AddHoldLocked(Session& s, int64_t records, int64_t bytes) {
+  if (s.hold_order == 0) s.hold_order = ++holds_begun_;
   s.held += records;
   s.held_bytes += bytes;
   held_records_.fetch_add(records);
   held_bytes_.fetch_add(bytes);
 }
 
+void IngestService::Hold(Session& s, int64_t records, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(held_mu_);
+  AddHoldLocked(s, records, bytes);
+}
+
 absl::Status IngestService::TryHold(Session& s, int64_t records, int64_t bytes,
                                     const Batch& batch) {
-  std::lock_guard<std::mutex> lock(held_mu_);
-  const bool over_records = held_records_.load() + records > options_.max_held_records;
-  if (over_records || held_bytes_.load() + bytes > options_.max_held_bytes) {
-    metrics_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "the collector holds %d %s of incomplete sessions (limit %d, %s): batch %s/%s seq %d "
-        "is refused for now; resend it later",
-        over_records ? held_records_.load() : held_bytes_.load(),
-        over_records ? "records" : "bytes",
-        over_records ? options_.max_held_records : options_.max_held_bytes,
-        over_records ? "--max-held-records" : "--max-held-bytes", batch.agent_id(),
-        batch.session_id(), batch.seq()));
+  for (bool evicted = false;; evicted = true) {
+    bool over_records = false;
+    {
+      std::lock_guard<std::mutex> lock(held_mu_);
+      over_records = held_records_.load() + records > options_.max_held_records;
+      if (!over_records && held_bytes_.load() + bytes <= options_.max_held_bytes) {
+        AddHoldLocked(s, records, bytes);
+        return absl::OkStatus();
+      }
+    }
+    // Sessions hold their records until their last batch. Were every holder refused while
+    // the budget is spent, none could complete and free it: with 512 fleet windows in
+    // flight, sessions of 100,000 kernels filled it half received and ingest stopped. So a
+    // holder may take the room of younger holders no stream is using: their in-memory
+    // state is dropped (every batch of theirs was acknowledged, so is durable; their next
+    // batch rebuilds them from the store). The oldest holder can always finish, and the
+    // budget is never passed. A session holding nothing yet evicts nobody. (s.hold_order
+    // changes only under s.mu, which the caller holds.)
+    if (evicted || s.hold_order == 0 || EvictYoungerHolders(s, records, bytes) == 0) {
+      metrics_->budget_refusals.fetch_add(1, std::memory_order_relaxed);
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the collector holds %d %s of incomplete sessions (limit %d, %s): batch %s/%s seq "
+          "%d is refused for now; resend it later",
+          over_records ? held_records_.load() : held_bytes_.load(),
+          over_records ? "records" : "bytes",
+          over_records ? options_.max_held_records : options_.max_held_bytes,
+          over_records ? "--max-held-records" : "--max-held-bytes", batch.agent_id(),
+          batch.session_id(), batch.seq()));
+    }
   }
-  s.held += records;
-  s.held_bytes += bytes;
-  held_records_.fetch_add(records);
-  held_bytes_.fetch_add(bytes);
-  return absl::OkStatus();
+}
+
+size_t IngestService::EvictYoungerHolders(const Session& s, int64_t records, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<decltype(sessions_)::iterator> younger;
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    // use_count 1: no handler holds it (they take their reference under mu_), so nothing
+    // changes its holds but this.
+    const Session& other = *it->second;
+    if (&other != &s && it->second.use_count() == 1 && other.hold_order > s.hold_order) {
+      younger.push_back(it);
+    }
+  }
+  std::sort(younger.begin(), younger.end(), [](auto a, auto b) {
+    return a->second->hold_order > b->second->hold_order;
+  });
+  size_t evicted = 0;
+  for (auto it : younger) {
+    if (held_records_.load() + records <= options_.max_held_records &&
+        held_bytes_.load() + bytes <= options_.max_held_bytes) {
+      break;
+    }
+    Release(*it->second);
+    sessions_.erase(it);
+    ++evicted;
+  }
+  metrics_->sessions_evicted_for_room.fetch_add(static_cast<int64_t>(evicted),
+                                                std::memory_order_relaxed);
+  metrics_->active_sessions.store(static_cast<int64_t>(sessions_.size()));
+  return evicted;
 }
 
 void IngestService::Unhold(Session& s, int64_t records, int64_t bytes) {
   std::lock_guard<std::mutex> lock(held_mu_);
   s.held -= records;
   s.held_bytes -= bytes;
+  if (s.held == 0 && s.held_bytes == 0) s.hold_order = 0;
   held_records_.fetch_sub(records);
   held_bytes_.fetch_sub(bytes);
 }

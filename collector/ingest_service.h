@@ -149,6 +149,10 @@ class IngestService final : public opmap::v1::Ingest::Service {
   // together. Release gives back all `s` holds; Unhold part of it.
   absl::Status TryHold(Session& s, int64_t records, int64_t bytes, const opmap::v1::Batch& batch);
   void Hold(Session& s, int64_t records, int64_t bytes);
+  void AddHoldLocked(Session& s, int64_t records, int64_t bytes);  // held_mu_ held
+  // Drops the in-memory state of sessions that began holding after `s` and that no
+  // handler is using, youngest first, until `records` and `bytes` fit; how many.
+  size_t EvictYoungerHolders(const Session& s, int64_t records, int64_t bytes);
   void Unhold(Session& s, int64_t records, int64_t bytes);
   void Release(Session& s);
   // A slot under --max-streams and the token's share, and `context` registered for
@@ -166,6 +170,7 @@ class IngestService final : public opmap::v1::Ingest::Service {
   std::mutex held_mu_;  // admission: held_records_ and held_bytes_ checked and added at once
   std::atomic<int64_t> held_records_{0};  // records in every session's assembler
   std::atomic<int64_t> held_bytes_{0};    // their batches' bytes
+  uint64_t holds_begun_ = 0;  // under held_mu_: the last Session::hold_order given
 
   std::mutex mu_;  // guards sessions_, contexts_, shutting_down_
   absl::flat_hash_map<Key, std::shared_ptr<Session>> sessions_;

@@ -74,6 +74,10 @@ std::string CollectorMetrics::RenderPrometheus() const {
           calls_timed_out);
   counter("opmap_collector_budget_refusals_total",
           "Batches refused because incomplete sessions held the memory budget.", budget_refusals);
+  counter("opmap_collector_sessions_evicted_for_room_total",
+          "Incomplete sessions whose in-memory state was dropped (rebuilt from the store on "
+          "their next batch) to make room for an older session's batch.",
+          sessions_evicted_for_room);
   counter("opmap_collector_malformed_messages_total",
           "Ingest messages that did not parse as a Batch (the stream ended INVALID_ARGUMENT).",
           malformed_messages);

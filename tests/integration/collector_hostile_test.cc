@@ -242,6 +242,39 @@ TEST_F(CollectorHostileTest, IncompleteSessionsOverTheBudgetAreRefusedUntilRoom)
   EXPECT_EQ(StoredKernels("second"), 300);
 }
 
+// Sessions filling the budget half received could not finish: every holder's next batch
+// was refused (512 fleet windows in flight stopped ingest). An older holder now takes the
+// room of younger ones no stream is using; they are rebuilt from the store when they
+// continue, and nothing is lost or counted twice. A younger holder still evicts no one.
+TEST_F(CollectorHostileTest, AnOlderSessionTakesTheRoomOfYoungerOnesSoTheBudgetCannotDeadlock) {
+  StartCollector({"--max-held-records", "1000"});
+  Stream a(Channel(), kAgentToken);
+  ASSERT_TRUE(a.Send(KernelBatch("a", "older", 1, 600, false)));
+  Stream b(Channel(), kAgentToken);
+  ASSERT_TRUE(b.Send(KernelBatch("a", "younger", 1, 300, false)));
+  // The younger one cannot push the older out: refused, as before.
+  EXPECT_FALSE(b.Send(KernelBatch("a", "younger", 2, 300, false)));
+  EXPECT_EQ(b.Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(collector_->Metric("opmap_collector_sessions_evicted_for_room_total"), 0);
+  // 600 + 300 held, and the older session's next 300 do not fit: the younger is evicted.
+  std::optional<Ack> ack = a.Send(KernelBatch("a", "older", 2, 300, false));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->durable_seq(), 2u);
+  EXPECT_EQ(collector_->Metric("opmap_collector_sessions_evicted_for_room_total"), 1);
+  ack = a.Send(KernelBatch("a", "older", 3, 0, true));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->durable_seq(), 3u);
+  EXPECT_TRUE(a.Finish().ok());
+  // The younger continues where its acknowledged batch left it.
+  Stream again(Channel(), kAgentToken);
+  ack = again.Send(KernelBatch("a", "younger", 2, 300, true));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->durable_seq(), 2u);
+  EXPECT_TRUE(again.Finish().ok());
+  EXPECT_EQ(StoredKernels("older"), 900);
+  EXPECT_EQ(StoredKernels("younger"), 600);
+}
+
 // Finding 13: one client dripping a byte a second blocked /metrics (8 of 9 scrapes
 // failed). Now 16 such clients are held at once and every scrape still answers.
 TEST_F(CollectorHostileTest, SlowMetricsClientsDoNotBlockScrapes) {
