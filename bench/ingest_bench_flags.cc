@@ -15,18 +15,7 @@ using Key = config::ConfigKey<Options>;
 auto Positive(int64_t Options::*field) { return config::ParsedSetter(field, &config::ParsePositive); }
 
 // A count that may be 0 ("none").
-auto Count(int64_t Options::*field) {
-  return [field](std::string_view v, Options* o) -> absl::Status {
-    if (v == "0") {
-      o->*field = 0;
-      return absl::OkStatus();
-    }
-    absl::StatusOr<int64_t> n = config::ParsePositive(v);
-    if (!n.ok()) return absl::InvalidArgumentError(absl::StrCat("'", std::string(v), "' is not a count >= 0"));
-    o->*field = *n;
-    return absl::OkStatus();
-  };
-}
+auto Count(int64_t Options::*field) { return config::ParsedSetter(field, &config::ParseCount); }
 
 const std::vector<Key>& Keys() {
   static const std::vector<Key>* keys = new std::vector<Key>{

@@ -430,6 +430,8 @@ absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const 
   if (stored.last_in_session()) {
     mapping = analysis::MapGpuEvents(assembler.trace());
     rollup = analysis::BuildRollup(assembler.trace(), *mapping);
+    metrics_->request_breakdown_cpu_ns.fetch_add(rollup->request_breakdown_cpu_ns,
+                                                 std::memory_order_relaxed);
     commit.rollup = &*rollup;
     telemetry = s.telemetry.Finish(assembler.trace().strings);
     commit.telemetry = &*telemetry;

@@ -78,6 +78,10 @@ std::string CollectorMetrics::RenderPrometheus() const {
           "Incomplete sessions whose in-memory state was dropped (rebuilt from the store on "
           "their next batch) to make room for an older session's batch.",
           sessions_evicted_for_room);
+  f.Counter("opmap_collector_request_breakdown_cpu_seconds_total",
+            "CPU time spent on the per-request breakdown of completed sessions (tail "
+            "explanation), its range nesting included.",
+            request_breakdown_cpu_ns.load(std::memory_order_relaxed) / 1e9);
   counter("opmap_collector_malformed_messages_total",
           "Ingest messages that did not parse as a Batch (the stream ended INVALID_ARGUMENT).",
           malformed_messages);

@@ -35,6 +35,7 @@ class CollectorMetrics {
   std::atomic<int64_t> calls_timed_out{0};    // calls cut off waiting on their peer (watchdog)
   std::atomic<int64_t> budget_refusals{0};    // batches refused: incomplete-session budget spent
   std::atomic<int64_t> sessions_evicted_for_room{0};  // held sessions dropped for an older one
+  std::atomic<int64_t> request_breakdown_cpu_ns{0};   // thread CPU of sessions' request breakdowns
   std::atomic<int64_t> malformed_messages{0}; // stream messages that do not parse as a Batch
   std::atomic<int64_t> ingest_streams{0};     // open Ingest streams (gauge)
   std::atomic<int64_t> active_sessions{0};    // sessions held in memory (gauge)

@@ -1,5 +1,7 @@
 #include "analysis/summary/rollup.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <limits>
 #include <tuple>
@@ -15,6 +17,17 @@
 #include "analysis/taxonomy/layer_taxonomy.h"
 
 namespace opmap::analysis {
+namespace {
+
+// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID): unaffected by time spent descheduled.
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
 namespace {
 
 using Accumulator = RollupValues;
@@ -159,6 +172,7 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   }
   // Each request's breakdown, by latency bucket (tail_buckets.h).
   if (out.request_count > 0) {
+    const int64_t cpu_start_ns = ThreadCpuNs();
     int64_t threads = 0;
     std::vector<uint32_t> order;
     const std::vector<int32_t> parent = RangeParents(trace, &threads, &order);
@@ -173,6 +187,7 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
                         return it == operator_type.end() ? LayerType::kOther : it->second;
                       }),
                       &out.rows);
+    out.request_breakdown_cpu_ns = ThreadCpuNs() - cpu_start_ns;
   }
   // Deterministic order (hash maps have none): subject, GPU time descending, then keys.
   std::sort(out.rows.begin(), out.rows.end(), [](const RollupRow& a, const RollupRow& b) {

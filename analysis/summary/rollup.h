@@ -93,6 +93,9 @@ struct SessionRollup {
   // window to it before choosing its rollup bucket, so the bucket holds every value.
   int64_t first_start_ns = 0;
   int64_t last_end_ns = 0;
+  // Thread CPU time the per-request breakdown took (its range nesting included), so the
+  // collector can say what that feature costs it (docs/benchmarks.md).
+  int64_t request_breakdown_cpu_ns = 0;
 };
 
 SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping);

@@ -25,6 +25,15 @@ absl::StatusOr<int64_t> ParsePositive(std::string_view v) {
   return x;
 }
 
+absl::StatusOr<int64_t> ParseCount(std::string_view v) {
+  int64_t x = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || x < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a count >= 0", v));
+  }
+  return x;
+}
+
 namespace {
 
 // The one duration grammar (flag_config.h). Sums terms in absl::Duration, which

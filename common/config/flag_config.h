@@ -37,6 +37,8 @@ struct ConfigKey {
 
 absl::StatusOr<bool> ParseBool(std::string_view v);
 absl::StatusOr<int64_t> ParsePositive(std::string_view v);
+// A count that may be 0 ("none"): a decimal integer >= 0.
+absl::StatusOr<int64_t> ParseCount(std::string_view v);
 // The one grammar for every duration opmap reads, in flags and config files, daemons and
 // CLI alike: a sum of NUMBER·UNIT terms, NUMBER decimal (1, 1.5, .5), UNIT ns, us, ms, s,
 // m, h or d: "24h", "90m", "1.5s", "500ms", "1h30m", "7d". ParseDuration wants > 0;

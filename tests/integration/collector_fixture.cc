@@ -222,12 +222,16 @@ int CollectorProcess::Stop() {
 std::string CollectorProcess::Log() const { return ReadFileOrEmpty(options_.dir + "/collector.err"); }
 
 int64_t CollectorProcess::Metric(const std::string& name) const {
+  return static_cast<int64_t>(MetricValue(name));
+}
+
+double CollectorProcess::MetricValue(const std::string& name) const {
   if (metrics_address_.empty()) return -1;
   std::string body = HttpGet(metrics_address_, "/metrics");
   for (absl::string_view line : absl::StrSplit(body, '\n')) {
     if (!absl::ConsumePrefix(&line, name) || !absl::ConsumePrefix(&line, " ")) continue;
     double v;
-    if (absl::SimpleAtod(line, &v)) return static_cast<int64_t>(v);
+    if (absl::SimpleAtod(line, &v)) return v;
   }
   return -1;
 }

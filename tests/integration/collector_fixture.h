@@ -112,7 +112,8 @@ class CollectorProcess {
   std::string Log() const;
   // A counter from GET /metrics (e.g. "opmap_collector_batches_total"); -1 when the
   // endpoint or the metric is missing.
-  int64_t Metric(const std::string& name) const;
+  int64_t Metric(const std::string& name) const;  // MetricValue, truncated
+  double MetricValue(const std::string& name) const;  // -1: not exposed
 
  private:
   absl::Status StartWith(const std::string& listen);

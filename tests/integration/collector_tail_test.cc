@@ -72,8 +72,14 @@ TEST_F(CollectorTailTest, QueryTailAnswersAsAnalyzeDoes) {
   EXPECT_NE(report.find(top_row), std::string::npos)
       << top_row << "\n" << report.substr(report.find("## Tail latency"));
 
+  const double breakdown_before =
+      collector_->MetricValue("opmap_collector_request_breakdown_cpu_seconds_total");
+  ASSERT_GE(breakdown_before, 0) << "the collector exposes the breakdown's CPU";
   RunResult imp = Import(capture, {"--label", "trace=tail"});
   ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  // The imported session's 300 requests were broken down, and the collector counted the cost.
+  EXPECT_GT(collector_->MetricValue("opmap_collector_request_breakdown_cpu_seconds_total"),
+            breakdown_before);
 
   // The slowest exemplar, exported alone: the events that start within its extent.
   {
