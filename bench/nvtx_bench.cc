@@ -3,9 +3,9 @@
 // process draining the ring on another thread, as the agent would). Targets (docs/benchmarks.md):
 // dormant ≤ 20 ns, capturing ≤ 150 ns per push+pop pair.
 //
-//   nvtx_bench LIB                 runs every mode, each in a fresh process, and prints a table
-//   nvtx_bench LIB MODE THREADS    one mode (off | dormant | capture): the table's row, its
-//                                  cells separated by tabs
+//   nvtx_bench LIB                               every mode, each in a fresh process: a table
+//   nvtx_bench --mode MODE --threads N LIB       one mode (off | dormant | capture): the
+//                                                table's row, its cells separated by tabs
 //
 // NVTX loads its tool once per process at the first call, which is why each mode runs in its
 // own process (this binary re-executes itself).
@@ -25,9 +25,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/capture/control_channel.h"
 #include "agent/capture/ring_reader.h"
+#include "common/config/flag_config.h"
 #include "common/text/aligned_table.h"
 
 namespace {
@@ -162,7 +164,7 @@ std::optional<std::vector<std::string>> RunChild(const char* self, const char* l
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
-    execl(self, self, lib, mode, threads, static_cast<char*>(nullptr));
+    execl(self, self, "--mode", mode, "--threads", threads, lib, static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -179,11 +181,44 @@ std::optional<std::vector<std::string>> RunChild(const char* self, const char* l
 
 }  // namespace
 
+struct Flags {
+  std::string mode;  // empty: every mode
+  int64_t threads = 1;
+};
+
 int main(int argc, char** argv) {
-  if (argc == 4) return RunMode(argv[1], argv[2], std::atoi(argv[3]));
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s LIBOPMAP_INJECT [MODE THREADS]\n", argv[0]);
+  const std::vector<opmap::config::ConfigKey<Flags>> keys = {
+      {"mode", false, "MODE", "run one mode only: off, dormant or capture (prints its row)",
+       [](std::string_view v, Flags* f) -> absl::Status {
+         if (v != "off" && v != "dormant" && v != "capture") {
+           return absl::InvalidArgumentError(
+               absl::StrCat("'", std::string(v), "' is not off, dormant or capture"));
+         }
+         f->mode = std::string(v);
+         return absl::OkStatus();
+       }},
+      {"threads", false, "N", "threads pushing and popping, with --mode (default 1)",
+       opmap::config::ParsedSetter(&Flags::threads, &opmap::config::ParsePositive)},
+  };
+  const opmap::config::CommandShape shape{.config_file = false, .operands = true};
+  const std::string usage = "usage: nvtx_bench [--mode MODE --threads N] LIBOPMAP_INJECT\n";
+  Flags flags;
+  std::vector<std::string> operands;
+  absl::StatusOr<bool> help = opmap::config::ParseCommandLine(
+      std::vector<std::string>(argv + 1, argv + argc), keys, shape, &flags, &operands);
+  if (help.ok() && *help) {
+    std::printf("%s%s", usage.c_str(), opmap::config::FlagHelp(keys, shape).c_str());
+    return 0;
+  }
+  if (!help.ok() || operands.size() != 1) {
+    std::fprintf(stderr, "nvtx_bench: %s\n%s",
+                 help.ok() ? "one operand, the library's path" :
+                             std::string(help.status().message()).c_str(),
+                 usage.c_str());
     return 2;
+  }
+  if (!flags.mode.empty()) {
+    return RunMode(operands[0], flags.mode, static_cast<int>(std::min<int64_t>(flags.threads, 64)));
   }
   std::printf("NVTX push+pop pair, thread CPU ns (median of %d x %d pairs per thread, "
               "slowest thread)\n",
@@ -193,7 +228,8 @@ int main(int argc, char** argv) {
       {false, true, true, true, true, true});
   for (const char* mode : {"off", "dormant", "capture"}) {
     for (const char* threads : {"1", "2"}) {
-      std::optional<std::vector<std::string>> row = RunChild(argv[0], argv[1], mode, threads);
+      std::optional<std::vector<std::string>> row =
+          RunChild(argv[0], operands[0].c_str(), mode, threads);
       if (!row.has_value()) {
         std::fprintf(stderr, "mode %s failed\n", mode);
         return 1;
