@@ -77,7 +77,7 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(std::stri
   // 1,048,576) and sizes each block's columns for that many rows: with group commit's
   // large INSERTs, 512 fleet windows in flight met the test cluster's 1 GB per-query limit
   // ("Memory limit (for query) exceeded", failing on 8 and 16 MiB allocations: 1,048,576
-  // rows of 8 and 16 bytes) 14 times in 1,000 windows, each failed group sent again. A
+  // rows of 8 and 16 bytes) 7 times in 1,000 windows, each failed group sent again. A
   // quarter of it: no such failure, and 39 windows/s instead of 22 (docs/capacity.md). A
   // group over 262,144 rows of one table becomes a few parts instead of one.
   parsed.client.settings["max_insert_block_size"] = "262144";
