@@ -299,6 +299,39 @@ TEST_P(CollectorTest, SessionOverRecordLimitIsRejectedTooLarge) {
   EXPECT_EQ(c.store().Stats().records, 6);
 }
 
+// Both sessions hold part of the budget and need more: the younger is refused and cannot
+// push the older out; the older evicts the younger (no handler is using it), finishes, and
+// the younger is rebuilt from the store when it continues. Nothing lost, nothing twice.
+TEST_P(CollectorTest, AnOlderSessionEvictsAYoungerOneSoBothComplete) {
+  IngestOptions options;
+  options.max_held_records = 18;  // batches of 3, 3, 3, 3, 1 records
+  Collector c(store_, options);
+  std::vector<Batch> older = SessionBatches("older"), younger = SessionBatches("younger");
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.ingest().HandleBatch(older[i]).ok());
+    ASSERT_TRUE(c.ingest().HandleBatch(younger[i]).ok());
+  }
+  absl::StatusOr<Ack> refused = c.ingest().HandleBatch(younger[3]);  // 18 + 3 > 18
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(c.metrics().sessions_evicted_for_room.load(), 0);
+  for (size_t i = 3; i < older.size(); ++i) {
+    absl::StatusOr<Ack> ack = c.ingest().HandleBatch(older[i]);
+    ASSERT_TRUE(ack.ok()) << ack.status();
+    EXPECT_EQ(ack->durable_seq(), i + 1);
+  }
+  EXPECT_EQ(c.metrics().sessions_evicted_for_room.load(), 1);
+  for (size_t i = 3; i < younger.size(); ++i) {
+    absl::StatusOr<Ack> ack = c.ingest().HandleBatch(younger[i]);
+    ASSERT_TRUE(ack.ok()) << ack.status();
+    EXPECT_EQ(ack->durable_seq(), i + 1);
+  }
+  const StoreStats stats = c.store().Stats();
+  EXPECT_EQ(stats.batches, 10);
+  EXPECT_EQ(stats.records, 2 * kRecords);
+  EXPECT_EQ(stats.sessions_complete, 2);
+}
+
 TEST_P(CollectorTest, StoreFailureEndsStreamUnavailableThenResendWorks) {
   Collector c(store_);
   std::vector<Batch> batches = SessionBatches("s6");
