@@ -1,5 +1,6 @@
 #include "collector/store/sqlite/sqlite_buckets.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,10 @@ void BucketMerger::Add(int64_t resource_id, int64_t bucket_ns, const BucketRow& 
 }
 
 void BucketMerger::Absorb(BucketMerger& other) {
+  if (rows_.empty()) {  // a group's first batch
+    rows_.swap(other.rows_);
+    return;
+  }
   for (auto& [key, rows] : other.rows_) {
     std::vector<Owned>& mine = rows_[key];
     for (Owned& r : rows) mine.push_back(std::move(r));
@@ -109,8 +114,14 @@ void BucketMerger::Absorb(BucketMerger& other) {
 }
 
 absl::Status BucketMerger::Flush(sqlite::Database& db) {
+  std::vector<const decltype(rows_)::value_type*> in_order;
+  in_order.reserve(rows_.size());
+  for (const auto& entry : rows_) in_order.push_back(&entry);
+  std::sort(in_order.begin(), in_order.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
   std::vector<BucketRow> rows;
-  for (const auto& [key, owned] : rows_) {
+  for (const auto* entry : in_order) {
+    const auto& [key, owned] = *entry;
     const auto& [resource, bucket, subject, layer_type, op, kernel, module] = key;
     rows.clear();
     for (const Owned& o : owned) {

@@ -6,12 +6,12 @@
 #define OPMAP_COLLECTOR_STORE_SQLITE_SQLITE_BUCKETS_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -53,10 +53,13 @@ class BucketMerger {
     uint64_t zero_count;
     double sum, min, max;
   };
-  // (resource, bucket, subject, layer type, operator, kernel, module)
+  // (resource, bucket, subject, layer type, operator, kernel, module). Hashed, not
+  // ordered: a group of small windows adds each of its few hundred keys once per window,
+  // and an ordered map compared up to four strings per level for each; Flush sorts the
+  // keys once.
   using Key = std::tuple<int64_t, int64_t, int, std::string, std::string, std::string,
                          std::string>;
-  std::map<Key, std::vector<Owned>> rows_;
+  absl::flat_hash_map<Key, std::vector<Owned>> rows_;
 };
 
 // Schema v1 → v2: assigns the complete sessions to buckets and merges their stored rows
