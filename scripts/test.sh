@@ -8,8 +8,9 @@
 #   2. build/ (gcc, Release: -O2, no debug info);
 #   3. ctest, with the ClickHouse test cluster unless OPMAP_NO_CLICKHOUSE=1, and
 #      build-fuzz-O0/ (clang, ASan + UBSan, libFuzzer, -O0: 233 core-s against 336 at
-#      -O2; the short runs here need coverage, not speed) built niced beside it; the tests
-#      labelled needs_idle_cpu run last, alone;
+#      -O2; the short runs here need coverage, not speed) built niced beside it; then the
+#      tests that kill a ClickHouse replica (label clickhouse_kill), one at a time; the
+#      tests labelled needs_idle_cpu run last, alone;
 #   4. tests/framework/run.sh: real PyTorch workloads under the library with a real agent
 #      and collector (about 70 s); skipped with "framework tests: skipped: <why>" where the
 #      venv scripts/setup_frameworks.sh makes is absent (CI);
@@ -75,7 +76,10 @@ fi
 ctest_rc=0
 resources="$(cd "$BUILD_DIR" && pwd)/ctest_resources.json"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j5 --resource-spec-file "$resources" \
-  --timeout 600 -LE needs_idle_cpu || ctest_rc=$?
+  --timeout 600 -LE "needs_idle_cpu|clickhouse_kill" || ctest_rc=$?
+# The tests that kill a ClickHouse replica, one at a time with nothing else on the cluster
+# (tests/CMakeLists.txt says why).
+ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L clickhouse_kill || ctest_rc=$?
 if (( fuzz )); then
   if ! wait "$fuzz_build_pid"; then
     echo "test.sh: building the fuzzers failed:" >&2
