@@ -54,11 +54,6 @@ void WidenWindow(const Batch& b, int64_t& start, int64_t& end) {
   end = std::max(end, b.window_end_ns());
 }
 
-int64_t RecordsIn(const Batch& b) {
-  return static_cast<int64_t>(b.kernels().start_ns_size()) + b.memory_ops().start_ns_size() +
-         b.launches().start_ns_size() + b.ranges().start_ns_size();
-}
-
 }  // namespace
 
 IngestService::IngestService(Store* store, const Authenticator* auth, CollectorMetrics* metrics,
@@ -91,19 +86,6 @@ std::shared_ptr<IngestService::Session> IngestService::GetSession(const std::str
   return entry;
 }
 
-void IngestService::AddHoldLocked(Session& s, int64_t records, int64_t bytes) {
-  if (s.hold_order == 0) s.hold_order = ++holds_begun_;
-  s.held += records;
-  s.held_bytes += bytes;
-  held_records_.fetch_add(records);
-  held_bytes_.fetch_add(bytes);
-}
-
-void IngestService::Hold(Session& s, int64_t records, int64_t bytes) {
-  std::lock_guard<std::mutex> lock(held_mu_);
-  AddHoldLocked(s, records, bytes);
-}
-
 absl::Status IngestService::TryHold(Session& s, int64_t records, int64_t bytes,
                                     const Batch& batch) {
   for (bool evicted = false;; evicted = true) {
@@ -112,7 +94,11 @@ absl::Status IngestService::TryHold(Session& s, int64_t records, int64_t bytes,
       std::lock_guard<std::mutex> lock(held_mu_);
       over_records = held_records_.load() + records > options_.max_held_records;
       if (!over_records && held_bytes_.load() + bytes <= options_.max_held_bytes) {
-        AddHoldLocked(s, records, bytes);
+        if (s.hold_order == 0 && (records > 0 || bytes > 0)) s.hold_order = ++holds_begun_;
+        s.held += records;
+        s.held_bytes += bytes;
+        held_records_.fetch_add(records);
+        held_bytes_.fetch_add(bytes);
         return absl::OkStatus();
       }
     }
@@ -268,7 +254,9 @@ absl::Status IngestService::EnsureAssembler(Session& s, const Batch& batch) {
       WidenWindow(stored, s.window_start_ns, s.window_end_ns);
     }
   }
-  Hold(s, assembler->record_count(), rebuilt_bytes);
+  // Admitted like any batch: sessions rebuilt after an eviction or a restart must not pass
+  // the budget either (refused, the agent resends; the rebuild is redone then).
+  RETURN_IF_ERROR(TryHold(s, assembler->record_count(), rebuilt_bytes, batch));
   s.assembler = std::move(assembler);
   return absl::OkStatus();
 }
@@ -354,7 +342,7 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
   }
   RETURN_IF_ERROR(EnsureAssembler(s, batch));
 
-  const int64_t records = RecordsIn(batch);
+  const int64_t records = analysis::EventRecordCount(batch);
   const int64_t bytes =
       received != nullptr ? static_cast<int64_t>(received->size())
                           : static_cast<int64_t>(batch.ByteSizeLong());
@@ -419,7 +407,7 @@ absl::StatusOr<Ack> IngestService::Commit(Session& s, const Batch& batch, const 
   }
   commit.received_ns = NowNs();
   commit.string_count_after = assembler.string_count();
-  commit.record_count = rejection.has_value() ? 0 : RecordsIn(batch);
+  commit.record_count = rejection.has_value() ? 0 : analysis::EventRecordCount(batch);
   // The session was read from the store and every commit since went through here.
   commit.follows_stored = s.verified;
   int64_t window_start = s.window_start_ns, window_end = s.window_end_ns;

@@ -148,8 +148,6 @@ class IngestService final : public opmap::v1::Ingest::Service {
   // refuses (RESOURCE_EXHAUSTED naming the limit): concurrent batches cannot pass a limit
   // together. Release gives back all `s` holds; Unhold part of it.
   absl::Status TryHold(Session& s, int64_t records, int64_t bytes, const opmap::v1::Batch& batch);
-  void Hold(Session& s, int64_t records, int64_t bytes);
-  void AddHoldLocked(Session& s, int64_t records, int64_t bytes);  // held_mu_ held
   // Drops the in-memory state of sessions that began holding after `s` and that no
   // handler is using, youngest first, until `records` and `bytes` fit; how many.
   size_t EvictYoungerHolders(const Session& s, int64_t records, int64_t bytes);

@@ -434,4 +434,10 @@ absl::StatusOr<std::vector<opmap::v1::Batch>> SessionBatchEncoder::Encode(const 
   return batches;
 }
 
+int64_t EventRecordCount(const opmap::v1::Batch& batch) {
+  return static_cast<int64_t>(batch.kernels().start_ns_size()) +
+         batch.memory_ops().start_ns_size() + batch.launches().start_ns_size() +
+         batch.ranges().start_ns_size();
+}
+
 }  // namespace opmap::analysis

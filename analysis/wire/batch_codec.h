@@ -91,6 +91,11 @@ struct BatchLimits {
 absl::Status ValidateBatch(const opmap::v1::Batch& batch, uint32_t known_strings,
                            const BatchLimits& limits, std::string* field = nullptr);
 
+// Kernels + memory ops + launches + ranges: the records a session's assembler holds, and
+// what the collector's per-session and held-records budgets count (counter and stall rows
+// are not among them; ValidateBatch's per-batch limit counts every row).
+int64_t EventRecordCount(const opmap::v1::Batch& batch);
+
 // The Rejection.code for a status returned by ValidateBatch / SessionAssembler (carried
 // as a status payload); REJECTION_CODE_UNSPECIFIED for OK or any other status.
 opmap::v1::RejectionCode RejectionCodeFor(const absl::Status& status);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <utility>
 
@@ -37,11 +38,13 @@ std::string EndpointName(const Endpoint& e) {
 
 // RFC 3986 unreserved characters stay; everything else (spaces, quotes, '&', '=', UTF-8)
 // is %XX so a query text can never end the parameter early. By libcurl, whose handle
-// argument is ignored since 7.82 (Debian 12 ships 7.88). Out of memory gives "", an empty
-// query ClickHouse refuses.
+// argument is ignored since 7.82 (Debian 12 ships 7.88). libcurl reads a length of 0 as
+// "call strlen", hence the empty case here; it fails only when out of memory, which a
+// std::string would have thrown for too (URL parameters are far below its int length).
 std::string PercentEncode(std::string_view s) {
+  if (s.empty()) return std::string();
   char* escaped = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
-  if (escaped == nullptr) return std::string();  // out of memory: the request then fails
+  if (escaped == nullptr) throw std::bad_alloc();
   std::string out(escaped);
   curl_free(escaped);
   return out;

@@ -81,11 +81,6 @@ std::vector<Batch> SessionBatches(const std::string& session) {
   return *batches;
 }
 
-int64_t RecordsOf(const Batch& b) {
-  return b.kernels().start_ns_size() + b.memory_ops().start_ns_size() +
-         b.launches().start_ns_size() + b.ranges().start_ns_size();
-}
-
 analysis::Trace ExportAll(std::shared_ptr<grpc::Channel> channel, uint64_t* events) {
   auto stub = opmap::v1::Query::NewStub(channel);
   grpc::ClientContext ctx;

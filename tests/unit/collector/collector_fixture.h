@@ -43,7 +43,6 @@ inline constexpr int64_t kRecords = 13;  // records of SmallTrace()
 analysis::Trace SmallTrace();
 // SmallTrace() as agent "agent-1", session `session`, host node-1, model llama@r1.
 std::vector<Batch> SessionBatches(const std::string& session);
-int64_t RecordsOf(const Batch& b);
 
 // Delegates to a real store; CommitBatch fails while `fail_commits` is set. Counts the
 // session rebuilds it serves (LoadSessionPayloads).
