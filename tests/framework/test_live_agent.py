@@ -39,7 +39,8 @@ Checks (numbers printed):
     max and sum exact, all between the log's inner and outer clocks (decode and prefill
     steps likewise);
   - per module type, the call count equals torch.profiler's exactly, and the summed host
-    time lies between the profiler's bounds for it (below);
+    time lies between the profiler's bounds for it (below), over the windows where the
+    profiler's clock agrees with CLOCK_REALTIME (Clocks, below);
   - attach captured the process mid-run; embed and decoder exit 0; the DataLoader
     workers (fork) ran and never registered; 2 intra-op threads; every output tensor
     byte-identical to the reference run's;
@@ -66,8 +67,15 @@ library's window begin/end marks. The hull is what the test can read, from `opma
     brackets also bound N's duration, so per module type the summed opmap time must lie
     between the sums of the inner and of the outer brackets (a few us per call apart).
   Clocks: time.time_ns() and libopmap_inject both read CLOCK_REALTIME; Kineto's event
-  times are its TSC clock converted to Unix ns, checked by marker record_function events
-  bracketed by time.time_ns() at both ends of the profiled span.
+  times are its TSC clock converted to Unix ns by a line through the profiled span's two
+  ends, checked by marker record_function events bracketed by time.time_ns() at both
+  ends (asserted). In between, the line holds only while CLOCK_REALTIME runs at a constant
+  rate against the TSC: on a CI host being slewed mid-run the profiler's module times came
+  out up to 0.4% longer than CLOCK_REALTIME's, and hull edges moved by milliseconds. So
+  the workloads also place such markers before and after each request and before each
+  decoder step, and the module comparison uses only the windows where every marker
+  around them lies within SLACK_NS of its bracket (the others are printed as left out;
+  the check skips, saying so, if none is left).
   Attribution is opmap's (analysis/summary/modules.h): a module range that encloses no
   other range (Linear, LayerNorm, Dropout, Embedding, ...) is an operator of its parent's
   module, so such classes do not appear as module types and their ranges count under the
@@ -136,6 +144,20 @@ def captured_profile_events(events, hulls, edge_cases=None):
             edge_cases.append(sum(1 for e in inside if e[6] > hi))
         out += inside
     return out
+
+
+def clock_departure(marks, lo, hi):
+    """How far Kineto's clock is off CLOCK_REALTIME around the window [lo, hi]: over the
+    workload's markers from the last one before lo to the first one after hi, the largest
+    distance (ns) of a marker's profiler time outside its time.time_ns() bracket, and the
+    number of markers looked at. None when no marker reached the profile."""
+    ms = sorted((m for m in marks if m[3] is not None), key=lambda m: m[1])
+    if not ms:
+        return None, 0
+    first = max([i for i, m in enumerate(ms) if m[2] < lo] or [0])
+    last = min([i for i, m in enumerate(ms) if m[1] > hi] or [len(ms) - 1])
+    near = ms[first:last + 1]
+    return max(max(a - p, p - b, 0) for _, a, b, p in near), len(near)
 
 
 def attribute(events):
@@ -340,6 +362,9 @@ class LiveAgentTest(unittest.TestCase):
                                  "module_type", "--model", model)
             a["types_table"] = s.query_table("latency", "--subject", "operator-cpu",
                                              "--group-by", "module_type", "--model", model)
+            a["types_by_session"] = s.query("latency", "--subject", "operator-cpu",
+                                            "--group-by", "session,module_type",
+                                            "--model", model, "--limit", "100000")
             a["requests"] = s.query("latency", "--subject", "request", "--group-by",
                                     "request", "--model", model)
             a["requests_table"] = s.query_table("latency", "--subject", "request",
@@ -450,20 +475,44 @@ class LiveAgentTest(unittest.TestCase):
                                     name, prof_ns, before, after))
 
     def _check_modules(self, name):
+        """Per window where Kineto's clock agrees with CLOCK_REALTIME (clock_departure at
+        most SLACK_NS): the collector's per-session, per-module-type answer against the
+        profiler's events in that window; summed over those windows."""
         events = self.logs[name]["events"]
-        hulls = [(lo, hi) for lo, hi, _ in self.answers[name]["hulls"].values()]
-        want = {}
+        marks = self.logs[name]["profiler_clock_marks"]
+        got_by_session = {}
+        self.assertFalse(self.answers[name]["types_by_session"]["truncated"])
+        for r in self.answers[name]["types_by_session"]["rows"]:
+            got_by_session.setdefault(r["session"], []).append(r)
+        want, got, used, left_out = {}, {}, [], []
         edge_cases = []
-        captured = captured_profile_events(events, hulls, edge_cases)
+        for key, (lo, hi, _) in sorted(self.answers[name]["hulls"].items(),
+                                       key=lambda kv: kv[1]):
+            off, n = clock_departure(marks, lo, hi)
+            short = key.rsplit(".", 1)[-1]
+            if off is None or off > SLACK_NS:
+                left_out.append("%s (%s)" % (short, "no marker in the profile" if off is None
+                                             else "%.1f us off at %d markers" % (off / 1e3, n)))
+                continue
+            used.append("%s (%d markers)" % (short, n))
+            for owner, shortest, longest in attribute(
+                    captured_profile_events(events, [(lo, hi)], edge_cases)):
+                c, a, b = want.get(owner, (0, 0, 0))
+                want[owner] = (c + 1, a + shortest, b + longest)
+            for r in got_by_session.get(key, []):
+                c, t = got.get(r["module_type"], (0, 0.0))
+                got[r["module_type"]] = (c + r["count"], t + r["total_us"])
+        print("%s: windows compared (Kineto's clock within %d ns of CLOCK_REALTIME at every "
+              "marker around them): %s; left out: %s" % (
+                  name, SLACK_NS, ", ".join(used) or "none", ", ".join(left_out) or "none"))
+        if not used:
+            self.skipTest("%s: torch.profiler's clock departed from CLOCK_REALTIME in every "
+                          "window (%s), so it cannot serve as the reference here" % (
+                              name, ", ".join(left_out)))
         self.assertLessEqual(max(edge_cases), 1, "%s: more than one profiler event within "
                              "%d ns outside a window edge: %s" % (name, SLACK_NS, edge_cases))
-        for owner, shortest, longest in attribute(captured):
-            c, lo, hi = want.get(owner, (0, 0, 0))
-            want[owner] = (c + 1, lo + shortest, hi + longest)
-        got = {r["module_type"]: (r["count"], r["total_us"])
-               for r in self.answers[name]["types"]["rows"]}
         print("%s: per module type, opmap (collector) against torch.profiler (python tracer) "
-              "inside the windows; the profiler brackets each range's time between its "
+              "inside those windows; the profiler brackets each range's time between its "
               "push and pop calls" % name)
         print("  %-20s %8s %8s %15s %15s %15s" % (
             "module_type", "opmap", "profiler", "opmap_us", "profiler_min_us",

@@ -32,15 +32,16 @@ serving loop (the Python tracer records one `nn.Module: <Class>_<k>` event per m
 call, from the module's __call__, so each opmap module range lies inside its event) and
 writes the module events with absolute start/end ns: Kineto reports CLOCK_REALTIME ns
 (its TSC clock converted), checked here with a marker record_function bracketed by
-time.time_ns() at the start and the end of the profiled span. NVTX ranges are pushed only
-inside the profiled span (annotate() is installed after the profiler starts and removed
+time.time_ns() at the start and the end of the profiled span, and with such markers
+before and after each request and before each decoder step (Clock.mark). NVTX ranges
+are pushed only inside the profiled span (annotate() is installed after the profiler starts and removed
 before it stops; warm-up requests run without request ranges), so whatever an opmap
 window holds of this workload happened while the profiler recorded.
 
 --stop-file F: serve until F exists (checked between requests) or --requests are served.
 Outputs, in --out DIR, prefixed with the workload's name:
   <name>.outputs.bin   every request's output tensors, raw bytes in request order
-  <name>.log.json      threads, DataLoader worker pids, profiler span and marker check,
+  <name>.log.json      threads, DataLoader worker pids, profiler span and markers,
                        per request and per step the four clocks, counts, cpu seconds
   <name>.profile.json  (with --profile) module events: [class, start_ns, end_ns, tid]
 
@@ -132,11 +133,28 @@ def decoder_prompt(i, batch, prompt_len=16):
 
 
 class Clock:
-    """Per-request and per-step clocks (ns, CLOCK_REALTIME)."""
+    """Per-request and per-step clocks (ns, CLOCK_REALTIME), and, while the profiler
+    records, markers that place Kineto's clock against CLOCK_REALTIME mid-run."""
 
     def __init__(self):
         self.requests = []
         self.steps = []
+        self.marks = []  # [name, time_ns before, time_ns after]
+        self.record_function = None  # torch.profiler.record_function while it records
+
+    def mark(self):
+        """A record_function bracketed by time.time_ns(). Kineto maps its TSC clock to
+        Unix ns by a line through its start and its end, so the span's two ends agree by
+        construction; in between they agree only while CLOCK_REALTIME runs at a constant
+        rate against the TSC (a clock being slewed by chrony, or a VM's TSC, breaks it).
+        These markers, before each request and each decoder step, show where it held."""
+        if self.record_function is None:
+            return
+        name = "opmap_test_marker_%d" % len(self.marks)
+        a = time.time_ns()
+        with self.record_function(name):
+            pass
+        self.marks.append([name, a, time.time_ns()])
 
 
 def generate(model, ids, tokens, batch, clock=None, step_ranges=True, force=False):
@@ -151,6 +169,8 @@ def generate(model, ids, tokens, batch, clock=None, step_ranges=True, force=Fals
     logits = None
     for s in range(tokens):
         kind = "prefill" if s == 0 else "decode"
+        if clock is not None:
+            clock.mark()
         rng = (opmap_torch.step(kind, batch=batch, tokens=int(nxt.numel()) if s == 0 else None,
                                 force=force)
                if step_ranges else contextlib.nullcontext())
@@ -228,6 +248,7 @@ def serve(args):
                 with record_function("opmap_test_marker_start"):
                     pass
                 markers.append(("opmap_test_marker_start", a, time.time_ns()))
+                clock.record_function = record_function
             span_start = time.time_ns()
             print("%s: serving" % (args.name or args.workload), flush=True)
             handle = (opmap_torch.annotate(model, shapes=not args.no_module_shapes,
@@ -251,16 +272,19 @@ def serve(args):
                     assert item["i"] == i, "DataLoader order: got item %d for request %d" % (
                         item["i"], i)
                     worker_pids.add(item["pid"])
+                clock.mark()
                 o0 = time.time_ns()
                 with opmap_torch.request(force=args.force_ranges):
                     i0 = time.time_ns()
                     out = one(i, item)
                     i1 = time.time_ns()
                 o1 = time.time_ns()
+                clock.mark()
                 clock.requests.append([o0, i0, i1, o1])
                 outputs.append(out)
                 served += 1
             cpu = _cpu_seconds() - cpu0
+            clock.record_function = None
             if handle is not None:
                 handle.remove()
             span_end = time.time_ns()
@@ -299,6 +323,7 @@ def serve(args):
             elif n.startswith("opmap_test_marker_"):
                 found[n] = e.start_ns()
         log["profiler_markers"] = [[n, a, b, found.get(n)] for n, a, b in markers]
+        log["profiler_clock_marks"] = [[n, a, b, found.get(n)] for n, a, b in clock.marks]
         # Each module's own NVTX push is the first rangePushA call inside its event (the
         # pre-hook runs before any child's), its pop the last rangePop inside it.
         pushes.sort()
