@@ -193,7 +193,8 @@ int main(int argc, char** argv) {
       int64_t threads = 0;
       std::vector<uint32_t> order;
       const std::vector<int32_t> parent = opmap::analysis::RangeParents(*trace, &threads, &order);
-      const opmap::analysis::ModuleAttribution modules = opmap::analysis::AttributeModules(*trace);
+      const opmap::analysis::ModuleAttribution modules =
+          opmap::analysis::AttributeModules(*trace, order);
       const Clock::time_point t2b = Clock::now();
       opmap::analysis::RequestBreakdownAccumulator acc;
       acc.Add(*trace, mapping, nullptr, parent, order, modules);

@@ -80,7 +80,7 @@ std::string CollectorMetrics::RenderPrometheus() const {
           sessions_evicted_for_room);
   f.Counter("opmap_collector_request_breakdown_cpu_seconds_total",
             "CPU time spent on the per-request breakdown of completed sessions (tail "
-            "explanation), its range nesting included.",
+            "explanation); the range nesting it shares with the module attribution excluded.",
             request_breakdown_cpu_ns.load(std::memory_order_relaxed) / 1e9);
   counter("opmap_collector_malformed_messages_total",
           "Ingest messages that did not parse as a Batch (the stream ended INVALID_ARGUMENT).",

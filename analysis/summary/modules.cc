@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/stalls/stall_reasons.h"
+#include "analysis/summary/host_ranges.h"
 #include "analysis/summary/rollup.h"
 
 namespace opmap::analysis {
@@ -78,45 +79,56 @@ void SortByGpuTime(std::vector<T>& rows, std::string T::*key) {
   });
 }
 
-using ThreadKey = std::pair<int64_t, int64_t>;  // (process, thread)
-
 // For every range, the index of its module range (itself when it is one), or -1; and
 // the number of module ranges. Operator ranges and module candidates of one thread are
 // swept in nesting order (start ascending, end descending, candidates first on equal
 // extents so a module encloses an operator of the same extent); a range's parent is the
 // innermost open range that wholly contains it — ranges that overlap without nesting
-// are skipped over, as in host_ranges.cc.
+// are skipped over, as in host_ranges.cc. `order` is RangeParents' sweep order (by
+// thread, start, longer first, index), so no sort of its own: only the candidate-first
+// tie rule is applied on top.
 std::vector<int32_t> ModuleOfRange(const Trace& trace,
                                    const std::vector<std::optional<ModuleName>>& names,
+                                   const std::vector<uint32_t>& sweep,
                                    int64_t* module_range_count) {
   const std::vector<Range>& ranges = trace.ranges;
-  absl::flat_hash_map<ThreadKey, std::vector<int32_t>> by_thread;
-  for (int32_t i = 0; i < static_cast<int32_t>(ranges.size()); ++i) {
-    if (names[i].has_value() || IsOperatorRange(ranges[i].kind)) {
-      by_thread[{ranges[i].process, ranges[i].thread}].push_back(i);
-    }
-  }
   std::vector<int32_t> parent(ranges.size(), -1);
   std::vector<bool> is_module(ranges.size(), false);
   std::vector<int32_t> module_of(ranges.size(), -1);
   std::vector<bool> encloses_operator(ranges.size(), false);
-  for (auto& [key, order] : by_thread) {
-    std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
-      const Range& a = ranges[x];
-      const Range& b = ranges[y];
-      if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-      if (a.end_ns() != b.end_ns()) return a.end_ns() > b.end_ns();
-      if (names[x].has_value() != names[y].has_value()) return names[x].has_value();
-      return x < y;
-    });
-    std::vector<int32_t> open;
+  std::vector<int32_t> order;
+  std::vector<int32_t> open;
+  for (size_t k = 0; k < sweep.size();) {
+    const Range& first = ranges[sweep[k]];
+    order.clear();
+    size_t j = k;
+    for (; j < sweep.size() && ranges[sweep[j]].thread == first.thread &&
+           ranges[sweep[j]].process == first.process;
+         ++j) {
+      const int32_t r = static_cast<int32_t>(sweep[j]);
+      if (names[r].has_value() || IsOperatorRange(ranges[r].kind)) order.push_back(r);
+    }
+    k = j;
+    for (size_t a = 0; a < order.size();) {
+      size_t b = a + 1;
+      while (b < order.size() && ranges[order[b]].start_ns == ranges[order[a]].start_ns &&
+             ranges[order[b]].dur_ns == ranges[order[a]].dur_ns) {
+        ++b;
+      }
+      if (b - a > 1) {
+        std::stable_partition(order.begin() + a, order.begin() + b,
+                              [&](int32_t x) { return names[x].has_value(); });
+      }
+      a = b;
+    }
+    open.clear();
     for (int32_t r : order) {
       while (!open.empty() && ranges[open.back()].end_ns() <= ranges[r].start_ns) {
         open.pop_back();
       }
-      for (size_t j = open.size(); j-- > 0;) {
-        if (ranges[r].end_ns() <= ranges[open[j]].end_ns()) {
-          parent[r] = open[j];
+      for (size_t q = open.size(); q-- > 0;) {
+        if (ranges[r].end_ns() <= ranges[open[q]].end_ns()) {
+          parent[r] = open[q];
           break;
         }
       }
@@ -198,13 +210,20 @@ std::optional<ModuleName> TensorRtLayerModule(std::string_view range_name) {
 }
 
 ModuleAttribution AttributeModules(const Trace& trace) {
+  int64_t threads = 0;
+  std::vector<uint32_t> order;
+  RangeParents(trace, &threads, &order);
+  return AttributeModules(trace, order);
+}
+
+ModuleAttribution AttributeModules(const Trace& trace, const std::vector<uint32_t>& order) {
   ModuleAttribution out;
   out.names.resize(trace.ranges.size());
   for (size_t i = 0; i < trace.ranges.size(); ++i) {
     out.names[i] =
         ParseModuleName(trace.ranges[i].kind, trace.strings.Get(trace.ranges[i].name));
   }
-  out.module_of = ModuleOfRange(trace, out.names, &out.module_range_count);
+  out.module_of = ModuleOfRange(trace, out.names, order, &out.module_range_count);
   // TensorRT layer ranges launch their kernels themselves and enclose no operator: the
   // module is named in the layer's own path. Only where no enclosing range names one.
   for (size_t i = 0; i < trace.ranges.size(); ++i) {

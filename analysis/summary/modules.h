@@ -99,6 +99,8 @@ struct ModuleAttribution {
   int64_t module_range_count = 0;
 };
 ModuleAttribution AttributeModules(const Trace& trace);
+// The same with RangeParents' sweep order of the trace (host_ranges.h) already computed.
+ModuleAttribution AttributeModules(const Trace& trace, const std::vector<uint32_t>& order);
 
 // TensorRT layer ranges ("/layer1/layer1.0/conv1/Conv + /layer1/layer1.0/relu/Relu"): the
 // module is the first fused part's path without its op — name "layer1/layer1.0/conv1",

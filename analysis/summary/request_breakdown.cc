@@ -86,7 +86,7 @@ void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& ma
   int64_t threads = 0;
   std::vector<uint32_t> order;
   const std::vector<int32_t> parent = RangeParents(part, &threads, &order);
-  Add(part, mapping, ranges, parent, order, AttributeModules(part));
+  Add(part, mapping, ranges, parent, order, AttributeModules(part, order));
 }
 
 void RequestBreakdownAccumulator::Add(const Trace& part, const MappingResult& mapping,

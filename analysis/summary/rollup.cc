@@ -75,7 +75,11 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
 
   // Module of each range as a small id into `module_names` (0: none), by name: every
   // instance of a module is one key.
-  const ModuleAttribution attribution = AttributeModules(trace);
+  // One nesting sweep of the ranges, for the modules and the request breakdown below.
+  int64_t threads = 0;
+  std::vector<uint32_t> order;
+  const std::vector<int32_t> parent = RangeParents(trace, &threads, &order);
+  const ModuleAttribution attribution = AttributeModules(trace, order);
   std::vector<std::string_view> module_names = {""};
   std::vector<int32_t> module_id(trace.ranges.size(), 0);
   {
@@ -173,9 +177,6 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   // Each request's breakdown, by latency bucket (tail_buckets.h).
   if (out.request_count > 0) {
     const int64_t cpu_start_ns = ThreadCpuNs();
-    int64_t threads = 0;
-    std::vector<uint32_t> order;
-    const std::vector<int32_t> parent = RangeParents(trace, &threads, &order);
     RequestBreakdownAccumulator breakdown;
     breakdown.Add(trace, mapping, nullptr, parent, order, attribution);
     absl::flat_hash_map<std::string_view, LayerType> operator_type;

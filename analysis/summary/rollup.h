@@ -93,8 +93,9 @@ struct SessionRollup {
   // window to it before choosing its rollup bucket, so the bucket holds every value.
   int64_t first_start_ns = 0;
   int64_t last_end_ns = 0;
-  // Thread CPU time the per-request breakdown took (its range nesting included), so the
-  // collector can say what that feature costs it (docs/benchmarks.md).
+  // Thread CPU time the per-request breakdown took, so the collector can say what that
+  // feature costs it (docs/benchmarks.md). The range nesting it reads is the module
+  // attribution's, computed whether or not the session has requests: not counted.
   int64_t request_breakdown_cpu_ns = 0;
 };
 

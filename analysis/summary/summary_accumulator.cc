@@ -163,7 +163,7 @@ void SummaryAccumulator::Add(const Trace& part, const MappingResult& mapping,
   int64_t threads = 0;
   std::vector<uint32_t> order;
   const std::vector<int32_t> parent = RangeParents(part, &threads, &order);
-  const ModuleAttribution modules = AttributeModules(part);
+  const ModuleAttribution modules = AttributeModules(part, order);
   host_.Add(part, ranges, parent, threads);
   modules_.Add(part, mapping, ranges, modules);
   requests_.Add(part, mapping, ranges, parent, order, modules);
