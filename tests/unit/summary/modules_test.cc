@@ -121,6 +121,20 @@ TEST_F(ModulesTest, InnermostModuleOnTheOperatorsThread) {
   EXPECT_EQ(s.module_types[3].module_type, "blocks");
 }
 
+// On equal extents the module range encloses the operator, whichever the trace lists first
+// (the nesting sweep's own tie order is by index: the operator first here).
+TEST_F(ModulesTest, AModuleEnclosesAnOperatorOfTheSameExtentListedBeforeIt) {
+  const RangeKind py = RangeKind::kPythonFunction;
+  const int32_t addmm = AddRange("aten::addmm", RangeKind::kCpuOp, 100, 200, 3);
+  AddRange("nn.Module: Linear_0", py, 100, 200, 3);
+  AddRange("nn.Module: MLP_0", py, 50, 250, 3);
+  AddEvent(addmm, 7);
+  const ModuleSummary s = SummarizeModules(trace_, mapping_);
+  ASSERT_NE(Find(s, "Linear_0"), nullptr);
+  EXPECT_EQ(Find(s, "Linear_0")->gpu_time_ns, 7);
+  EXPECT_EQ(s.modules.size(), 1u);  // MLP_0 launched nothing of its own
+}
+
 TEST_F(ModulesTest, NoModuleRangesIsUnavailableNotZero) {
   int32_t op = AddRange("aten::mm", RangeKind::kCpuOp, 0, 10, 1);
   AddRange("ProfilerStep#3", RangeKind::kNvtx, 0, 20, 1);  // encloses, but is no module
