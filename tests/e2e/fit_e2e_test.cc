@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/fake_boards.h"
 #include "tests/integration/agent_fixture.h"
@@ -121,13 +123,21 @@ class FitEndToEnd : public ::testing::Test {
   std::unique_ptr<CollectorProcess> collector_;
 };
 
-// The ladder index of the highest rate whose p99 meets the SLA; -1 for none.
-int KneeStep(const std::vector<double>& p99_ms) {
+// The ladder index of the highest rate whose whole-run p99 is at most `limit_ms`; -1 for none.
+int HighestStepWithin(const std::vector<double>& p99_ms, double limit_ms) {
   int knee = -1;
   for (size_t i = 0; i < p99_ms.size(); ++i) {
-    if (p99_ms[i] >= 0 && p99_ms[i] <= kFitSlaMs) knee = static_cast<int>(i);
+    if (p99_ms[i] >= 0 && p99_ms[i] <= limit_ms) knee = static_cast<int>(i);
   }
   return knee;
+}
+// The highest step every capture window of it meets the SLA at: its run clear of it by 25%.
+int ClearKnee(const std::vector<double>& p99_ms) {
+  return HighestStepWithin(p99_ms, 0.75 * kFitSlaMs);
+}
+// The highest step a capture window of it may meet the SLA at: its run within 25% of it.
+int PossibleKnee(const std::vector<double>& p99_ms) {
+  return HighestStepWithin(p99_ms, 1.25 * kFitSlaMs);
 }
 
 // The ladder index whose rate is nearest to `rps`.
@@ -149,7 +159,9 @@ TEST_F(FitEndToEnd, TheFitNamesThePlatformThatMeetsTheSlaAtTheHigherRate) {
       << agent.Log();
   const std::vector<Platform> platforms = {
       {"Fake H100", "0", {}, 400},
-      {"Fake L40S", "1", {"--slow-layer", "1", "--slow-repeat", "8"}, 200}};
+      // Slow enough to miss the SLA at 150 req/s by far (p99 ~40 ms on the 2-core VM)
+      // while the other meets it by far (~8 ms): the ladder separates them under load.
+      {"Fake L40S", "1", {"--slow-layer", "1", "--slow-repeat", "24"}, 200}};
   std::map<std::string, std::vector<double>> demo_p99;
   for (size_t step = 0; step < kFitLadder.size(); ++step) {
     for (const Platform& p : platforms) {
@@ -171,23 +183,21 @@ TEST_F(FitEndToEnd, TheFitNamesThePlatformThatMeetsTheSlaAtTheHigherRate) {
   }
   ASSERT_EQ(rows.size(), 2u) << json;
 
-  // Which platform the demos' own logs say meets the SLA at the higher rate.
-  const int fast_knee = KneeStep(demo_p99["Fake H100"]);
-  const int slow_knee = KneeStep(demo_p99["Fake L40S"]);
-  // On a loaded machine the demo's own p99 can miss the SLA at the same step on both
-  // platforms; then there is no higher-rate platform to name, and nothing to check.
-  if (fast_knee <= slow_knee) {
-    GTEST_SKIP() << "the demos' own p99s did not separate the platforms (knee steps " << fast_knee
-                 << " and " << slow_knee << "): the machine was too loaded for this ladder";
-  }
-  // opmap's p99 is its capture window's, the demo's the whole run's: near the SLA the two
-  // fall on either side of it by load alone (once under test.sh a window's p99 was 17.4 ms
-  // against the SLA's 15 while the whole run met it). Only a knee clear of the SLA
-  // separates the platforms for sure.
-  const double fast_p99 = demo_p99["Fake H100"][static_cast<size_t>(fast_knee)];
-  if (fast_p99 > 0.75 * kFitSlaMs) {
-    GTEST_SKIP() << "the fast platform's own p99 at its knee, " << fast_p99
-                 << " ms, is within 25% of the SLA: too close for a capture window to agree";
+  // Which platform the demos' own logs say meets the SLA at the higher rate. A capture
+  // window's p99 and the whole run's fall on either side of the SLA by load alone near it
+  // (once under test.sh a window's p99 was 17.4 ms against the SLA's 15 while the whole
+  // run met it), so a platform's knee is only known to lie between the highest step whose
+  // run is clear of the SLA (ClearKnee) and the highest step within reach of it
+  // (PossibleKnee).
+  const std::vector<double>& fast = demo_p99["Fake H100"];
+  const std::vector<double>& slow = demo_p99["Fake L40S"];
+  std::cout << "demo p99 (ms) by step of " << absl::StrJoin(kFitLadder, ", ")
+            << " req/s: Fake H100 " << absl::StrJoin(fast, ", ") << "; Fake L40S "
+            << absl::StrJoin(slow, ", ") << "\n";
+  if (ClearKnee(fast) <= PossibleKnee(slow)) {
+    GTEST_SKIP() << "the demos' own p99s did not separate the platforms (Fake H100 "
+                 << absl::StrJoin(fast, ", ") << " ms, Fake L40S " << absl::StrJoin(slow, ", ")
+                 << " ms): the machine was too loaded for this ladder";
   }
   EXPECT_EQ(std::string_view(fit["best"].get_string().value_unsafe()), "gpu_name=Fake H100") << json;
   EXPECT_EQ(std::string_view(fit["runner_up"].get_string().value_unsafe()), "gpu_name=Fake L40S");
@@ -198,19 +208,15 @@ TEST_F(FitEndToEnd, TheFitNamesThePlatformThatMeetsTheSlaAtTheHigherRate) {
 
   for (const Platform& p : platforms) {
     simdjson::dom::element row = rows["gpu_name=" + p.gpu];
-    const int demo_knee = KneeStep(demo_p99[p.gpu]);
+    const int clear = ClearKnee(demo_p99[p.gpu]);
+    const int possible = PossibleKnee(demo_p99[p.gpu]);
     double knee_rps = 0;
-    if (demo_knee < 0) {
-      // No step met the SLA over the whole run; a capture window may still have, when the
-      // run missed it narrowly (the same load effect as above, on the slow side).
-      if (demo_p99[p.gpu][0] > 1.25 * kFitSlaMs) {
-        EXPECT_NE(row["knee_rps"].get(knee_rps), simdjson::SUCCESS) << json;
-      }
-      continue;
-    }
-    ASSERT_EQ(row["knee_rps"].get(knee_rps), simdjson::SUCCESS) << p.gpu << ": " << json;
-    EXPECT_LE(std::abs(NearestStep(knee_rps) - demo_knee), 1)
-        << p.gpu << ": collector knee " << knee_rps << " req/s, demo knee step " << demo_knee;
+    const bool has_knee = row["knee_rps"].get(knee_rps) == simdjson::SUCCESS;
+    if (clear >= 0) EXPECT_TRUE(has_knee) << p.gpu << ": " << json;
+    if (possible < 0) EXPECT_FALSE(has_knee) << p.gpu << ": " << json;
+    if (!has_knee) continue;
+    EXPECT_GE(NearestStep(knee_rps), clear) << p.gpu << ": collector knee " << knee_rps;
+    EXPECT_LE(NearestStep(knee_rps), possible) << p.gpu << ": collector knee " << knee_rps;
     // One point per ladder step (one window each), the knee's p99 within the SLA.
     EXPECT_EQ(row["curve"].get_array().size(), kFitLadder.size()) << json;
     EXPECT_LE(row["p99_ms"].get_double().value_unsafe(), kFitSlaMs);
