@@ -13,9 +13,10 @@
 #      tests labelled needs_idle_cpu run last, alone;
 #   4. tests/framework/run.sh: real PyTorch workloads under the library with a real agent
 #      and collector (about 70 s); skipped with "framework tests: skipped: <why>" where the
-#      venv scripts/setup_frameworks.sh makes is absent (CI);
+#      venv scripts/setup_frameworks.sh makes is absent;
 #   5. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
-#      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 10), two at a time, from the
+#      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 5: a smoke run; the long runs
+#      are docs/fuzzing.md's), two at a time, from the
 #      committed seeds plus, where ../shared is present, seeds cut from the real data.
 #      OPMAP_NO_FUZZ=1 skips the fuzz build and this stage.
 # env: OPMAP_BUILD_DIR (build), OPMAP_FUZZ_BUILD (build-fuzz-O0), OPMAP_FUZZ_WORK (corpora
@@ -74,6 +75,10 @@ fi
 # time (as -j2 did), and beside them up to three that mostly wait on the ClickHouse
 # cluster's ON CLUSTER DDL.
 ctest_rc=0
+# A clean clone has no timings for ctest to start the longest tests first (they would
+# start in test order and finish last): it gets the committed ones of a test.sh run.
+costs="$BUILD_DIR/Testing/Temporary/CTestCostData.txt"
+[[ -f "$costs" ]] || { mkdir -p "$(dirname "$costs")" && cp tests/ctest_cost_seed.txt "$costs"; }
 resources="$(cd "$BUILD_DIR" && pwd)/ctest_resources.json"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j5 --resource-spec-file "$resources" \
   --timeout 600 -LE "needs_idle_cpu|clickhouse_kill" || ctest_rc=$?
@@ -105,6 +110,6 @@ stage framework
 if (( fuzz )); then
   # Nothing else runs now: two targets at once, no nice. A finding fails the run; its
   # input is under $OPMAP_FUZZ_WORK/artifacts/ (docs/fuzzing.md says what to do with it).
-  NICE=0 tests/fuzz/run_all.sh "${OPMAP_FUZZ_SECONDS:-10}" -j 2
+  NICE=0 tests/fuzz/run_all.sh "${OPMAP_FUZZ_SECONDS:-5}" -j 2
   stage fuzz
 fi
