@@ -292,6 +292,8 @@ absl::StatusOr<Ack> IngestService::HandleBatch(const Batch& batch, std::string* 
     }
   }
 
+  metrics_->recent_agents.Saw(batch.agent_id(), absl::Now());
+
   if (options_.health != nullptr) {
     RETURN_IF_ERROR(options_.health->Check(absl::StatusCode::kUnavailable,
                                            "ingest is stopped until it is repaired (agents "

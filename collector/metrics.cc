@@ -97,7 +97,12 @@ std::string CollectorMetrics::RenderPrometheus() const {
               "the mean group size.",
               static_cast<double>(committer->batches()));
   }
-  gauge("opmap_collector_ingest_streams", "Open Ingest streams.", ingest_streams);
+  gauge("opmap_collector_ingest_streams",
+        "Open Ingest streams (an agent opens one only while it uploads windows).",
+        ingest_streams);
+  f.Gauge("opmap_collector_agents_active",
+          "Agent ids that sent a batch in the last 5 minutes (at most 100000 are counted).",
+          static_cast<double>(recent_agents.Count(absl::Now())));
   gauge("opmap_collector_active_sessions", "Sessions held in memory.", active_sessions);
   for (int i = 1; i < kRejectionCodes; ++i) {
     f.Counter("opmap_collector_rejected_total", "Batches rejected as malformed, by rejection code.",

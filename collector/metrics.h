@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "collector/recent_agents.h"
 #include "collector/store_health.h"
 #include "opmap/v1/ingest.pb.h"
 
@@ -39,6 +40,9 @@ class CollectorMetrics {
   std::atomic<int64_t> malformed_messages{0}; // stream messages that do not parse as a Batch
   std::atomic<int64_t> ingest_streams{0};     // open Ingest streams (gauge)
   std::atomic<int64_t> active_sessions{0};    // sessions held in memory (gauge)
+  // Agent ids that sent a batch in the last 5 minutes (5 of the agent's default 60 s
+  // cadences), at most 100,000: opmap_collector_agents_active.
+  RecentAgents recent_agents{absl::Minutes(5), 100'000};
 
   void AddRejected(opmap::v1::RejectionCode code);
   int64_t rejected(opmap::v1::RejectionCode code) const;

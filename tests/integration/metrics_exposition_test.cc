@@ -134,6 +134,9 @@ TEST(MetricsExposition, CollectorMetricsParse) {
   EXPECT_EQ(values["opmap_collector_batches_total"], 1) << text;
   EXPECT_EQ(values["opmap_collector_store_commit_seconds_count"], 1) << text;
   EXPECT_EQ(values["opmap_collector_rejected_total{code=\"too_large\"}"], 0) << text;
+  // The import's stream is closed, but its agent sent a batch just now.
+  EXPECT_EQ(values["opmap_collector_ingest_streams"], 0) << text;
+  EXPECT_EQ(values["opmap_collector_agents_active"], 1) << text;
 }
 
 TEST(MetricsExposition, AgentMetricsParseAndMatchItsStatus) {
