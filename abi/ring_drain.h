@@ -1,5 +1,5 @@
 // The reader side of the ring protocol (ring_protocol.h), in one place: the agent's
-// RingReader (agent/capture/ring_reader.h) and the library's own debug-file mode both
+// RingReader (agent/transport/ring_reader.h) and the library's own debug-file mode both
 // drain with DrainRing, so there is one implementation of "copy out, zero, advance".
 //
 // The reader trusts nothing the producer wrote: positions, every size and every type are

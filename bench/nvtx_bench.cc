@@ -27,8 +27,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agent/capture/control_channel.h"
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/control_channel.h"
+#include "agent/transport/ring_reader.h"
 #include "common/config/flag_config.h"
 #include "common/text/aligned_table.h"
 
@@ -88,22 +88,22 @@ double Measure(int threads, bool registered) {
 // Capture mode: this process is its own agent. The library's control thread connects to
 // the listener; the first NVTX call waits (OPMAP_INIT_WAIT_MS) until the window is open.
 struct InProcessAgent {
-  std::unique_ptr<opmap::capture::ControlListener> listener;
-  std::unique_ptr<opmap::capture::ControlChannel> channel;
-  std::unique_ptr<opmap::capture::RingReader> reader;
+  std::unique_ptr<opmap::transport::ControlListener> listener;
+  std::unique_ptr<opmap::transport::ControlChannel> channel;
+  std::unique_ptr<opmap::transport::RingReader> reader;
   std::thread thread;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> records{0};
 
   bool Start(const std::string& path) {
-    auto l = opmap::capture::ControlListener::Listen(path);
+    auto l = opmap::transport::ControlListener::Listen(path);
     if (!l.ok()) return false;
     listener = std::move(*l);
     thread = std::thread([this] {
       auto c = listener->Accept(absl::Seconds(30));
       if (!c.ok()) return;
       channel = std::move(*c);
-      auto r = opmap::capture::RingReader::AttachFd(channel->TakeRingFd());
+      auto r = opmap::transport::RingReader::AttachFd(channel->TakeRingFd());
       if (!r.ok()) return;
       reader = std::move(*r);
       if (!channel->StartWindow(1, absl::InfiniteDuration(), opmap::ring::kCaptureNvtx).ok()) {

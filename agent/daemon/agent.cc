@@ -202,23 +202,23 @@ void Agent::Tick(absl::Time now) {
 
 void Agent::ReadChannel(RegisteredProcess& p, absl::Time now) {
   for (int i = 0; i < 16; ++i) {
-    absl::StatusOr<std::optional<capture::ControlMessage>> m =
+    absl::StatusOr<std::optional<transport::ControlMessage>> m =
         p.channel->Read(absl::ZeroDuration());
     if (!m.ok()) {
       Forget(p, now, std::string(m.status().message()));
       return;
     }
     if (!m->has_value()) return;
-    const capture::ControlMessage& msg = **m;
+    const transport::ControlMessage& msg = **m;
     if (msg.type == ring::kWindowDone) {
-      absl::StatusOr<ring::WindowDoneBody> done = capture::ControlChannel::ParseWindowDone(msg);
+      absl::StatusOr<ring::WindowDoneBody> done = transport::ControlChannel::ParseWindowDone(msg);
       if (done.ok() && p.capturing() && done->window_id == p.window_id) {
         DrainWindow(p, /*final=*/true);
         FinishWindow(p, now, "");
       }
     } else if (msg.type == ring::kStatusUpdate) {
-      absl::StatusOr<capture::ControlChannel::StatusUpdate> u =
-          capture::ControlChannel::ParseStatusUpdate(msg);
+      absl::StatusOr<transport::ControlChannel::StatusUpdate> u =
+          transport::ControlChannel::ParseStatusUpdate(msg);
       if (!u.ok() || u->code == ring::kStatusOk) continue;
       std::string what = analysis::ComponentName(u->component);
       std::erase_if(p.unavailable, [&](const auto& e) { return e.first == what; });
@@ -300,12 +300,12 @@ void Agent::FinishWindow(RegisteredProcess& p, absl::Time now, std::string note)
                                                    p.metadata_text, sink_);
   p.windows += 1;
   p.records_total += t.records;
-  p.drops_total = capture::SaturatingAdd(p.drops_total, t.drops);
+  p.drops_total = transport::SaturatingAdd(p.drops_total, t.drops);
   p.last_records_per_s = seconds > 0 ? t.records / seconds : 0;
   p.last_window_end = now;
   windows_total_ += 1;
   records_total_ += t.records;
-  drops_total_ = capture::SaturatingAdd(drops_total_, t.drops);
+  drops_total_ = transport::SaturatingAdd(drops_total_, t.drops);
   // --capture-every is start to start ("one window per process this often"); a next
   // start already past begins at the next tick.
   ScheduleNext(p, started);

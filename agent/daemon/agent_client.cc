@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "agent/capture/unix_socket.h"
+#include "agent/transport/unix_socket.h"
 
 namespace opmap::agent {
 
@@ -22,7 +22,7 @@ absl::StatusOr<AgentReply> CallAgent(const std::string& socket_path,
   }
   std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return capture::Errno("socket");
+  if (fd < 0) return transport::Errno("socket");
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     // Only "nothing listens there" is Unavailable (the caller may then act as the agent);
     // anything else (EACCES, ...) is an error the user must see.
@@ -46,7 +46,7 @@ absl::StatusOr<AgentReply> CallAgent(const std::string& socket_path,
   char buf[1 << 16];
   for (;;) {
     pollfd pfd{fd, POLLIN, 0};
-    const int ready = poll(&pfd, 1, capture::PollMs(deadline));
+    const int ready = poll(&pfd, 1, transport::PollMs(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {
       close(fd);
@@ -62,7 +62,7 @@ absl::StatusOr<AgentReply> CallAgent(const std::string& socket_path,
                            ? absl::PermissionDeniedError(absl::StrCat(
                                  "the agent at ", socket_path, " reset the connection (only ",
                                  "root or the agent's uid may use it): ", std::strerror(errno)))
-                           : capture::Errno("read from the agent");
+                           : transport::Errno("read from the agent");
       close(fd);
       return s;
     }

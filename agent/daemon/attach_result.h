@@ -19,7 +19,7 @@ struct AttachResult {
   absl::Duration window;
   int64_t records = 0;
   int64_t drops = 0;
-  std::string capture;   // capture-file bytes (agent/capture/capture_file.h) when captured
+  std::string capture;   // capture-file bytes (agent/transport/capture_file.h) when captured
   std::string counters;  // the window's CPU counters as a small table, unavailable ones named
 };
 

@@ -8,14 +8,14 @@
 #include <span>
 
 #include "absl/strings/str_cat.h"
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 
 namespace opmap::agent {
 
 absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
                                           const std::string& metadata,
                                           const RecordBuffer& records,
-                                          const capture::RingCounters& counters) {
+                                          const transport::RingCounters& counters) {
   // The writer writes to a descriptor; an anonymous memfd keeps this off the disk.
   const int fd = memfd_create("opmap-attach", MFD_CLOEXEC);
   if (fd < 0) return absl::InternalError(absl::StrCat("memfd_create: ", std::strerror(errno)));
@@ -24,7 +24,7 @@ absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
     close(fd);
     return absl::InternalError(absl::StrCat("dup: ", std::strerror(errno)));
   }
-  absl::StatusOr<capture::CaptureFileWriter> w = capture::CaptureFileWriter::CreateOnFd(
+  absl::StatusOr<transport::CaptureFileWriter> w = transport::CaptureFileWriter::CreateOnFd(
       write_fd, static_cast<uint32_t>(pid), ring_capacity, metadata);
   absl::Status s = w.status();
   for (size_t i = 0; s.ok() && i < records.size(); ++i) {
@@ -36,7 +36,9 @@ absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
     t.closed_ns = absl::ToUnixNanos(absl::Now());
     t.records_committed = counters.records_committed;
     t.names_truncated = counters.names_truncated;
-    for (int c = 0; c < ring::kDropCauseCount; ++c) t.drops[c] = counters.drops[c];
+    for (int c = 0; c < static_cast<int>(ring::kDropCauseCount); ++c) {
+      t.drops[c] = counters.drops[c];
+    }
     s = w->Finish(t);
   }
   std::string out;

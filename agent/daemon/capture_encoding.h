@@ -1,4 +1,4 @@
-// A finished window's records as capture-file bytes (agent/capture/capture_file.h), the
+// A finished window's records as capture-file bytes (agent/transport/capture_file.h), the
 // form `opmap attach` receives and `opmap analyze` reads: the same bytes
 // OPMAP_CAPTURE_FILE would have written for the window, with the ring's counters at
 // the window's end in the trailer.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/ring_reader.h"
 #include "agent/daemon/record_buffer.h"
 
 namespace opmap::agent {
@@ -19,7 +19,7 @@ namespace opmap::agent {
 absl::StatusOr<std::string> EncodeCapture(pid_t pid, uint64_t ring_capacity,
                                           const std::string& metadata,
                                           const RecordBuffer& records,
-                                          const capture::RingCounters& counters);
+                                          const transport::RingCounters& counters);
 
 }  // namespace opmap::agent
 

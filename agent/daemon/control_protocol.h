@@ -9,7 +9,7 @@
 //   outcome=status message=...            (then the status text to EOF)
 // After `outcome=captured` come C bytes of counter table (the window's CPU counters,
 // unavailable ones named with the reason), then the capture itself to EOF, in the
-// capture-file format (agent/capture/capture_file.h), so the client analyzes it with
+// capture-file format (agent/transport/capture_file.h), so the client analyzes it with
 // `opmap analyze`'s code.
 // Peer credentials are checked on accept: root or the agent's uid.
 // Fuzzed by tests/fuzz/control_message_fuzzer.cc (docs/fuzzing.md).

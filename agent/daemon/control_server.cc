@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "agent/capture/unix_socket.h"
+#include "agent/transport/unix_socket.h"
 #include "agent/daemon/control_protocol.h"
 #include "common/log/rate_limited_log.h"
 
@@ -38,7 +38,7 @@ absl::StatusOr<std::string> ReadRequestLine(int fd) {
   char c;
   while (line.size() < kMaxControlLine) {
     pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, capture::PollMs(deadline)) <= 0) {
+    if (poll(&pfd, 1, transport::PollMs(deadline)) <= 0) {
       return absl::DeadlineExceededError("no complete request line within 2 s");
     }
     const ssize_t n = read(fd, &c, 1);
@@ -72,7 +72,7 @@ void AnswerAttach(int fd, AttachResult r) {
 
 absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Listen(
     const std::string& socket_path, ControlHandlers handlers) {
-  absl::StatusOr<int> fd = capture::ListenUnix(socket_path);
+  absl::StatusOr<int> fd = transport::ListenUnix(socket_path);
   if (!fd.ok()) return fd.status();
   return std::unique_ptr<ControlServer>(
       new ControlServer(*fd, socket_path, std::move(handlers)));
@@ -88,7 +88,7 @@ ControlServer::~ControlServer() {
 }
 
 void ControlServer::Accept() {
-  absl::StatusOr<capture::Peer> peer = capture::AcceptPeer(fd_, absl::Now());
+  absl::StatusOr<transport::Peer> peer = transport::AcceptPeer(fd_, absl::Now());
   if (!peer.ok()) {
     log::PeerLog("opmap-agent", absl::StrCat("control connection refused: ", peer.status().message()));
     return;

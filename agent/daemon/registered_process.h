@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/capture/control_channel.h"
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/control_channel.h"
+#include "agent/transport/ring_reader.h"
 #include "agent/daemon/power_monitor.h"
 #include "agent/daemon/process_resource.h"
 #include "agent/spool/scoped_fd.h"
@@ -28,8 +28,8 @@ struct RegisteredProcess {
   // process exits is never read as this one.
   ScopedFd pidfd;
   unsigned long long start_time = 0;
-  std::unique_ptr<capture::ControlChannel> channel;
-  std::unique_ptr<capture::RingReader> ring;
+  std::unique_ptr<transport::ControlChannel> channel;
+  std::unique_ptr<transport::RingReader> ring;
   ProcFacts facts;
   opmap::v1::Resource resource;
   GpuSelection gpus;          // from its CUDA_VISIBLE_DEVICES: whose GPU power its windows get

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "agent/capture/unix_socket.h"
+#include "agent/transport/unix_socket.h"
 #include "agent/daemon/registered_process.h"
 #include "common/log/rate_limited_log.h"
 #include "agent/counters/process_counters.h"
@@ -17,7 +17,7 @@ namespace opmap::agent {
 
 absl::StatusOr<std::unique_ptr<Registry>> Registry::Listen(const std::string& socket_path,
                                                            std::string host) {
-  absl::StatusOr<int> fd = capture::ListenUnix(socket_path);
+  absl::StatusOr<int> fd = transport::ListenUnix(socket_path);
   if (!fd.ok()) return fd.status();
   return std::unique_ptr<Registry>(new Registry(*fd, socket_path, std::move(host)));
 }
@@ -41,7 +41,7 @@ void Registry::Accept() {
        ++attempts) {
     pollfd pfd{fd_, POLLIN, 0};
     if (poll(&pfd, 1, 0) <= 0) return;
-    absl::StatusOr<capture::Peer> peer = capture::AcceptPeer(fd_, absl::Now());
+    absl::StatusOr<transport::Peer> peer = transport::AcceptPeer(fd_, absl::Now());
     if (!peer.ok()) {
       if (peer.status().code() == absl::StatusCode::kPermissionDenied) ++refused_foreign_;
       log::PeerLog("opmap-agent", absl::StrCat("registration refused: ", peer.status().message()));
@@ -79,8 +79,8 @@ std::unique_ptr<RegisteredProcess> Registry::Handshake(int fd, ucred cred) const
   // The peer is connected: its pid is this process. Held now, before anything is read.
   const ProcessIdentity identity = TakeProcessIdentity(cred.pid);
   ScopedFd held(identity.pidfd);
-  absl::StatusOr<std::unique_ptr<capture::ControlChannel>> channel =
-      capture::ControlChannel::FromAcceptedPeer(fd, cred, absl::Seconds(1));
+  absl::StatusOr<std::unique_ptr<transport::ControlChannel>> channel =
+      transport::ControlChannel::FromAcceptedPeer(fd, cred, absl::Seconds(1));
   if (!channel.ok()) {
     log::PeerLog("opmap-agent", absl::StrFormat("registration from pid %d refused: %s",
                                                 static_cast<int>(cred.pid),
@@ -91,8 +91,8 @@ std::unique_ptr<RegisteredProcess> Registry::Handshake(int fd, ucred cred) const
   p->pid = (*channel)->hello().peer_pid;
   p->pidfd = std::move(held);
   p->start_time = identity.start_time;
-  absl::StatusOr<std::unique_ptr<capture::RingReader>> ring =
-      capture::RingReader::AttachFd((*channel)->TakeRingFd());
+  absl::StatusOr<std::unique_ptr<transport::RingReader>> ring =
+      transport::RingReader::AttachFd((*channel)->TakeRingFd());
   if (!ring.ok()) {
     std::fprintf(stderr, "opmap-agent: pid %d: ring refused: %s\n", static_cast<int>(p->pid),
                  std::string(ring.status().message()).c_str());

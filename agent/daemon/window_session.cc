@@ -16,13 +16,13 @@
 
 namespace opmap::agent {
 
-WindowSession::WindowSession(WindowSessionOptions options, capture::RingCounters ring_before)
+WindowSession::WindowSession(WindowSessionOptions options, transport::RingCounters ring_before)
     : options_(std::move(options)), ring_before_(ring_before) {
   converter_ = std::make_unique<WindowConverter>(options_.pid, options_.batching,
                                                  options_.chunk_records);
 }
 
-absl::Status WindowSession::Drain(capture::RingReader& ring, uint64_t max_records,
+absl::Status WindowSession::Drain(transport::RingReader& ring, uint64_t max_records,
                                   const BatchSink& sink) {
   const bool keep_raw = for_attach();
   absl::StatusOr<uint64_t> n = ring.Drain([&](std::span<const uint8_t> rec) {
@@ -47,24 +47,24 @@ absl::Status WindowSession::Drain(capture::RingReader& ring, uint64_t max_record
   return n.status();
 }
 
-WindowTotals WindowSession::Finish(const capture::RingReader& ring,
+WindowTotals WindowSession::Finish(const transport::RingReader& ring,
                                    std::vector<opmap::v1::PowerSample> power,
                                    std::vector<std::pair<std::string, std::string>> unavailable,
                                    std::vector<CounterRow> counters, absl::Time now,
                                    const std::string& note, const std::string& metadata_text,
                                    const BatchSink& sink) && {
-  const capture::RingCounters after = ring.Counters();
+  const transport::RingCounters after = ring.Counters();
   WindowTail tail;
   WindowTotals totals;
   for (int c = 0; c < static_cast<int>(ring::kDropCauseCount); ++c) {
     if (const char* name = analysis::DropCounterName(c)) {
       // The producer writes these counters: a hostile one may move them backwards or by
       // 2^63. Only a forward move within kMaxDropsPerWindow is believed.
-      const int64_t n = capture::CounterDelta(after.drops[c], ring_before_.drops[c]);
+      const int64_t n = transport::CounterDelta(after.drops[c], ring_before_.drops[c]);
       tail.ring_drops.emplace_back(name, n);
       // A pop whose push came before the window is the window's edge, not a loss: it is
       // reported by cause but not added to the drops a user is told about.
-      if (c != ring::kUnmatchedPop) totals.drops = capture::SaturatingAdd(totals.drops, n);
+      if (c != ring::kUnmatchedPop) totals.drops = transport::SaturatingAdd(totals.drops, n);
     }
   }
   // Records over an attach's budget still go out in the batches; only the attach's local
@@ -82,7 +82,7 @@ WindowTotals WindowSession::Finish(const capture::RingReader& ring,
     r.pid = options_.pid;
     r.window = now - options_.started;
     r.records = totals.records;
-    r.drops = capture::SaturatingAdd(totals.drops, budget_drops_);
+    r.drops = transport::SaturatingAdd(totals.drops, budget_drops_);
     r.counters = CountersTable(tail.counters, tail.unavailable, r.window);
     absl::StatusOr<std::string> bytes =
         EncodeCapture(options_.pid, ring.capacity(), metadata_text, records_, after);

@@ -6,7 +6,7 @@
 // and answers the attach with a capture file.
 //
 // Everything the producer wrote is hostile here: drop counters are believed only when
-// they move forward by a plausible amount (capture::CounterDelta).
+// they move forward by a plausible amount (transport::CounterDelta).
 #ifndef OPMAP_AGENT_DAEMON_WINDOW_SESSION_H_
 #define OPMAP_AGENT_DAEMON_WINDOW_SESSION_H_
 
@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/ring_reader.h"
 #include "agent/daemon/attach_result.h"
 #include "agent/daemon/record_buffer.h"
 #include "agent/daemon/window_batches.h"
@@ -53,17 +53,17 @@ struct WindowTotals {
 
 class WindowSession {
  public:
-  WindowSession(WindowSessionOptions options, capture::RingCounters ring_before);
+  WindowSession(WindowSessionOptions options, transport::RingCounters ring_before);
 
   // Hands at most `max_records` of what the ring holds to the converter, then any chunk
   // of batches now complete to `sink`. The status is the ring's: a poisoned ring stops
   // being read, the window still finishes with what it has.
-  absl::Status Drain(capture::RingReader& ring, uint64_t max_records, const BatchSink& sink);
+  absl::Status Drain(transport::RingReader& ring, uint64_t max_records, const BatchSink& sink);
 
   // The window's last batches to `sink` and, for an attach, its answer. `unavailable`
   // and `counters` are what the library and the counter thread could not or did measure;
   // `note` (when not empty) says why the window ended early.
-  WindowTotals Finish(const capture::RingReader& ring, std::vector<opmap::v1::PowerSample> power,
+  WindowTotals Finish(const transport::RingReader& ring, std::vector<opmap::v1::PowerSample> power,
                       std::vector<std::pair<std::string, std::string>> unavailable,
                       std::vector<CounterRow> counters, absl::Time now,
                       const std::string& note, const std::string& metadata_text,
@@ -78,7 +78,7 @@ class WindowSession {
 
  private:
   WindowSessionOptions options_;
-  capture::RingCounters ring_before_;
+  transport::RingCounters ring_before_;
   std::unique_ptr<WindowConverter> converter_;
   RecordBuffer records_;       // raw records, kept only for an attach (its capture bytes)
   int64_t budget_drops_ = 0;   // raw records over the memory budget, for the attach's count

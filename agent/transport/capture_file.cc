@@ -1,4 +1,4 @@
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/wall_clock.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 
 absl::StatusOr<analysis::CaptureFile> ReadCaptureFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -100,4 +100,4 @@ absl::Status CaptureFileWriter::Finish(capfile::TrailerRecord trailer) {
   return s;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport

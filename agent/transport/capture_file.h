@@ -1,8 +1,8 @@
 // Capture files on disk: reading one from a path (the parser is
 // analysis/import/capture_file_parser.h, which trusts nothing in the file) and writing the
 // same format (abi/capture_file_format.h) for tools and the agent's attach answers.
-#ifndef OPMAP_AGENT_CAPTURE_CAPTURE_FILE_H_
-#define OPMAP_AGENT_CAPTURE_CAPTURE_FILE_H_
+#ifndef OPMAP_AGENT_TRANSPORT_CAPTURE_FILE_H_
+#define OPMAP_AGENT_TRANSPORT_CAPTURE_FILE_H_
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +16,7 @@
 #include "abi/capture_file_format.h"
 #include "analysis/import/capture_file_parser.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 
 absl::StatusOr<analysis::CaptureFile> ReadCaptureFile(const std::string& path);
 
@@ -46,6 +46,6 @@ class CaptureFileWriter {
   uint64_t records_ = 0;
 };
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport
 
-#endif  // OPMAP_AGENT_CAPTURE_CAPTURE_FILE_H_
+#endif  // OPMAP_AGENT_TRANSPORT_CAPTURE_FILE_H_

@@ -1,4 +1,4 @@
-#include "agent/capture/control_channel.h"
+#include "agent/transport/control_channel.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -13,10 +13,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agent/capture/unix_socket.h"
+#include "agent/transport/unix_socket.h"
 #include "common/base/absl_view.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 namespace {
 
 constexpr int kMaxFdsPerRead = 4;
@@ -262,4 +262,4 @@ absl::StatusOr<ControlChannel::StatusUpdate> ControlChannel::ParseStatusUpdate(
   return u;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport

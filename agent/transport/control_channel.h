@@ -14,8 +14,8 @@
 //
 // Thread safety: a ControlChannel is used from one thread at a time.
 // Fuzzed by tests/fuzz/control_message_fuzzer.cc (docs/fuzzing.md).
-#ifndef OPMAP_AGENT_CAPTURE_CONTROL_CHANNEL_H_
-#define OPMAP_AGENT_CAPTURE_CONTROL_CHANNEL_H_
+#ifndef OPMAP_AGENT_TRANSPORT_CONTROL_CHANNEL_H_
+#define OPMAP_AGENT_TRANSPORT_CONTROL_CHANNEL_H_
 
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -32,7 +32,7 @@
 #include "abi/ring_records.h"
 #include "abi/control_messages.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 
 struct Hello {
   pid_t peer_pid = 0;  // SO_PEERCRED, in the agent's pid namespace
@@ -109,6 +109,6 @@ class ControlListener {
   std::string path_;
 };
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport
 
-#endif  // OPMAP_AGENT_CAPTURE_CONTROL_CHANNEL_H_
+#endif  // OPMAP_AGENT_TRANSPORT_CONTROL_CHANNEL_H_

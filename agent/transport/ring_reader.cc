@@ -1,4 +1,4 @@
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/ring_reader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "abi/ring_drain.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 
 uint64_t RingCounters::TotalDrops() const {
   uint64_t sum = 0;
@@ -148,4 +148,4 @@ RingCounters RingReader::Counters() const {
   return c;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport

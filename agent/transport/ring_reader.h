@@ -16,8 +16,8 @@
 //
 // Thread safety: one thread drains a reader at a time; Counters() may be called from any.
 // Fuzzed by tests/fuzz/ring_reader_fuzzer.cc (docs/fuzzing.md).
-#ifndef OPMAP_AGENT_CAPTURE_RING_READER_H_
-#define OPMAP_AGENT_CAPTURE_RING_READER_H_
+#ifndef OPMAP_AGENT_TRANSPORT_RING_READER_H_
+#define OPMAP_AGENT_TRANSPORT_RING_READER_H_
 
 #include <cstdint>
 #include <memory>
@@ -29,7 +29,7 @@
 #include "abi/ring_protocol.h"
 #include "common/base/saturating.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 
 struct RingCounters {
   uint64_t drops[ring::kDropCauseCount] = {};
@@ -92,6 +92,6 @@ class RingReader {
   int fd_ = -1;
 };
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport
 
-#endif  // OPMAP_AGENT_CAPTURE_RING_READER_H_
+#endif  // OPMAP_AGENT_TRANSPORT_RING_READER_H_

@@ -1,4 +1,4 @@
-#include "agent/capture/unix_socket.h"
+#include "agent/transport/unix_socket.h"
 
 #include <poll.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 
 absl::Status Errno(const std::string& what) {
   return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
@@ -85,4 +85,4 @@ absl::StatusOr<Peer> AcceptPeer(int listen_fd, absl::Time deadline) {
   return peer;
 }
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport

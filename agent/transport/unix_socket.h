@@ -2,8 +2,8 @@
 // connect to (control_channel.h) and the control socket `opmap attach` and
 // `opmap-agent status` use. Who may connect is decided by SO_PEERCRED, never by file
 // modes alone: root, or the uid this process runs as.
-#ifndef OPMAP_AGENT_CAPTURE_UNIX_SOCKET_H_
-#define OPMAP_AGENT_CAPTURE_UNIX_SOCKET_H_
+#ifndef OPMAP_AGENT_TRANSPORT_UNIX_SOCKET_H_
+#define OPMAP_AGENT_TRANSPORT_UNIX_SOCKET_H_
 
 #include <sys/socket.h>
 
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 
 // Binds and listens on `path` (a stale socket there is replaced; any other kind of file
 // is an error, never removed). The socket file is 0666: peer credentials decide.
@@ -34,6 +34,6 @@ int PollMs(absl::Time deadline);
 // Unavailable("what: strerror(errno)").
 absl::Status Errno(const std::string& what);
 
-}  // namespace opmap::capture
+}  // namespace opmap::transport
 
-#endif  // OPMAP_AGENT_CAPTURE_UNIX_SOCKET_H_
+#endif  // OPMAP_AGENT_TRANSPORT_UNIX_SOCKET_H_

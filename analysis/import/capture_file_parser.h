@@ -1,5 +1,5 @@
 // The debug capture file libopmap_inject.so writes with OPMAP_CAPTURE_FILE, parsed from
-// bytes (abi/capture_file_format.h has the layout; agent/capture/capture_file.h reads a
+// bytes (abi/capture_file_format.h has the layout; agent/transport/capture_file.h reads a
 // path and writes the format):
 //
 //   FileHeader (64 B) | MetadataRecord | ring records as in the ring ... | TrailerRecord

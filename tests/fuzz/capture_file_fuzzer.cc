@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 #include "analysis/import/capture_import.h"
 #include "tests/fuzz/fuzz_analyze.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -35,7 +35,7 @@ void RoundTrip(const analysis::CaptureFile& f) {
   const int fd = ScratchFd();
   if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0) Fail("memfd reset");
   // The writer owns (and closes) its descriptor: give it a duplicate of the memfd.
-  absl::StatusOr<capture::CaptureFileWriter> w = capture::CaptureFileWriter::CreateOnFd(
+  absl::StatusOr<transport::CaptureFileWriter> w = transport::CaptureFileWriter::CreateOnFd(
       dup(fd), f.header.pid, f.header.ring_capacity, f.metadata);
   if (!w.ok()) Fail("CaptureFileWriter::CreateOnFd", w.status().ToString());
   for (const std::string& r : f.records) {

@@ -1,5 +1,5 @@
 // libFuzzer target for the messages the agent reads from other processes:
-//   mode 0: the registration socket (agent/capture/control_channel.h). The input's bytes
+//   mode 0: the registration socket (agent/transport/control_channel.h). The input's bytes
 //           arrive on a socketpair, with 0-3 descriptors attached (SCM_RIGHTS) to the
 //           first byte; ControlChannel::FromAcceptedPeer reads and checks the hello, then
 //           Read() takes the messages after it (ParseWindowDone / ParseStatusUpdate).
@@ -23,7 +23,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "agent/capture/control_channel.h"
+#include "agent/transport/control_channel.h"
 #include "agent/daemon/control_protocol.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -76,14 +76,14 @@ void Registration(fuzz::Reader& in) {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) Fail("socketpair");
   SendWithFds(sv[0], in.Rest(), nfds);
   const ucred cred{getpid(), getuid(), getgid()};
-  absl::StatusOr<std::unique_ptr<capture::ControlChannel>> channel =
-      capture::ControlChannel::FromAcceptedPeer(sv[1], cred, absl::Seconds(1));
+  absl::StatusOr<std::unique_ptr<transport::ControlChannel>> channel =
+      transport::ControlChannel::FromAcceptedPeer(sv[1], cred, absl::Seconds(1));
   if (!channel.ok()) {
     CheckErrorSaysWhy(channel.status(), "FromAcceptedPeer");
     close(sv[0]);
     return;
   }
-  capture::ControlChannel& c = **channel;
+  transport::ControlChannel& c = **channel;
   Check(c.hello().body.version == ring::kVersion, "an accepted hello has our version");
   for (const auto& [k, v] : c.hello().metadata) {
     Check(!k.empty() && k.find('\n') == std::string::npos && v.find('\n') == std::string::npos,
@@ -94,17 +94,17 @@ void Registration(fuzz::Reader& in) {
   close(ring_fd);
   (void)c.StartWindow(1, absl::Seconds(2), ring::kCaptureNvtx);
   for (int i = 0; i < 16; ++i) {
-    absl::StatusOr<std::optional<capture::ControlMessage>> m = c.Read(absl::ZeroDuration());
+    absl::StatusOr<std::optional<transport::ControlMessage>> m = c.Read(absl::ZeroDuration());
     if (!m.ok()) {
       CheckErrorSaysWhy(m.status(), "ControlChannel::Read");
       break;
     }
     if (!m->has_value()) break;
-    const capture::ControlMessage& msg = **m;
+    const transport::ControlMessage& msg = **m;
     Check(msg.body.size() <= ring::kMaxControlBody, "a message body within kMaxControlBody");
-    CheckErrorSaysWhy(capture::ControlChannel::ParseWindowDone(msg).status(), "ParseWindowDone");
-    absl::StatusOr<capture::ControlChannel::StatusUpdate> u =
-        capture::ControlChannel::ParseStatusUpdate(msg);
+    CheckErrorSaysWhy(transport::ControlChannel::ParseWindowDone(msg).status(), "ParseWindowDone");
+    absl::StatusOr<transport::ControlChannel::StatusUpdate> u =
+        transport::ControlChannel::ParseStatusUpdate(msg);
     if (u.ok()) Check(u->message.size() + sizeof(ring::StatusUpdateBody) == msg.body.size(),
                       "status update message length");
   }

@@ -34,7 +34,7 @@
 #include "analysis/import/capture_import.h"
 #include "analysis/import/capture_trace.h"
 #include "analysis/import/capture_record_view.h"
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/ring_reader.h"
 #include "abi/ring_records.h"
 #include "analysis/wire/batch_codec.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -145,9 +145,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(ring_data, body.data() + first, body.size() - first);
   if (flags & 0x08) h->write_pos.store(read + body.size(), std::memory_order_relaxed);
 
-  absl::StatusOr<std::unique_ptr<capture::RingReader>> reader =
-      (flags & 0x80) ? capture::RingReader::AttachMemory(region.base, kMapBytes)
-                     : capture::RingReader::AttachFd(dup(region.fd));
+  absl::StatusOr<std::unique_ptr<transport::RingReader>> reader =
+      (flags & 0x80) ? transport::RingReader::AttachMemory(region.base, kMapBytes)
+                     : transport::RingReader::AttachFd(dup(region.fd));
   if (!reader.ok()) {
     fuzz::CheckErrorSaysWhy(reader.status(), "RingReader attach");
     return 0;

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 #include "abi/ring_records.h"
 #include "analysis/import/kineto_importer.h"
 #include "analysis/import/nsys_importer.h"
@@ -362,7 +362,7 @@ void WriteRingSeed(const fs::path& path, const std::vector<std::string>& records
 void WriteCaptureSeeds(const fs::path& dir, const std::string& stem,
                        const std::vector<std::string>& records) {
   const fs::path path = dir / (stem + ".opmapcap");
-  absl::StatusOr<capture::CaptureFileWriter> w = capture::CaptureFileWriter::Create(
+  absl::StatusOr<transport::CaptureFileWriter> w = transport::CaptureFileWriter::Create(
       path.string(), 4242, ring::kDefaultCapacity,
       "pid=4242\nmodel=seed-model\nframework=pytorch\ncmdline=python train.py\n");
   if (!w.ok()) return;

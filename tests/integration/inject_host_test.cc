@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 #include "analysis/import/capture_record_view.h"
 #include "abi/ring_records.h"
 #include "abi/control_messages.h"
@@ -57,7 +57,7 @@ std::map<std::string, Range> ByName(const std::vector<Range>& ranges) {
 
 TEST_F(InjectHostTest, RecordsEveryNvtxEntryPoint) {
   Child c = StartWithWindow({"basic"}, kCaptureNvtx, {{"OPMAP_MODEL", "host-model"}});
-  const capture::Hello& hello = agent_.channel().hello();
+  const transport::Hello& hello = agent_.channel().hello();
   EXPECT_EQ(hello.peer_pid, c.pid);
   EXPECT_EQ(hello.body.pid, static_cast<uint32_t>(c.pid));
   EXPECT_EQ(hello.body.version, ring::kVersion);
@@ -152,7 +152,7 @@ TEST_F(InjectHostTest, RecordsEveryNvtxEntryPoint) {
   EXPECT_EQ(windows[1].mark, ring::kWindowEnd);
   auto done = agent_.WaitForMessage(ring::kWindowDone, absl::Seconds(5));
   ASSERT_TRUE(done.has_value());
-  auto body = capture::ControlChannel::ParseWindowDone(*done);
+  auto body = transport::ControlChannel::ParseWindowDone(*done);
   ASSERT_TRUE(body.ok());
   EXPECT_EQ(body->window_id, 1u);
   EXPECT_EQ(body->drops, 1u);
@@ -195,12 +195,12 @@ TEST_F(InjectHostTest, RangesOpenedBeforeTheWindowAreNotEmitted) {
 TEST_F(InjectHostTest, WindowsEndByDeadlineByStopAndAtExit) {
   Child c = Spawn({HostProgramPath(), "wait"}, Env());
   ASSERT_TRUE(agent_.Accept(kTimeout).ok());
-  capture::ControlChannel& ch = agent_.channel();
+  transport::ControlChannel& ch = agent_.channel();
   // Window 1 ends by itself.
   ASSERT_TRUE(ch.StartWindow(1, absl::Milliseconds(100), kCaptureNvtx).ok());
   auto done = agent_.WaitForMessage(ring::kWindowDone, kTimeout);
   ASSERT_TRUE(done.has_value());
-  auto d1 = capture::ControlChannel::ParseWindowDone(*done);
+  auto d1 = transport::ControlChannel::ParseWindowDone(*done);
   ASSERT_TRUE(d1.ok());
   EXPECT_EQ(d1->window_id, 1u);
   EXPECT_GE(d1->end_ns - d1->begin_ns, 100'000'000);
@@ -211,7 +211,7 @@ TEST_F(InjectHostTest, WindowsEndByDeadlineByStopAndAtExit) {
   ASSERT_TRUE(ch.StopWindow(2).ok());
   done = agent_.WaitForMessage(ring::kWindowDone, kTimeout);
   ASSERT_TRUE(done.has_value());
-  EXPECT_EQ(capture::ControlChannel::ParseWindowDone(*done)->window_id, 2u);
+  EXPECT_EQ(transport::ControlChannel::ParseWindowDone(*done)->window_id, 2u);
   // Window 3 is open when the process exits.
   ASSERT_TRUE(ch.StartWindow(3, absl::InfiniteDuration(), kCaptureNvtx).ok());
   ASSERT_TRUE(agent_.DrainUntil(
@@ -224,7 +224,7 @@ TEST_F(InjectHostTest, WindowsEndByDeadlineByStopAndAtExit) {
   ASSERT_EQ(Finish(c, kTimeout).code, 0);
   done = agent_.WaitForMessage(ring::kWindowDone, kTimeout);
   ASSERT_TRUE(done.has_value());
-  auto d3 = capture::ControlChannel::ParseWindowDone(*done);
+  auto d3 = transport::ControlChannel::ParseWindowDone(*done);
   EXPECT_EQ(d3->window_id, 3u);
   EXPECT_EQ(d3->records, 1u);  // the "after" range
   ASSERT_TRUE(agent_.DrainOnce().ok());
@@ -241,7 +241,7 @@ TEST_F(InjectHostTest, CuptiStatusIsReportedOnBothPaths) {
   Child c = StartWithWindow({"basic"}, kCaptureNvtx | kCaptureCupti);
   auto update = agent_.WaitForMessage(ring::kStatusUpdate, kTimeout);
   ASSERT_TRUE(update.has_value());
-  auto status = capture::ControlChannel::ParseStatusUpdate(*update);
+  auto status = transport::ControlChannel::ParseStatusUpdate(*update);
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(status->component, ring::kComponentCupti);
   ASSERT_EQ(Finish(c, kTimeout).code, 0);
@@ -358,7 +358,7 @@ TEST_F(InjectHostTest, FullRingDropsAreCountedAndTheHostRunsOn) {
   EXPECT_EQ(ranges + counters.drops[ring::kRingFull], kPairs + (1 - end_marks));
   auto done = agent_.WaitForMessage(ring::kWindowDone, absl::Seconds(5));
   ASSERT_TRUE(done.has_value());
-  EXPECT_EQ(capture::ControlChannel::ParseWindowDone(*done)->drops,
+  EXPECT_EQ(transport::ControlChannel::ParseWindowDone(*done)->drops,
             counters.drops[ring::kRingFull]);
 }
 
@@ -370,7 +370,7 @@ TEST_F(InjectHostTest, PreloadCaptureFileOnAProcessWithoutNvtx) {
   const ExitInfo e = Finish(c, kTimeout);
   ASSERT_TRUE(e.exited);
   ASSERT_EQ(e.code, 0);
-  auto file = capture::ReadCaptureFile(path);
+  auto file = transport::ReadCaptureFile(path);
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(file->header.pid, static_cast<uint32_t>(c.pid));
   EXPECT_NE(file->metadata.find("injection=preload"), std::string::npos);
@@ -393,7 +393,7 @@ TEST_F(InjectHostTest, PreloadAloneAttachesNvtxToo) {
   Child c = Spawn({HostProgramPath(), "basic"},
                   {{"LD_PRELOAD", InjectLibPath()}, {"OPMAP_CAPTURE_FILE", path}});
   ASSERT_EQ(Finish(c, kTimeout).code, 0);
-  auto file = capture::ReadCaptureFile(path);
+  auto file = transport::ReadCaptureFile(path);
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(Ranges(file->records).size(), 7u);
   EXPECT_EQ(RangeStarts(file->records).size(), 3u);

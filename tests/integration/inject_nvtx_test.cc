@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 #include "abi/ring_records.h"
 #include "abi/control_messages.h"
 #include "tests/integration/inject_test_agent.h"
@@ -184,7 +184,7 @@ TEST_F(InjectNvtxTest, StalledReaderCostsTheWorkloadNothing) {
     EXPECT_GT(drops, 0u) << "a 64 KiB ring must overflow";
     auto done = agent.WaitForMessage(ring::kWindowDone, absl::Seconds(5));
     ASSERT_TRUE(done.has_value());
-    EXPECT_EQ(capture::ControlChannel::ParseWindowDone(*done)->drops, drops);
+    EXPECT_EQ(transport::ControlChannel::ParseWindowDone(*done)->drops, drops);
   }
   RecordProperty("throughput_ratio", std::to_string(best_ratio));
   RecordProperty("cpu_ratio", std::to_string(cpu_ratio));
@@ -202,7 +202,7 @@ TEST_F(InjectNvtxTest, PreloadedCaptureFileRecordsTheDemoAndCuptiStatus) {
                    {"OPMAP_CAPTURE_SECONDS", "60"}});
   const DemoRun run = Parse(Finish(c, kNvtxTimeout));
   ASSERT_EQ(run.exit.code, 0);
-  auto file = capture::ReadCaptureFile(path);
+  auto file = transport::ReadCaptureFile(path);
   ASSERT_TRUE(file.ok()) << file.status();
   ASSERT_TRUE(file->trailer.has_value());
   std::map<std::string, uint64_t> captured;

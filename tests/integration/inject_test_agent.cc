@@ -143,7 +143,7 @@ ExitInfo Finish(Child& child, absl::Duration timeout) {
 }
 
 TestAgent::TestAgent(const std::string& socket_path) {
-  auto l = capture::ControlListener::Listen(socket_path);
+  auto l = transport::ControlListener::Listen(socket_path);
   if (l.ok()) listener_ = std::move(*l);
 }
 
@@ -156,7 +156,7 @@ absl::Status TestAgent::Accept(absl::Duration timeout) {
   auto c = listener_->Accept(timeout);
   if (!c.ok()) return c.status();
   channel_ = std::move(*c);
-  auto r = capture::RingReader::AttachFd(channel_->TakeRingFd());
+  auto r = transport::RingReader::AttachFd(channel_->TakeRingFd());
   if (!r.ok()) return r.status();
   reader_ = std::move(*r);
   return absl::OkStatus();
@@ -217,7 +217,7 @@ std::vector<std::string> TestAgent::records() {
   return records_;
 }
 
-std::optional<capture::ControlMessage> TestAgent::WaitForMessage(uint16_t type,
+std::optional<transport::ControlMessage> TestAgent::WaitForMessage(uint16_t type,
                                                                  absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (absl::Now() < deadline) {

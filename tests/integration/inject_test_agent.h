@@ -1,6 +1,6 @@
 // Test support for libopmap_inject.so: a stand-in agent (listens on a private socket,
 // accepts the library's hello, maps its ring, drives windows, drains records — with the
-// real opmap_capture code the agent will use), a child-process runner that controls
+// real opmap_transport code the agent will use), a child-process runner that controls
 // exactly which opmap/NVTX variables the child sees, and decoders for the records the
 // tests assert on.
 #ifndef OPMAP_TESTS_INTEGRATION_INJECT_TEST_AGENT_H_
@@ -22,8 +22,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "agent/capture/control_channel.h"
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/control_channel.h"
+#include "agent/transport/ring_reader.h"
 #include "abi/ring_records.h"
 
 namespace opmap::inject_test {
@@ -77,8 +77,8 @@ class TestAgent {
 
   // Accepts one library and attaches to its ring.
   absl::Status Accept(absl::Duration timeout);
-  capture::ControlChannel& channel() { return *channel_; }
-  capture::RingReader& reader() { return *reader_; }
+  transport::ControlChannel& channel() { return *channel_; }
+  transport::RingReader& reader() { return *reader_; }
   void CloseChannel() { channel_.reset(); }
 
   // Drains what is committed now into records(); returns the drain status.
@@ -93,20 +93,20 @@ class TestAgent {
   std::vector<std::string> records();
 
   // Reads control messages until one of `type` arrives (others are kept in messages()).
-  std::optional<capture::ControlMessage> WaitForMessage(uint16_t type, absl::Duration timeout);
-  const std::vector<capture::ControlMessage>& messages() const { return messages_; }
+  std::optional<transport::ControlMessage> WaitForMessage(uint16_t type, absl::Duration timeout);
+  const std::vector<transport::ControlMessage>& messages() const { return messages_; }
 
  private:
-  std::unique_ptr<capture::ControlListener> listener_;
-  std::unique_ptr<capture::ControlChannel> channel_;
-  std::unique_ptr<capture::RingReader> reader_;
+  std::unique_ptr<transport::ControlListener> listener_;
+  std::unique_ptr<transport::ControlChannel> channel_;
+  std::unique_ptr<transport::RingReader> reader_;
   std::mutex mu_;
   std::vector<std::string> records_;
   size_t checked_ = 0;  // records DrainUntil has looked at
   std::thread drainer_;
   std::atomic<bool> stop_{false};
   absl::Status drain_status_;
-  std::vector<capture::ControlMessage> messages_;
+  std::vector<transport::ControlMessage> messages_;
 };
 
 // Decoded views of records, for assertions.

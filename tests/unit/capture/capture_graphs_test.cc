@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "abi/ring_records.h"
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 #include "analysis/import/capture_import.h"
 #include "analysis/import/capture_trace.h"
 #include "analysis/mapping/kernel_mapper.h"
@@ -292,7 +292,7 @@ TEST(CaptureGraphs, MalformedGraphNodeRecordsAreCountedNotTrusted) {
 
 TEST(CaptureGraphs, CaptureFileImportAppliesGraphNode) {
   const std::string path = ::testing::TempDir() + "/capture_graphs_test.opcap";
-  absl::StatusOr<capture::CaptureFileWriter> w = capture::CaptureFileWriter::Create(path, 77, 1 << 20, "");
+  absl::StatusOr<transport::CaptureFileWriter> w = transport::CaptureFileWriter::Create(path, 77, 1 << 20, "");
   ASSERT_TRUE(w.ok()) << w.status();
   auto append = [&](const std::string& r) {
     ASSERT_TRUE(w->Append(std::span<const uint8_t>(

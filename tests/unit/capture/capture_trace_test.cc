@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 #include "analysis/import/capture_import.h"
 #include "abi/ring_records.h"
 #include "tests/testing/shared_data.h"
@@ -267,7 +267,7 @@ namespace {
 
 TEST(CaptureImport, FileBecomesATraceWithUnavailableAndDropCounters) {
   const std::string path = ::testing::TempDir() + "/capture_import_test.opcap";
-  absl::StatusOr<capture::CaptureFileWriter> w = capture::CaptureFileWriter::Create(path, 77, 1 << 20, "model=m\n");
+  absl::StatusOr<transport::CaptureFileWriter> w = transport::CaptureFileWriter::Create(path, 77, 1 << 20, "model=m\n");
   ASSERT_TRUE(w.ok()) << w.status();
   auto append = [&](const std::string& r) {
     ASSERT_TRUE(w->Append(std::span<const uint8_t>(

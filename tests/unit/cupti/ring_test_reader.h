@@ -1,6 +1,6 @@
 // A minimal ring reader for the CUPTI tests: walks the committed records of a ring that a
 // test filled (single-threaded, nothing concurrent), following abi/ring_protocol.h,
-// and copies each record out. Deliberately independent of agent/capture's reader so the
+// and copies each record out. Deliberately independent of agent/transport's reader so the
 // decoder is checked against the layout header alone.
 #ifndef OPMAP_TESTS_UNIT_CUPTI_RING_TEST_READER_H_
 #define OPMAP_TESTS_UNIT_CUPTI_RING_TEST_READER_H_

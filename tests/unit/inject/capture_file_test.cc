@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/capture/capture_file.h"
+#include "agent/transport/capture_file.h"
 #include "analysis/import/capture_record_view.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 namespace {
 
 std::string RangeBytes(const std::string& name, uint64_t payload) {
@@ -114,4 +114,4 @@ TEST_F(CaptureFileTest, RejectsMalformedFiles) {
 }
 
 }  // namespace
-}  // namespace opmap::capture
+}  // namespace opmap::transport

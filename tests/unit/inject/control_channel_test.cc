@@ -1,4 +1,4 @@
-// The agent end of the control socket (agent/capture/control_channel.h) against a fake
+// The agent end of the control socket (agent/transport/control_channel.h) against a fake
 // library written with raw syscalls: the hello with its memfd over SCM_RIGHTS, window
 // commands, and refusal of peers with another uid and of malformed hellos.
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/capture/control_channel.h"
+#include "agent/transport/control_channel.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 namespace {
 
 int Connect(const std::string& path) {
@@ -191,4 +191,4 @@ TEST(ControlListenerTest, NeverReplacesAFileThatIsNotASocket) {
 }
 
 }  // namespace
-}  // namespace opmap::capture
+}  // namespace opmap::transport

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "analysis/import/capture_record_view.h"
-#include "agent/capture/ring_reader.h"
+#include "agent/transport/ring_reader.h"
 #include "agent/inject/ring_writer.h"
 
-namespace opmap::capture {
+namespace opmap::transport {
 namespace {
 
 using ring::RingWriter;
@@ -318,4 +318,4 @@ TEST(RingTest, ManyProducersAndAConcurrentReaderSeeEveryRecordOnceInOrder) {
 }
 
 }  // namespace
-}  // namespace opmap::capture
+}  // namespace opmap::transport
