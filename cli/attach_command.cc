@@ -214,7 +214,7 @@ int Standalone(const AttachArgs& args) {
 int RunAttach(const std::vector<std::string>& argv) {
   AttachArgs args;
   if (std::optional<int> rc = ParseCommandFlags("opmap attach", argv, AttachKeys(),
-                                                config::CommandShape{.config_file = false},
+                                                config::CommandShape{.config_file = false, .operands = false, .short_names = {}},
                                                 kAttachUsage, &args, nullptr)) {
     return *rc;
   }

@@ -82,7 +82,8 @@ TEST(CommandLine, HelpWinsAndOperandsAreRefusedWhenTheShapeHasNone) {
   ASSERT_TRUE(help.ok());
   EXPECT_TRUE(*help);
   absl::StatusOr<bool> r = ParseCommandLine(std::vector<std::string>{"stray"}, Keys(),
-                                            CommandShape{.config_file = false}, &f, nullptr);
+                                            CommandShape{.config_file = false, .operands = false, .short_names = {}},
+                                            &f, nullptr);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "unexpected argument 'stray'");
 }

@@ -221,7 +221,9 @@ TEST_P(RollupOnH100, TotalsEqualSummarizeAndQuantilesWithinAlpha) {
     if (row.subject != RollupSubject::kRequest && row.subject != RollupSubject::kOperatorCpu) {
       continue;
     }
-    if (row.subject == RollupSubject::kRequest) EXPECT_EQ(row.module, "");
+    if (row.subject == RollupSubject::kRequest) {
+      EXPECT_EQ(row.module, "");
+    }
     auto [it, inserted] =
         host_rows_by_key.try_emplace({static_cast<int>(row.subject), row.operator_name}, row);
     if (!inserted) {
