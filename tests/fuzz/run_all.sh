@@ -8,6 +8,8 @@
 #        tests/fuzz/run_all.sh --short          all targets in under 3 minutes (15 s each)
 #        tests/fuzz/run_all.sh --build-only     build the fuzzers and stop (no replay, no fuzzing)
 #   --build   run the build even when every fuzzer binary exists (it is incremental)
+#   --committed-seeds  fuzz from the committed seeds only, not from seeds cut from the
+#             real data (whole traces: loading them is most of a short run's time)
 #   --only    a subset, e.g. --only config,profile (names with or without _fuzzer)
 #   -j N      fuzz N targets at once (default 1; each is one process on one core); the
 #             summary lines then come in the order the targets finish
@@ -43,11 +45,12 @@ targets=(
   "config_fuzzer          4096  config.dict"
 )
 
-seconds="" force_build=0 build_only=0 only="" parallel=1 extra=()
+seconds="" force_build=0 build_only=0 only="" parallel=1 extra=() real_seeds=1
 while (( $# )); do
   case "$1" in
     --short) seconds=15 ;;
     --build) force_build=1 ;;
+    --committed-seeds) real_seeds=0 ;;
     --build-only) force_build=1 build_only=1 seconds=0 ;;
     --only) only="$2"; shift ;;
     -j) parallel="$2"; shift
@@ -55,12 +58,12 @@ while (( $# )); do
           echo "run_all.sh: -j needs a positive count, not '$parallel'" >&2; exit 2
         fi ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) if [[ "$1" =~ ^[0-9]+$ ]]; then seconds="$1"; else echo "run_all.sh: bad argument '$1'" >&2; exit 2; fi ;;
   esac
   shift
 done
-[[ -n "$seconds" ]] || { sed -n '2,22p' "$0" >&2; exit 2; }
+[[ -n "$seconds" ]] || { sed -n '2,24p' "$0" >&2; exit 2; }
 
 selected=()
 for t in "${targets[@]}"; do
@@ -114,7 +117,7 @@ if (( failed_replay )) && [[ "${OPMAP_FUZZ_SKIP_REGRESSIONS:-0}" != 1 ]]; then e
 echo "run_all.sh: committed inputs replay clean"
 
 # ---- seeds from real data (cut once; delete $work/seeds to cut again) -----------------------
-if [[ ! -f "$work/seeds/.done" ]]; then
+if (( real_seeds )) && [[ ! -f "$work/seeds/.done" ]]; then
   if [[ -d "$OPMAP_SHARED_DIR" ]]; then
     [[ -d "$OPMAP_SHARED_DIR/traces" ]] && \
       nice -n "$nice_n" "$here/make_seeds.sh" "$work/seeds/kineto_importer_fuzzer" > /dev/null
@@ -137,7 +140,8 @@ fuzz_one() {
   local args=(-max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048
               -print_final_stats=1 -artifact_prefix="$artifacts")
   [[ "$dict" != - && -f "$here/$dict" ]] && args+=(-dict="$here/$dict")
-  local seed_dirs=("$work/seeds/$name")
+  local seed_dirs=()
+  (( real_seeds )) && seed_dirs+=("$work/seeds/$name")
   [[ -d "$here/seeds/$name" ]] && seed_dirs+=("$here/seeds/$name")
   local start; start=$(date +%s.%N)
   local rc=0
