@@ -172,7 +172,8 @@ const FlagKeys<ReportArgs>& ReportKeys() {
 int RunReport(const std::vector<std::string>& argv) {
   ReportArgs args;
   if (std::optional<int> rc = ParseCommandFlags(
-          "opmap report", argv, ReportKeys(), config::CommandShape{.config_file = false},
+          "opmap report", argv, ReportKeys(),
+          config::CommandShape{.config_file = false, .operands = false, .short_names = {}},
           std::string(kReportUsage) + kSelectionUsage + "\n" + kConnectionUsage, &args, nullptr)) {
     return *rc;
   }

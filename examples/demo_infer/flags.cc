@@ -66,6 +66,7 @@ const std::vector<ConfigKey<Config>>& Keys() {
          return IntIn(1, 100'000'000, &Config::requests)(v, c);
        }},
       {"duration", false, "S", "", NumberIn(0, 86400, &Config::duration_s, "seconds")},
+      {"stop-file", false, "F", "", config::StringSetter(&Config::stop_file)},
       {"seed", false, "N", "",
        [](std::string_view v, Config* c) -> absl::Status {
          auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), c->seed);
@@ -125,6 +126,8 @@ load:
   --queue N        queue capacity; a full queue blocks the client (default 64)
   --requests N     total requests                           (default 200)
   --duration S     generate arrivals for S seconds instead of --requests
+  --stop-file F    stop generating arrivals once F exists (queued requests still served;
+                   the run then ends as one that reached its end, exit 0)
   --seed N         seed for arrivals, tokens and weights    (default 42)
 regression (for A/B tests of opmap report):
   --slow-layer N   decoder layer N computes its MLP down projection --slow-repeat
@@ -157,7 +160,8 @@ ParseResult ParseFlags(const std::vector<std::string>& args) {
   ParseResult r;
   Config& c = r.config;
   absl::StatusOr<bool> help = config::ParseCommandLine(
-      args, Keys(), config::CommandShape{.config_file = false}, &c, nullptr);
+      args, Keys(), config::CommandShape{.config_file = false, .operands = false, .short_names = {}}, &c,
+      nullptr);
   if (!help.ok()) {
     r.error = std::string(help.status().message());
     return r;

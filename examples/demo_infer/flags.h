@@ -28,6 +28,9 @@ struct Config {
   int64_t requests = 200;  // used unless duration_s > 0
   bool requests_given = false;  // --requests was on the command line
   double duration_s = 0;   // > 0: clients generate arrivals for this long instead
+  // Non-empty: clients stop generating arrivals once this file exists (the queued
+  // requests are still served), so a test can end a long run when it has what it needs.
+  std::string stop_file;
   uint64_t seed = 42;
   // A deliberate regression for A/B tests: decoder layer `slow_layer` (-1: none) runs its
   // MLP down projection `slow_repeat` times (same result, more work).

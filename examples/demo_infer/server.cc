@@ -1,5 +1,7 @@
 #include "examples/demo_infer/server.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -101,6 +103,7 @@ ServeResult Serve(const Config& config, const Model& model, NvtxMarks& marks,
     for (int64_t k = 0;; ++k) {
       offset_s += arrivals.NextGapSeconds();
       if (by_duration ? offset_s >= config.duration_s : k >= quota) break;
+      if (!config.stop_file.empty() && access(config.stop_file.c_str(), F_OK) == 0) break;
       std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
                                                 std::chrono::duration<double>(offset_s)));
       Request r;
