@@ -9,12 +9,13 @@
 #   3. ctest, with the ClickHouse test cluster unless OPMAP_NO_CLICKHOUSE=1, and
 #      build-fuzz-O0/ (clang, ASan + UBSan, libFuzzer, -O0: 233 core-s against 336 at
 #      -O2; the short runs here need coverage, not speed) built niced beside it; then the
-#      tests that kill a ClickHouse replica (label clickhouse_kill), one at a time; the
-#      tests labelled needs_idle_cpu run last, alone;
-#   4. tests/framework/run.sh: real PyTorch workloads under the library with a real agent
-#      and collector (about 70 s); skipped with "framework tests: skipped: <why>" where the
-#      venv scripts/setup_frameworks.sh makes is absent;
-#   5. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
+#      tests that kill a ClickHouse replica (label clickhouse_kill), one at a time;
+#   4. tests/framework/run.sh, beside what is left of the fuzz build: real PyTorch
+#      workloads under the library with a real agent and collector (about 60 s); skipped
+#      with "framework tests: skipped: <why>" where the venv scripts/setup_frameworks.sh
+#      makes is absent;
+#   5. the tests labelled needs_idle_cpu (they time live processes), alone;
+#   6. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
 #      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 5: a smoke run; the long runs
 #      are docs/fuzzing.md's), two at a time, from the committed seeds.
 #      OPMAP_NO_FUZZ=1 skips the fuzz build and this stage.
@@ -63,8 +64,9 @@ if [[ "${OPMAP_NO_CLICKHOUSE:-0}" != "1" ]]; then
   export OPMAP_CLICKHOUSE_ENV="$CH_DIR/cluster.env"
 fi
 # The fuzzers build (clang, ASan) niced beside the tests: most tests wait on sockets and
-# child processes, so the build mostly takes CPU they leave idle. The tests that time
-# live processes (label needs_idle_cpu) run after it, with nothing beside them.
+# child processes, so the build mostly takes CPU they leave idle (and then beside the
+# framework tests). The tests that time live processes (label needs_idle_cpu) run after
+# it, with nothing beside them.
 if (( fuzz )); then
   fuzz_build_log=$(mktemp "${TMPDIR:-/tmp}/opmap-fuzz-build.XXXXXX")
   NICE=19 tests/fuzz/run_all.sh --build-only > "$fuzz_build_log" 2>&1 &
@@ -84,6 +86,18 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure -j5 --resource-spec-file "$res
 # The tests that kill a ClickHouse replica, one at a time with nothing else on the cluster
 # (tests/CMakeLists.txt says why).
 ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L clickhouse_kill || ctest_rc=$?
+# The ClickHouse cluster goes (its merges run on after the tests that wrote to it): nothing
+# after this uses it.
+if [[ -n "${CH_DIR:-}" ]]; then
+  scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null; rm -rf "$CH_DIR"; CH_DIR=""
+fi
+stage "ctest (the fuzz build beside it)"
+
+# Beside what is left of the fuzz build (niced): the framework tests check counts, clocks
+# and outputs against the workloads' own logs, no latency bound, so they take the CPU the
+# build does not get.
+OPMAP_BUILD_DIR="$BUILD_DIR" tests/framework/run.sh
+stage framework
 if (( fuzz )); then
   if ! wait "$fuzz_build_pid"; then
     echo "test.sh: building the fuzzers failed:" >&2
@@ -91,20 +105,12 @@ if (( fuzz )); then
     exit 2
   fi
   fuzz_build_pid=""
-  stage "ctest (and the fuzz build beside it)"
+  stage "the rest of the fuzz build"
 fi
-# The ClickHouse cluster goes first (its merges run on after the tests that wrote to it):
-# the needs_idle_cpu tests use none of it and time live processes.
-if [[ -n "${CH_DIR:-}" ]]; then
-  scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null; rm -rf "$CH_DIR"; CH_DIR=""
-fi
+# The tests that time live processes, with nothing beside them.
 ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L needs_idle_cpu || ctest_rc=$?
-stage ctest
+stage "needs_idle_cpu tests"
 (( ctest_rc == 0 )) || exit "$ctest_rc"
-
-# Alone, like the needs_idle_cpu tests: its workloads serve at fixed rates on both cores.
-OPMAP_BUILD_DIR="$BUILD_DIR" tests/framework/run.sh
-stage framework
 
 if (( fuzz )); then
   # Nothing else runs now: two targets at once, no nice, from the committed seeds in a
