@@ -98,7 +98,15 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
   }
   int shrink_runs = 0;
   std::unique_ptr<Child> shrink;
-  int64_t slowest_status_ms = 0;
+  // The agent's share of a status call: the call (a process of its own) less a run of the
+  // same binary that does not talk to the agent, timed just before it on the same loaded
+  // machine. Process start on 2 busy cores once took 5.3 s of a status call by itself.
+  int64_t slowest_status_ms = 0, slowest_status_call_ms = 0;
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - t)
+                                    .count());
+  };
   const auto t0 = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8)) {
     if (shrink == nullptr || !shrink->running()) {  // one shrinking ring after another
@@ -108,12 +116,16 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
                       .ok());
       ++shrink_runs;
     }
+    const auto v0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(opmap::testing::Run({AgentBin(), "--version"}, dir_.path(), {}, absl::Seconds(30))
+                  .exit_code,
+              0);
+    const int64_t start_ms = ms_since(v0);
     const auto s0 = std::chrono::steady_clock::now();
     const StatusFacts f = ReadStatus(agent, demo.pid());
-    slowest_status_ms = std::max<int64_t>(
-        slowest_status_ms, std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::steady_clock::now() - s0)
-                               .count());
+    const int64_t call_ms = ms_since(s0);
+    slowest_status_call_ms = std::max(slowest_status_call_ms, call_ms);
+    slowest_status_ms = std::max(slowest_status_ms, call_ms - start_ms);
     ASSERT_TRUE(f.answered) << "the agent stopped answering status\n" << agent.Log();
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
@@ -122,9 +134,11 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
       << "the flood never registered: the test would prove nothing";
   EXPECT_GE(shrink_runs, 3);
 
-  // A liveness bound, not a timing target (the status client is a process of its own, on
-  // a loaded 2-core machine): a stalled supervisor took 10 s and more, up to 74 s.
-  EXPECT_LT(slowest_status_ms, 5000) << "status took " << slowest_status_ms << " ms";
+  // A liveness bound, not a timing target: a stalled supervisor took 10 s and more, up to
+  // 74 s, to answer.
+  EXPECT_LT(slowest_status_ms, 5000) << "the agent's share of a status call took "
+                                     << slowest_status_ms << " ms (the whole call "
+                                     << slowest_status_call_ms << " ms)";
   // The well-behaved workload kept being captured (1 s cadence over 8 s).
   EXPECT_TRUE(agent.WaitForProcess(demo.pid(), 3, absl::Seconds(10))) << agent.StatusJson();
   const StatusFacts f = ReadStatus(agent, demo.pid());
@@ -135,9 +149,11 @@ TEST_F(AgentHostileTest, HostileRegistrantsDoNotStallCrashOrBloatTheAgent) {
   const double rss = PeakRssMiB(agent.pid());
   EXPECT_GT(rss, 0);
   EXPECT_LT(rss, 512) << "agent peak RSS " << rss << " MiB";
-  std::printf("hostile registrants: slowest status %lld ms, agent peak RSS %.1f MiB, drops_total "
+  std::printf("hostile registrants: slowest status %lld ms (agent's share; whole call %lld ms), "
+              "agent peak RSS %.1f MiB, drops_total "
               "%lld, shrinking rings %d\n",
-              static_cast<long long>(slowest_status_ms), rss,
+              static_cast<long long>(slowest_status_ms),
+              static_cast<long long>(slowest_status_call_ms), rss,
               static_cast<long long>(f.drops_total), shrink_runs);
   // The poisoned ring is logged once, not on every tick.
   const std::string log = agent.Log();
