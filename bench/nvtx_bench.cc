@@ -29,6 +29,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/transport/control_channel.h"
 #include "agent/transport/ring_reader.h"
+#include "common/base/wall_clock.h"
 #include "common/config/flag_config.h"
 #include "common/text/aligned_table.h"
 
@@ -37,14 +38,9 @@ namespace {
 constexpr int kPairs = 2'000'000;  // per thread per repetition
 constexpr int kRepetitions = 7;
 
-// Thread CPU time (CLOCK_THREAD_CPUTIME_ID): what the calling thread pays, unaffected by
-// time spent descheduled — this machine's 2 cores are shared with other work, which made
-// wall-clock figures swing 2-3x between runs.
-double ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
-}
+// Thread CPU time (base::ThreadCpuNs): what the calling thread pays — this machine's 2
+// cores are shared with other work, which made wall-clock figures swing 2-3x between runs.
+double ThreadCpuNs() { return static_cast<double>(opmap::base::ThreadCpuNs()); }
 
 // CPU ns per push+pop pair on each of `threads` threads, median over repetitions of the
 // slowest thread. `registered` uses the demo's pattern (domain + registered string), else

@@ -1,8 +1,6 @@
 #include "collector/recent_agents.h"
 
 #include <algorithm>
-#include <utility>
-#include <vector>
 
 #include "common/base/absl_view.h"
 
@@ -11,6 +9,7 @@ namespace opmap::collector {
 void RecentAgents::ForgetOldLocked(absl::Time now) const {
   const absl::Time cutoff = now - window_;
   absl::erase_if(last_seen_, [&](const auto& entry) { return entry.second <= cutoff; });
+  last_swept_ = now;
 }
 
 void RecentAgents::Saw(std::string_view agent_id, absl::Time now) {
@@ -19,17 +18,10 @@ void RecentAgents::Saw(std::string_view agent_id, absl::Time now) {
     it->second = std::max(it->second, now);
     return;
   }
-  if (last_seen_.size() >= max_ids_) {
+  if (last_seen_.size() >= max_ids_ && now - last_swept_ >= kFullSweepEvery) {
     ForgetOldLocked(now);
-    if (last_seen_.size() >= max_ids_) {
-      // Still full: the id seen longest ago makes room (a scan, only when a collector
-      // hears from more than max_ids agents within one window).
-      auto oldest = std::min_element(
-          last_seen_.begin(), last_seen_.end(),
-          [](const auto& a, const auto& b) { return a.second < b.second; });
-      last_seen_.erase(oldest);
-    }
   }
+  if (last_seen_.size() >= max_ids_) return;  // full of live ids: not counted
   last_seen_.emplace(std::string(agent_id), now);
 }
 

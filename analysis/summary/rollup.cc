@@ -1,7 +1,5 @@
 #include "analysis/summary/rollup.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <limits>
 #include <tuple>
@@ -15,19 +13,9 @@
 #include "analysis/summary/request_breakdown.h"
 #include "analysis/summary/tail_buckets.h"
 #include "analysis/taxonomy/layer_taxonomy.h"
+#include "common/base/wall_clock.h"
 
 namespace opmap::analysis {
-namespace {
-
-// This thread's CPU time (CLOCK_THREAD_CPUTIME_ID): unaffected by time spent descheduled.
-int64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-}  // namespace
-
 namespace {
 
 using Accumulator = RollupValues;
@@ -176,7 +164,7 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
   }
   // Each request's breakdown, by latency bucket (tail_buckets.h).
   if (out.request_count > 0) {
-    const int64_t cpu_start_ns = ThreadCpuNs();
+    const int64_t cpu_start_ns = base::ThreadCpuNs();
     RequestBreakdownAccumulator breakdown;
     breakdown.Add(trace, mapping, nullptr, parent, order, attribution);
     absl::flat_hash_map<std::string_view, LayerType> operator_type;
@@ -188,7 +176,7 @@ SessionRollup BuildRollup(const Trace& trace, const MappingResult& mapping) {
                         return it == operator_type.end() ? LayerType::kOther : it->second;
                       }),
                       &out.rows);
-    out.request_breakdown_cpu_ns = ThreadCpuNs() - cpu_start_ns;
+    out.request_breakdown_cpu_ns = base::ThreadCpuNs() - cpu_start_ns;
   }
   // Deterministic order (hash maps have none): subject, GPU time descending, then keys.
   std::sort(out.rows.begin(), out.rows.end(), [](const RollupRow& a, const RollupRow& b) {

@@ -142,7 +142,8 @@ TailExplanation Explain(const RequestBreakdowns& b, const std::string& key,
   if (slowest.size() > kMaxTailExemplars) slowest.resize(kMaxTailExemplars);
   for (size_t i : slowest) {
     const RequestRecord& r = b.requests[i];
-    t.exemplars.push_back({r.name, r.start_ns, r.dur_ns, r.extent_ns, r.payload, r.process, r.thread});
+    t.exemplars.push_back({r.name, r.start_ns, r.dur_ns, r.extent_ns, r.payload, r.process, r.thread,
+                           /*session=*/""});
   }
   return t;
 }

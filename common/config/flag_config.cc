@@ -16,22 +16,26 @@ absl::StatusOr<bool> ParseBool(std::string_view v) {
   return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a boolean (true/false)", v));
 }
 
-absl::StatusOr<int64_t> ParsePositive(std::string_view v) {
+namespace {
+
+// A whole decimal int64 >= `min`; `what` names the expectation in the error.
+absl::StatusOr<int64_t> ParseIntAtLeast(std::string_view v, int64_t min, std::string_view what) {
   int64_t x = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size() || x <= 0) {
-    return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a positive integer", v));
+  if (ec != std::errc() || p != v.data() + v.size() || x < min) {
+    return absl::InvalidArgumentError(absl::StrFormat("'%s' is not %s", v, what));
   }
   return x;
 }
 
+}  // namespace
+
+absl::StatusOr<int64_t> ParsePositive(std::string_view v) {
+  return ParseIntAtLeast(v, 1, "a positive integer");
+}
+
 absl::StatusOr<int64_t> ParseCount(std::string_view v) {
-  int64_t x = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size() || x < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a count >= 0", v));
-  }
-  return x;
+  return ParseIntAtLeast(v, 0, "a count >= 0");
 }
 
 namespace {

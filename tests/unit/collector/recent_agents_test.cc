@@ -22,18 +22,17 @@ TEST(RecentAgents, CountsDistinctIdsWithinTheWindow) {
   EXPECT_EQ(agents.Count(kT0 + absl::Seconds(360)), 0);
 }
 
-TEST(RecentAgents, HoldsAtMostMaxIdsDroppingTheOldest) {
+TEST(RecentAgents, HoldsAtMostMaxIdsAndMakesRoomAsTheyExpire) {
   RecentAgents agents(absl::Minutes(5), 3);
   for (int i = 0; i < 5; ++i) agents.Saw(absl::StrCat("gpu-", i), kT0 + absl::Seconds(i));
+  // Full of live ids: gpu-3 and gpu-4 are not counted.
   EXPECT_EQ(agents.Count(kT0 + absl::Seconds(10)), 3);
-  // The two seen first made room: gpu-2, gpu-3 and gpu-4 are held.
-  agents.Saw("gpu-4", kT0 + absl::Seconds(11));
-  EXPECT_EQ(agents.Count(kT0 + absl::Seconds(11)), 3);
-  // Expired ids make room before a live one is dropped: at 302 s gpu-2 (seen at 2 s) is
-  // 5 minutes old, gpu-3 is not.
+  agents.Saw("gpu-1", kT0 + absl::Seconds(200));  // a held id is refreshed
+  // At 302 s gpu-0 and gpu-2 (seen at 0 and 2 s) have expired; the full table is swept
+  // before gpu-9 is refused, so it is counted.
   agents.Saw("gpu-9", kT0 + absl::Seconds(302));
-  EXPECT_EQ(agents.Count(kT0 + absl::Seconds(302)), 3);  // gpu-3, gpu-4, gpu-9
-  EXPECT_EQ(agents.Count(kT0 + absl::Seconds(311)), 1);  // gpu-9 only
+  EXPECT_EQ(agents.Count(kT0 + absl::Seconds(302)), 2);  // gpu-1, gpu-9
+  EXPECT_EQ(agents.Count(kT0 + absl::Seconds(501)), 1);  // gpu-9 only
 }
 
 }  // namespace
