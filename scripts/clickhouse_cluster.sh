@@ -9,6 +9,8 @@
 #                                        writes DIR/cluster.env (ports, PIDs, URL)
 #   clickhouse_cluster.sh stop DIR       SIGTERM, then SIGKILL after a grace period; idempotent
 #   clickhouse_cluster.sh status DIR     one line per process; exit 1 if any is down
+#   clickhouse_cluster.sh diagnose DIR   status, the ON CLUSTER queue's length, and the last
+#                                        errors of every server and of ZooKeeper
 #   clickhouse_cluster.sh kill-replica DIR NAME      SIGKILL one server (NAME: shard1-replica2,
 #                                                    ..., or `zookeeper`) for fault tests
 #   clickhouse_cluster.sh restart-replica DIR NAME   start it again on the same ports and data
@@ -84,6 +86,9 @@ clientPortAddress=127.0.0.1
 maxClientCnxns=0
 admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr,stat,mntr
+# No fsync per write: the tests kill processes, never the host, and the page cache outlives a
+# SIGKILLed ZooKeeper. On a slow CI disk each fsync took long enough to stall the DDL queue.
+forceSync=no
 EOF
   cp /etc/zookeeper/conf/log4j.properties "$DIR/zookeeper/conf/" 2>/dev/null ||
     echo 'log4j.rootLogger=INFO, CONSOLE
@@ -226,6 +231,10 @@ $(tls_config "$https")
     </macros>
     <distributed_ddl>
         <path>/clickhouse/task_queue/ddl</path>
+        <!-- A test run queues ~1,500 ON CLUSTER tasks. Past max_tasks_in_queue (default
+             1000) every server deletes the oldest in the thread that runs the queue: 2.8 s
+             of no DDL here, over 90 s on a CI host (every test's DDL timed out). -->
+        <max_tasks_in_queue>100000</max_tasks_in_queue>
     </distributed_ddl>
     <merge_tree>
         <!-- Exactly once: a resent block is dropped while its hash is among the last N blocks
@@ -420,6 +429,21 @@ cmd_status() {
   return $rc
 }
 
+cmd_diagnose() {
+  cmd_status || true
+  local ports
+  IFS=, read -r -a ports <<<"$CH_HTTP_PORTS"
+  echo "ddl queue: $(ch_query "${ports[0]}" \
+    "SELECT count() FROM system.zookeeper WHERE path = '/clickhouse/task_queue/ddl'" 2>&1)"
+  for n in "${NAMES[@]}"; do
+    echo "--- $n: last errors"
+    grep -E '<(Fatal|Critical|Error|Warning)>' "$DIR/$n/log/server.err.log" 2>/dev/null |
+      tail -n 10 | cut -c1-300
+  done
+  echo "--- zookeeper: last warnings"
+  grep -E " (WARN|ERROR) " "$DIR/zookeeper/zookeeper.log" 2>/dev/null | tail -n 10 | cut -c1-300
+}
+
 index_of() {
   local i
   for i in "${!NAMES[@]}"; do [[ "${NAMES[$i]}" == "$1" ]] && { echo "$i"; return 0; }; done
@@ -484,7 +508,7 @@ start_replica_as() {  # NAME INDEX PID_VAR: start it and record its pid in clust
   set_env_var CH_PIDS "$(IFS=,; echo "${pids[*]}")"
 }
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 [[ $# -ge 2 ]] || usage
 CMD=$1 DIR=$2
@@ -494,6 +518,7 @@ case "$CMD" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
+  diagnose) cmd_diagnose ;;
   kill-replica) [[ $# -eq 3 ]] || usage; cmd_kill_replica "$3" ;;
   restart-replica) [[ $# -eq 3 ]] || usage; cmd_restart_replica "$3" ;;
   *) usage ;;

@@ -89,6 +89,8 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L clickhouse_ki
 # The ClickHouse cluster goes (its merges run on after the tests that wrote to it): nothing
 # after this uses it.
 if [[ -n "${CH_DIR:-}" ]]; then
+  # A failed run says what the cluster was doing: its queue and its servers' last errors.
+  (( ctest_rc == 0 )) || scripts/clickhouse_cluster.sh diagnose "$CH_DIR" || true
   scripts/clickhouse_cluster.sh stop "$CH_DIR" >/dev/null; rm -rf "$CH_DIR"; CH_DIR=""
 fi
 stage "ctest (the fuzz build beside it)"
