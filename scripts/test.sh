@@ -14,7 +14,8 @@
 #      workloads under the library with a real agent and collector (about 60 s); skipped
 #      with "framework tests: skipped: <why>" where the venv scripts/setup_frameworks.sh
 #      makes is absent;
-#   5. the tests labelled needs_idle_cpu (they time live processes), alone;
+#   5. the tests labelled needs_idle_cpu (they time live processes), with nothing else
+#      beside them (the light tail tests beside each other);
 #   6. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
 #      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 5: a smoke run; the long runs
 #      are docs/fuzzing.md's), two at a time, from the committed seeds.
@@ -110,7 +111,10 @@ if (( fuzz )); then
   stage "the rest of the fuzz build"
 fi
 # The tests that time live processes, with nothing beside them.
-ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L needs_idle_cpu || ctest_rc=$?
+# -j4: the light timed tests (tail_e2e_test) run beside each other; the RUN_SERIAL ones
+# (release_ab_test) alone all the same.
+ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L needs_idle_cpu -j4 ||
+  ctest_rc=$?
 stage "needs_idle_cpu tests"
 (( ctest_rc == 0 )) || exit "$ctest_rc"
 
