@@ -6,16 +6,16 @@
 # Stages (each prints how long it took):
 #   1. scripts/setup.sh: the Debian packages (clang and its fuzzing runtime included);
 #   2. build/ (gcc, Release: -O2, no debug info);
-#   3. ctest, with the ClickHouse test cluster unless OPMAP_NO_CLICKHOUSE=1, and
-#      build-fuzz-O0/ (clang, ASan + UBSan, libFuzzer, -O0: 233 core-s against 336 at
-#      -O2; the short runs here need coverage, not speed) built niced beside it; then the
+#   3. ctest, with the ClickHouse test cluster unless OPMAP_NO_CLICKHOUSE=1, then the
 #      tests that kill a ClickHouse replica (label clickhouse_kill), one at a time;
-#   4. tests/framework/run.sh, beside what is left of the fuzz build: real PyTorch
-#      workloads under the library with a real agent and collector (about 60 s); skipped
-#      with "framework tests: skipped: <why>" where the venv scripts/setup_frameworks.sh
-#      makes is absent;
-#   5. the tests labelled needs_idle_cpu (they time live processes), with nothing else
-#      beside them (the light tail tests beside each other);
+#      build-fuzz-O0/ (clang, ASan + UBSan, libFuzzer, -O0: 233 core-s against 336 at
+#      -O2; the short runs here need coverage, not speed) builds from here on beside
+#      stages 3-5 at the idle scheduling class;
+#   4. tests/framework/run.sh: real PyTorch workloads under the library with a real agent
+#      and collector (about 60 s); skipped with "framework tests: skipped: <why>" where
+#      the venv scripts/setup_frameworks.sh makes is absent;
+#   5. the tests labelled needs_idle_cpu (they time live processes), with none of the
+#      other tests beside them (the light tail tests beside each other);
 #   6. tests/fuzz/run_all.sh: the committed crash inputs and seeds replayed, then each of
 #      the 9 targets fuzzed for OPMAP_FUZZ_SECONDS (default 5: a smoke run; the long runs
 #      are docs/fuzzing.md's), two at a time, from the committed seeds.
@@ -64,13 +64,15 @@ if [[ "${OPMAP_NO_CLICKHOUSE:-0}" != "1" ]]; then
   scripts/clickhouse_cluster.sh start "$CH_DIR"
   export OPMAP_CLICKHOUSE_ENV="$CH_DIR/cluster.env"
 fi
-# The fuzzers build (clang, ASan) niced beside the tests: most tests wait on sockets and
-# child processes, so the build mostly takes CPU they leave idle (and then beside the
-# framework tests). The tests that time live processes (label needs_idle_cpu) run after
-# it, with nothing beside them.
+# The fuzzers build (clang, ASan) beside everything that follows, at the idle scheduling
+# class where the kernel offers it (SCHED_IDLE: it runs only on a CPU nothing else wants and
+# yields the moment a test's process wakes; plain nice 19 otherwise): most tests wait on
+# sockets, child processes and the clock, and the build takes what they leave.
 if (( fuzz )); then
   fuzz_build_log=$(mktemp "${TMPDIR:-/tmp}/opmap-fuzz-build.XXXXXX")
-  NICE=19 tests/fuzz/run_all.sh --build-only > "$fuzz_build_log" 2>&1 &
+  idle_class=()
+  chrt -i 0 true 2>/dev/null && idle_class=(chrt -i 0)
+  NICE=19 "${idle_class[@]}" tests/fuzz/run_all.sh --build-only > "$fuzz_build_log" 2>&1 &
   fuzz_build_pid=$!
 fi
 # -j5 under the resource file tests/CMakeLists.txt writes: two tests that use CPU at a
@@ -96,11 +98,17 @@ if [[ -n "${CH_DIR:-}" ]]; then
 fi
 stage "ctest (the fuzz build beside it)"
 
-# Beside what is left of the fuzz build (niced): the framework tests check counts, clocks
-# and outputs against the workloads' own logs, no latency bound, so they take the CPU the
-# build does not get.
+# Beside what is left of the fuzz build: the framework tests check counts, clocks and
+# outputs against the workloads' own logs, no latency bound.
 OPMAP_BUILD_DIR="$BUILD_DIR" tests/framework/run.sh
 stage framework
+# The tests that time live processes: nothing of ours beside them but the idle-class fuzz
+# build (measured here: the stage took 110 s with it as without it, and the build finished
+# inside it). -j4: the light timed tests (tail_e2e_test) run beside each other; the
+# RUN_SERIAL ones (release_ab_test) alone all the same.
+ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L needs_idle_cpu -j4 ||
+  ctest_rc=$?
+stage "needs_idle_cpu tests (the fuzz build beside them)"
 if (( fuzz )); then
   if ! wait "$fuzz_build_pid"; then
     echo "test.sh: building the fuzzers failed:" >&2
@@ -110,12 +118,6 @@ if (( fuzz )); then
   fuzz_build_pid=""
   stage "the rest of the fuzz build"
 fi
-# The tests that time live processes, with nothing beside them.
-# -j4: the light timed tests (tail_e2e_test) run beside each other; the RUN_SERIAL ones
-# (release_ab_test) alone all the same.
-ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L needs_idle_cpu -j4 ||
-  ctest_rc=$?
-stage "needs_idle_cpu tests"
 (( ctest_rc == 0 )) || exit "$ctest_rc"
 
 if (( fuzz )); then
