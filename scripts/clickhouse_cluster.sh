@@ -87,7 +87,8 @@ maxClientCnxns=0
 admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr,stat,mntr
 # No fsync per write: the tests kill processes, never the host, and the page cache outlives a
-# SIGKILLed ZooKeeper. On a slow CI disk each fsync took long enough to stall the DDL queue.
+# SIGKILLed ZooKeeper. Where fsync is slow, every ZooKeeper write waits on it (the DDL
+# queue's deletions below among them).
 forceSync=no
 EOF
   cp /etc/zookeeper/conf/log4j.properties "$DIR/zookeeper/conf/" 2>/dev/null ||
@@ -233,7 +234,8 @@ $(tls_config "$https")
         <path>/clickhouse/task_queue/ddl</path>
         <!-- A test run queues ~1,500 ON CLUSTER tasks. Past max_tasks_in_queue (default
              1000) every server deletes the oldest in the thread that runs the queue: 2.8 s
-             of no DDL here, over 90 s on a CI host (every test's DDL timed out). -->
+             of no DDL here; on a CI host, most likely this, every test's DDL timed out for
+             over 90 s late in a run. -->
         <max_tasks_in_queue>100000</max_tasks_in_queue>
     </distributed_ddl>
     <merge_tree>
