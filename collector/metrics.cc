@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "collector/group_commit.h"
 #include "common/metrics/prometheus_text.h"
 
@@ -101,7 +103,8 @@ std::string CollectorMetrics::RenderPrometheus() const {
         "Open Ingest streams (an agent opens one only while it uploads windows).",
         ingest_streams);
   f.Gauge("opmap_collector_agents_active",
-          "Agent ids that sent a batch in the last 5 minutes (at most 100000 are counted).",
+          absl::StrFormat("Agent ids that sent a batch in the last %s (at most %d are counted).",
+                          absl::FormatDuration(recent_agents.window()), recent_agents.max_ids()),
           static_cast<double>(recent_agents.Count(absl::Now())));
   gauge("opmap_collector_active_sessions", "Sessions held in memory.", active_sessions);
   for (int i = 1; i < kRejectionCodes; ++i) {

@@ -30,6 +30,7 @@ class RecentAgents {
   int64_t Count(absl::Time now) const;
 
   absl::Duration window() const { return window_; }
+  size_t max_ids() const { return max_ids_; }
 
  private:
   // Drops the ids last seen at or before `now - window_`.

@@ -69,8 +69,9 @@ TEST_F(AgentTest, AttachThroughTheAgentPrintsTheReportAndStatusListsTheProcess) 
   std::vector<std::string> env = InjectEnv(agent.socket());
   env.push_back("OPMAP_MODEL=demo-test");
   env.push_back("OPMAP_MODEL_REVISION=r7");
-  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "8", "--rate", "100", "--workers", "2",
-                          "--json"},
+  constexpr int kWorkers = 2;  // forward passes running at once (the edge bound below)
+  ASSERT_TRUE(demo.Start({DemoBin(), "--duration", "8", "--rate", "100", "--workers",
+                          absl::StrCat(kWorkers), "--json"},
                          dir_.File("demo.out"), dir_.File("demo.err"), env)
                   .ok());
   // Registration, then the first scheduled window (1 s after it).
@@ -96,10 +97,10 @@ TEST_F(AgentTest, AttachThroughTheAgentPrintsTheReportAndStatusListsTheProcess) 
   EXPECT_GE(forwards, 25);
   EXPECT_LE(forwards, 200);
   // Ranges cut by the window's edges: a forward pass running across an edge may be counted
-  // without its layer's range or the other way round. At most --workers (2) passes run at
-  // once, so each edge moves a layer's count by at most 2 (qkv 187 against 2 x 91 once in a
-  // full test run: the old fixed 4 was below the 8 two edges allow).
-  const int64_t edge = std::max<int64_t>(2 * 2, forwards * 5 / 100);
+  // without its layer's range or the other way round. At most kWorkers passes run at once,
+  // so each of the two edges moves a layer's count by at most kWorkers (qkv 187 against
+  // 2 x 91 once in a full test run: a fixed 4 was below the 8 two edges allow).
+  const int64_t edge = std::max<int64_t>(2 * kWorkers, forwards * 5 / 100);
   EXPECT_NEAR(RangeCount(report, "decoder_layer.0"), forwards, edge);
   EXPECT_NEAR(RangeCount(report, "demo::qkv_linear"), 2 * forwards, 2 * edge);
   // A request range runs from arrival to completion: those that arrived before the 1 s
