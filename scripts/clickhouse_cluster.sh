@@ -234,8 +234,8 @@ $(tls_config "$https")
         <path>/clickhouse/task_queue/ddl</path>
         <!-- A test run queues ~1,500 ON CLUSTER tasks. Past max_tasks_in_queue (default
              1000) every server deletes the oldest in the thread that runs the queue: 2.8 s
-             of no DDL here; on a CI host, most likely this, every test's DDL timed out for
-             over 90 s late in a run. -->
+             of no DDL here. (The 90 s stalls of CI and of a later run here were a DDL worker
+             that terminated: tests/CMakeLists.txt, clickhouse_alone.) -->
         <max_tasks_in_queue>100000</max_tasks_in_queue>
     </distributed_ddl>
     <merge_tree>

@@ -7,7 +7,7 @@
 #   1. scripts/setup.sh: the Debian packages (clang and its fuzzing runtime included);
 #   2. build/ (gcc, Release: -O2, no debug info);
 #   3. ctest, with the ClickHouse test cluster unless OPMAP_NO_CLICKHOUSE=1, then the
-#      tests that kill a ClickHouse replica (label clickhouse_kill), one at a time;
+#      tests that can take the cluster's DDL down (label clickhouse_alone), one at a time;
 #      build-fuzz-O0/ (clang, ASan + UBSan, libFuzzer, -O0: 233 core-s against 336 at
 #      -O2; the short runs here need coverage, not speed) builds from here on beside
 #      stages 3-5 at the idle scheduling class;
@@ -85,10 +85,10 @@ costs="$BUILD_DIR/Testing/Temporary/CTestCostData.txt"
 [[ -f "$costs" ]] || { mkdir -p "$(dirname "$costs")" && cp tests/ctest_cost_seed.txt "$costs"; }
 resources="$(cd "$BUILD_DIR" && pwd)/ctest_resources.json"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j5 --resource-spec-file "$resources" \
-  --timeout 600 -LE "needs_idle_cpu|clickhouse_kill" || ctest_rc=$?
-# The tests that kill a ClickHouse replica, one at a time with nothing else on the cluster
-# (tests/CMakeLists.txt says why).
-ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L clickhouse_kill || ctest_rc=$?
+  --timeout 600 -LE "needs_idle_cpu|clickhouse_alone" || ctest_rc=$?
+# The tests that kill a replica or ALTER replicated tables ON CLUSTER, one at a time with
+# nothing else on the cluster (tests/CMakeLists.txt says why).
+ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 600 -L clickhouse_alone || ctest_rc=$?
 # The ClickHouse cluster goes (its merges run on after the tests that wrote to it): nothing
 # after this uses it.
 if [[ -n "${CH_DIR:-}" ]]; then
